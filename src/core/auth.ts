@@ -1,0 +1,178 @@
+import { OAAbortError, OAApiError, OARateLimitError, OAUnauthorizedError } from '../errors.js';
+import type { TokenPair } from '../schemas/responses.js';
+import type { Logger } from './logger.js';
+import type { StoredToken, TokenStore } from './token-store.js';
+
+/**
+ * Lets one caller stop waiting for a shared promise (a renewal other calls also wait for) without
+ * cancelling it for the others.
+ */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted)
+    return Promise.reject(new OAAbortError('Aborted while waiting for a token', { cause: signal.reason }));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () =>
+      reject(new OAAbortError('Aborted while waiting for a token', { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** The documented lifetime of an access token (`expires_in: '1h'`). */
+const DEFAULT_LIFETIME_MS = 60 * 60 * 1000;
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `'1h'`, `'30m'`, `'3600s'`, `'3600'` or `3600` (seconds) to milliseconds. */
+export function parseExpiresIn(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
+  if (!match) return undefined;
+  const ms = Number(match[1]) * (UNIT_MS[(match[2] ?? 's').toLowerCase()] ?? 1000);
+  return ms > 0 ? ms : undefined;
+}
+
+/** The `iat` and `exp` claims of a JWT, when it decodes. The signature is the server's business. */
+export function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
+  const payload = token.split('.')[1];
+  if (!payload) return {};
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    if (typeof claims !== 'object' || claims === null) return {};
+    const { iat, exp } = claims as Record<string, unknown>;
+    return {
+      ...(typeof iat === 'number' ? { iat } : {}),
+      ...(typeof exp === 'number' ? { exp } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * When a fresh pair expires on our clock. With `iat` and `exp` the lifetime is `exp - iat`, which
+ * does not depend on the two clocks agreeing; with `exp` alone the server's clock is trusted; else
+ * `expires_in`.
+ */
+export function toStoredToken(pair: TokenPair, now: number): StoredToken {
+  const { iat, exp } = decodeJwtTimes(pair.access_token);
+  let expires_at: number;
+  if (exp !== undefined && iat !== undefined && exp > iat) expires_at = now + (exp - iat) * 1000;
+  else if (exp !== undefined) expires_at = exp * 1000;
+  else expires_at = now + (parseExpiresIn(pair.expires_in) ?? DEFAULT_LIFETIME_MS);
+  return {
+    access_token: pair.access_token,
+    refresh_token: pair.refresh_token,
+    token_type: pair.token_type,
+    obtained_at: now,
+    expires_at,
+  };
+}
+
+export interface TokenManagerDeps {
+  store: TokenStore;
+  /** The store key: one pair per api key. */
+  key: string;
+  /** Endpoint 1 with the client's credentials. */
+  login: () => Promise<TokenPair>;
+  /** Endpoint 2. */
+  refresh: (refresh_token: string) => Promise<TokenPair>;
+  /** Refresh this long before expiry (at most half the token's lifetime). */
+  refreshBeforeExpiryMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * Keeps a valid access token for the client's calls. Renewals are single-flight: however many calls
+ * find the token stale or get a 401 at once, one refresh (or login) runs and they all share it.
+ */
+export class TokenManager {
+  readonly #deps: TokenManagerDeps;
+  readonly #now: () => number;
+  #renewal: Promise<StoredToken> | undefined;
+  /** The last pair this process saw, so that messages and logs can be scrubbed of it synchronously. */
+  #lastSeen: StoredToken | undefined;
+
+  constructor(deps: TokenManagerDeps) {
+    this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** A token that is not close to expiry, obtaining or refreshing one first when needed. */
+  async accessToken(signal?: AbortSignal): Promise<string> {
+    const current = await this.#read();
+    if (current && !this.#isStale(current)) return current.access_token;
+    return (await abortable(this.#renew(current), signal)).access_token;
+  }
+
+  /** After a 401 on `rejected`: a newer token if another call already renewed, else one renewal. */
+  async accessTokenAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
+    const current = await this.#read();
+    if (current && current.access_token !== rejected && !this.#isStale(current)) return current.access_token;
+    return (await abortable(this.#renew(current), signal)).access_token;
+  }
+
+  /** The credentials of the last pair seen, for scrubbing. */
+  knownSecrets(): string[] {
+    return this.#lastSeen ? [this.#lastSeen.access_token, this.#lastSeen.refresh_token] : [];
+  }
+
+  /** Keeps a pair obtained by the caller's own `generateToken()` or `refreshToken()`. */
+  async save(pair: TokenPair): Promise<StoredToken> {
+    const stored = toStoredToken(pair, this.#now());
+    this.#lastSeen = stored;
+    await this.#deps.store.set(this.#deps.key, stored);
+    return stored;
+  }
+
+  async #read(): Promise<StoredToken | undefined> {
+    const stored = await this.#deps.store.get(this.#deps.key);
+    if (stored) this.#lastSeen = stored;
+    return stored;
+  }
+
+  /** The stored refresh token, if any. */
+  async currentRefreshToken(): Promise<string | undefined> {
+    return (await this.#read())?.refresh_token;
+  }
+
+  #isStale(token: StoredToken): boolean {
+    const lifetime = token.expires_at - token.obtained_at;
+    const margin = Math.min(this.#deps.refreshBeforeExpiryMs, Math.max(0, lifetime / 2));
+    return this.#now() >= token.expires_at - margin;
+  }
+
+  #renew(current: StoredToken | undefined): Promise<StoredToken> {
+    this.#renewal ??= this.#doRenew(current).finally(() => {
+      this.#renewal = undefined;
+    });
+    return this.#renewal;
+  }
+
+  async #doRenew(current: StoredToken | undefined): Promise<StoredToken> {
+    const { logger } = this.#deps;
+    if (current?.refresh_token) {
+      try {
+        const stored = await this.save(await this.#deps.refresh(current.refresh_token));
+        logger.info?.('oa-messaging: access token refreshed');
+        return stored;
+      } catch (error) {
+        // A refused refresh token (expired, revoked, rotated away) is answered with a 4xx: log in
+        // again. Anything else (network, 5xx after retries, 429) is not a verdict on the token.
+        if (!(error instanceof OAApiError) || error.status >= 500 || error instanceof OARateLimitError)
+          throw error;
+        logger.info?.(`oa-messaging: refresh token refused (${error.status}), logging in again`);
+      }
+    }
+    try {
+      const stored = await this.save(await this.#deps.login());
+      logger.info?.('oa-messaging: access token obtained');
+      return stored;
+    } catch (error) {
+      if (error instanceof OAUnauthorizedError) await this.#deps.store.delete(this.#deps.key);
+      throw error;
+    }
+  }
+}

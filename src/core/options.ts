@@ -1,0 +1,119 @@
+import type { Dispatcher } from 'undici';
+import { OAConfigError } from '../errors.js';
+import type { Logger } from './logger.js';
+import type { TokenStore } from './token-store.js';
+
+/** Options of `new OAClient(options)`. */
+export interface OAClientOptions {
+  /**
+   * The API's `{base_url}`, e.g. `https://oa.example.com`. Must be https, except for localhost.
+   * @default process.env.OA_BASE_URL
+   */
+  baseUrl?: string;
+  /** @default process.env.OA_API_KEY */
+  apiKey?: string;
+  /** @default process.env.OA_API_SECRET */
+  apiSecret?: string;
+  /**
+   * Per-attempt limit in ms, from sending to the last byte of the answer.
+   * @default 30_000
+   */
+  timeoutMs?: number;
+  /**
+   * How many times a failure that is safe to repeat is retried (see "Retries" in the README).
+   * @default 2
+   */
+  maxRetries?: number;
+  /**
+   * Where the token pair lives.
+   * @default an in-memory store
+   */
+  tokenStore?: TokenStore;
+  /**
+   * An undici Dispatcher (a proxy agent, a custom Agent). The caller owns it: `close()` leaves it open.
+   * @default a keep-alive undici Agent owned by the client
+   */
+  dispatcher?: Dispatcher;
+  /**
+   * Receives request, retry and token log lines; never a secret.
+   * @default silent
+   */
+  logger?: Logger;
+  /**
+   * Refresh the access token this long before it expires (at most half its lifetime).
+   * @default 300_000 (5 minutes)
+   */
+  refreshBeforeExpiryMs?: number;
+  /**
+   * Allow a plain-http `baseUrl` on a host other than localhost. Tokens and the key secret would travel
+   * in clear: only for a trusted network.
+   * @default false
+   */
+  allowInsecureHttp?: boolean;
+}
+
+export interface ResolvedOptions {
+  baseUrl: URL;
+  apiKey: string;
+  apiSecret: string;
+  timeoutMs: number;
+  maxRetries: number;
+  refreshBeforeExpiryMs: number;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function checkedNumber(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: 'zero' | 'positive',
+): number {
+  if (value === undefined) return fallback;
+  const ok = Number.isFinite(value) && (min === 'zero' ? value >= 0 : value > 0);
+  if (!ok)
+    throw new OAConfigError(`${name} must be a ${min === 'zero' ? 'non-negative' : 'positive'} number`);
+  return value;
+}
+
+/** Fills in defaults and the environment, and refuses a configuration that cannot work safely. */
+export function resolveOptions(
+  options: OAClientOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedOptions {
+  const rawUrl = options.baseUrl ?? env.OA_BASE_URL;
+  const apiKey = options.apiKey ?? env.OA_API_KEY;
+  const apiSecret = options.apiSecret ?? env.OA_API_SECRET;
+  if (!rawUrl) throw new OAConfigError('baseUrl is missing: pass { baseUrl } or set OA_BASE_URL');
+  if (!apiKey) throw new OAConfigError('apiKey is missing: pass { apiKey } or set OA_API_KEY');
+  if (!apiSecret) throw new OAConfigError('apiSecret is missing: pass { apiSecret } or set OA_API_SECRET');
+  let baseUrl: URL;
+  try {
+    baseUrl = new URL(rawUrl);
+  } catch (cause) {
+    throw new OAConfigError(`baseUrl is not a URL: ${rawUrl}`, { cause });
+  }
+  if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:') {
+    throw new OAConfigError(`baseUrl must be an https URL, got ${baseUrl.protocol}`);
+  }
+  if (baseUrl.protocol === 'http:' && !LOOPBACK_HOSTS.has(baseUrl.hostname) && !options.allowInsecureHttp) {
+    throw new OAConfigError(
+      `baseUrl ${baseUrl.origin} is plain http: tokens and the key secret would travel in clear. ` +
+        'Use https, or pass { allowInsecureHttp: true } for a trusted network.',
+    );
+  }
+  if (baseUrl.search || baseUrl.hash) throw new OAConfigError('baseUrl must not have a query or a fragment');
+  return {
+    baseUrl,
+    apiKey,
+    apiSecret,
+    timeoutMs: checkedNumber('timeoutMs', options.timeoutMs, 30_000, 'positive'),
+    maxRetries: Math.floor(checkedNumber('maxRetries', options.maxRetries, 2, 'zero')),
+    refreshBeforeExpiryMs: checkedNumber(
+      'refreshBeforeExpiryMs',
+      options.refreshBeforeExpiryMs,
+      5 * 60_000,
+      'zero',
+    ),
+  };
+}

@@ -1,0 +1,104 @@
+import { type Dispatcher, request } from 'undici';
+import { OAAbortError, OAConnectionError, OATimeoutError } from '../errors.js';
+
+/** One HTTP attempt, as the transport sees it. */
+export interface TransportRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  dispatcher: Dispatcher;
+  /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /**
+   * A send or broadcast: when the outcome of such a request is unknown, the error says
+   * `deliveryUnknown: true`.
+   */
+  isSend: boolean;
+}
+
+/** The answer, read whole (JSON answers of this API are small). */
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * Failures where the request cannot have reached the server: nothing was connected, so the request
+ * is safe to send again whatever it does.
+ */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+const failedBeforeSending = new WeakSet<OAConnectionError>();
+
+/** `true` when the connection failed before any byte of the request left (connection refused, DNS). */
+export function isFailureBeforeSending(error: unknown): boolean {
+  return error instanceof OAConnectionError && failedBeforeSending.has(error);
+}
+
+function errorCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+class AttemptTimeout extends Error {}
+
+/** Sends one request with undici and reads the answer; maps every failure to an SDK error. */
+export async function send(req: TransportRequest): Promise<TransportResponse> {
+  const caller = req.signal;
+  if (caller?.aborted)
+    throw new OAAbortError('The request was aborted before it was sent', { cause: caller.reason });
+
+  const attempt = new AbortController();
+  const timer = setTimeout(() => attempt.abort(new AttemptTimeout()), req.timeoutMs);
+  const onCallerAbort = () => attempt.abort(caller?.reason);
+  caller?.addEventListener('abort', onCallerAbort, { once: true });
+  try {
+    const res = await request(req.url, {
+      method: 'POST',
+      headers: req.headers,
+      body: req.body,
+      dispatcher: req.dispatcher,
+      signal: attempt.signal,
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, headers: res.headers, text };
+  } catch (error) {
+    const what = `POST ${req.url.pathname}`;
+    if (caller?.aborted) {
+      throw new OAAbortError(`${what} was aborted`, { cause: caller.reason, deliveryUnknown: req.isSend });
+    }
+    if (attempt.signal.reason instanceof AttemptTimeout) {
+      throw new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
+        cause: error,
+        deliveryUnknown: req.isSend,
+      });
+    }
+    const code = errorCode(error);
+    if (code && NOT_SENT_CODES.has(code)) {
+      const failure = new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error });
+      failedBeforeSending.add(failure);
+      throw failure;
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {
+      cause: error,
+      deliveryUnknown: req.isSend,
+    });
+  } finally {
+    clearTimeout(timer);
+    caller?.removeEventListener('abort', onCallerAbort);
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * The error hierarchy of the SDK. Every error the SDK throws is an {@link OAError}; errors that come
+ * from an answer of the API keep `status`, `code`, `info`, `path`, `timestamp` and the raw `body`.
+ */
+
+/** One problem found by a schema, with the path of the offending field. */
+export interface OAValidationIssue {
+  /** Where the problem is, e.g. `['items', 2, 'link']`. Empty for the value as a whole. */
+  path: (string | number)[];
+  /** What is wrong, in words. */
+  message: string;
+}
+
+/** Options shared by every error constructor. */
+export interface OAErrorOptions {
+  cause?: unknown;
+  /** See {@link OAError.deliveryUnknown}. */
+  deliveryUnknown?: boolean;
+}
+
+const OA_ERROR_BRAND = Symbol.for('oa-messaging.error');
+
+/** The base class of every error thrown by the SDK. */
+export class OAError extends Error {
+  override name = 'OAError';
+  /**
+   * `true` when a send or broadcast may have reached the API and been delivered even though the call
+   * failed (a reset, a timeout, a 5xx or an abort after the request went out). Such a call is never
+   * retried by the SDK: check before sending again.
+   */
+  readonly deliveryUnknown: boolean;
+
+  constructor(message: string, options: OAErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.deliveryUnknown = options.deliveryUnknown ?? false;
+    Object.defineProperty(this, OA_ERROR_BRAND, { value: true });
+  }
+
+  /** What `JSON.stringify(err)` shows: the error's own safe fields, never a request's secrets. */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { name: this.name, message: this.message };
+    for (const [key, value] of Object.entries(this)) {
+      if (key !== 'cause') out[key] = value;
+    }
+    return out;
+  }
+}
+
+/** `true` for any error thrown by this SDK, even one from another copy of the package (another realm). */
+export function isOAError(value: unknown): value is OAError {
+  return (
+    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OA_ERROR_BRAND] === true
+  );
+}
+
+/** The client was configured in a way that cannot work (a missing key, an insecure base URL). */
+export class OAConfigError extends OAError {
+  override name = 'OAConfigError';
+}
+
+/** Input failed its schema; nothing was sent. */
+export class OAValidationError extends OAError {
+  override name = 'OAValidationError';
+  /** Every problem found, each with the path of the field. */
+  readonly issues: OAValidationIssue[];
+
+  constructor(message: string, issues: OAValidationIssue[] = [], options: OAErrorOptions = {}) {
+    super(message, options);
+    this.issues = issues;
+  }
+}
+
+/** What the SDK knows of an error answer. */
+export interface OAApiErrorDetails {
+  /** HTTP status of the answer. */
+  status: number;
+  /** The API's error code (`BAD_REQUEST`, `JOB_BUSY`, ...), when the answer had one. */
+  code: string | undefined;
+  /** The API's details text, or the start of a non-JSON body. */
+  info: string | undefined;
+  /** The path the API reports (or the path that was called). */
+  path: string;
+  /** The API's `timestamp` (`YYYY-MM-DD HH:mm:ss`), when present. */
+  timestamp: string | undefined;
+  /** The parsed JSON body, or the body text when it was not JSON. */
+  body: unknown;
+  /** The `x-request-id` or similar header, when the server sent one. */
+  requestId?: string | undefined;
+}
+
+/** The API answered with an error status. Subclasses narrow it by code or status. */
+export class OAApiError extends OAError {
+  override name = 'OAApiError';
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly info: string | undefined;
+  readonly path: string;
+  readonly timestamp: string | undefined;
+  readonly body: unknown;
+  readonly requestId: string | undefined;
+
+  constructor(message: string, details: OAApiErrorDetails, options: OAErrorOptions = {}) {
+    super(message, options);
+    this.status = details.status;
+    this.code = details.code;
+    this.info = details.info;
+    this.path = details.path;
+    this.timestamp = details.timestamp;
+    this.body = details.body;
+    this.requestId = details.requestId;
+  }
+}
+
+/** 400 `BAD_REQUEST`: the API refused the request's data. */
+export class OABadRequestError extends OAApiError {
+  override name = 'OABadRequestError';
+}
+
+/** 400 `JOB_BUSY`: a broadcast job is already running for the account. */
+export class OAJobBusyError extends OAApiError {
+  override name = 'OAJobBusyError';
+}
+
+/** 401: credentials, access token or refresh token refused. */
+export class OAUnauthorizedError extends OAApiError {
+  override name = 'OAUnauthorizedError';
+}
+
+/** 404 `NOT_FOUND`: e.g. the account provider of the greeting. */
+export class OANotFoundError extends OAApiError {
+  override name = 'OANotFoundError';
+}
+
+/** 429: over the API's request rate. */
+export class OARateLimitError extends OAApiError {
+  override name = 'OARateLimitError';
+  /** How long the server asked to wait (`Retry-After` or `retry-after-ms`), when it said. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    message: string,
+    details: OAApiErrorDetails & { retryAfterMs: number | undefined },
+    options: OAErrorOptions = {},
+  ) {
+    super(message, details, options);
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** 5xx: the API (or a proxy in front of it) failed. */
+export class OAInternalServerError extends OAApiError {
+  override name = 'OAInternalServerError';
+}
+
+/** No usable answer: the connection failed, was reset, or the body could not be read. */
+export class OAConnectionError extends OAError {
+  override name = 'OAConnectionError';
+}
+
+/** An attempt took longer than `timeoutMs`. */
+export class OATimeoutError extends OAConnectionError {
+  override name = 'OATimeoutError';
+}
+
+/** The caller's `AbortSignal` fired. `cause` is the signal's reason. */
+export class OAAbortError extends OAError {
+  override name = 'OAAbortError';
+}
+
+/** A 2xx answer whose body does not match the documented shape. The request itself succeeded. */
+export class OAResponseValidationError extends OAError {
+  override name = 'OAResponseValidationError';
+  readonly status: number;
+  readonly path: string;
+  readonly body: unknown;
+  readonly issues: OAValidationIssue[];
+
+  constructor(
+    message: string,
+    details: { status: number; path: string; body: unknown; issues: OAValidationIssue[] },
+    options: OAErrorOptions = {},
+  ) {
+    super(message, options);
+    this.status = details.status;
+    this.path = details.path;
+    this.body = details.body;
+    this.issues = details.issues;
+  }
+}
+
+/** The video ticket was still converting when the wait ran out. */
+export class OATranscodeTimeoutError extends OAError {
+  override name = 'OATranscodeTimeoutError';
+  readonly ticket_id: string;
+
+  constructor(message: string, ticket_id: string, options: OAErrorOptions = {}) {
+    super(message, options);
+    this.ticket_id = ticket_id;
+  }
+}
+
+/** What {@link errorFromAnswer} needs of an error answer. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body text, secrets already removed. */
+  text: string;
+  /** The path that was called. */
+  path: string;
+  /** A send or broadcast: a 5xx leaves its delivery unknown. */
+  isSend: boolean;
+}
+
+function header(headers: ErrorAnswer['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date. */
+export function parseRetryAfterMs(headers: ErrorAnswer['headers'], now = Date.now()): number | undefined {
+  const ms = Number.parseFloat(header(headers, 'retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = header(headers, 'retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (value.trim() !== '' && Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A short readable excerpt of a non-JSON body, e.g. a proxy's HTML error page. */
+function excerpt(text: string): string | undefined {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
+  const plain = (title ?? text.replace(/<[^>]*>/g, ' ')).replace(/\s+/g, ' ').trim();
+  if (!plain) return undefined;
+  return plain.length > 200 ? `${plain.slice(0, 200)}...` : plain;
+}
+
+/**
+ * Maps an error answer to its error class. The API shows two layouts, `{statusCode, data: {code, info}}`
+ * and `{statusCode, code, info}`; a 429 carries a plain string in `data`; a proxy may answer with HTML.
+ */
+export function errorFromAnswer(answer: ErrorAnswer): OAApiError {
+  let body: unknown = answer.text;
+  try {
+    body = answer.text ? JSON.parse(answer.text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  let code: string | undefined;
+  let info: string | undefined;
+  let path = answer.path;
+  let timestamp: string | undefined;
+  if (isRecord(body)) {
+    const inner = isRecord(body.data) ? body.data : body;
+    code = str(inner.code) ?? str(body.code);
+    info = str(inner.info) ?? str(body.info) ?? str(body.data) ?? str(body.message);
+    path = str(body.path) ?? path;
+    timestamp = str(body.timestamp);
+  } else if (typeof body === 'string') {
+    info = excerpt(body);
+  }
+  const details: OAApiErrorDetails = {
+    status: answer.status,
+    code,
+    info,
+    path,
+    timestamp,
+    body,
+    requestId: header(answer.headers, 'x-request-id'),
+  };
+  const message = `${answer.status}${code ? ` ${code}` : ''}${info ? `: ${info}` : ''} (POST ${answer.path})`;
+  const { status } = answer;
+  if (code === 'JOB_BUSY') return new OAJobBusyError(message, details);
+  if (status === 400) return new OABadRequestError(message, details);
+  if (status === 401) return new OAUnauthorizedError(message, details);
+  if (status === 404) return new OANotFoundError(message, details);
+  if (status === 429) {
+    return new OARateLimitError(message, { ...details, retryAfterMs: parseRetryAfterMs(answer.headers) });
+  }
+  if (status >= 500) return new OAInternalServerError(message, details, { deliveryUnknown: answer.isSend });
+  return new OAApiError(message, details);
+}

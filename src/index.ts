@@ -1,0 +1,65 @@
+export { OAClient } from './client.js';
+export type { Logger } from './core/logger.js';
+export type { OAClientOptions } from './core/options.js';
+export type { RequestOptions } from './core/request.js';
+export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
+export {
+  isOAError,
+  OAAbortError,
+  OAApiError,
+  type OAApiErrorDetails,
+  OABadRequestError,
+  OAConfigError,
+  OAConnectionError,
+  OAError,
+  OAInternalServerError,
+  OAJobBusyError,
+  OANotFoundError,
+  OARateLimitError,
+  OAResponseValidationError,
+  OATimeoutError,
+  OATranscodeTimeoutError,
+  OAUnauthorizedError,
+  OAValidationError,
+  type OAValidationIssue,
+} from './errors.js';
+export { type AudioUpload, items } from './items.js';
+export {
+  type AudioItem,
+  AudioItemSchema,
+  type FlexItem,
+  FlexItemSchema,
+  type ImageItem,
+  ImageItemSchema,
+  type ImageLinkItem,
+  ImageLinkItemSchema,
+  type MessageItem,
+  MessageItemSchema,
+  type MessageItemType,
+  type TextItem,
+  TextItemSchema,
+  type VideoItem,
+  VideoItemSchema,
+} from './schemas/items.js';
+export type {
+  BroadcastParams,
+  BroadcastTarget,
+  BroadcastToGroupParams,
+  BroadcastToMemberSessionParams,
+  SendAudioParams,
+  SendGreetingParams,
+  SendImageParams,
+  SendTextParams,
+  SendVideoParams,
+} from './schemas/requests.js';
+export type {
+  AcceptedItem,
+  BroadcastRecord,
+  Greeting,
+  SendResult,
+  TokenPair,
+  UploadAudioResult,
+  UploadImageResult,
+  UploadVideoResult,
+} from './schemas/responses.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { DescSchema, HttpUrlSchema, NonBlankSchema, UuidSchema } from './common.js';
+
+/** A `flex` item carries its layout as a string that must hold a JSON document. */
+const JsonDocumentSchema = z.string().refine((s) => {
+  try {
+    const parsed: unknown = JSON.parse(s);
+    return typeof parsed === 'object' && parsed !== null;
+  } catch {
+    return false;
+  }
+}, 'Expected a string holding a JSON object or array');
+
+const desc = { desc: DescSchema.optional() };
+
+/** `message`: plain text. */
+export const TextItemSchema = z.strictObject({ type: z.literal('message'), msg: NonBlankSchema, ...desc });
+/** `image`: a plain image by URL (from `uploadImage`). */
+export const ImageItemSchema = z.strictObject({ type: z.literal('image'), msg: HttpUrlSchema, ...desc });
+/** `oa_image_link`: an image that opens `link` when tapped. */
+export const ImageLinkItemSchema = z.strictObject({
+  type: z.literal('oa_image_link'),
+  msg: HttpUrlSchema,
+  link: HttpUrlSchema,
+  ...desc,
+});
+/** `flex`: a flex message layout, as a JSON string. */
+export const FlexItemSchema = z.strictObject({ type: z.literal('flex'), msg: JsonDocumentSchema, ...desc });
+/** `video`: the `ticket_id` of `uploadVideo`; the transcode must have finished when the job runs. */
+export const VideoItemSchema = z.strictObject({ type: z.literal('video'), msg: UuidSchema, ...desc });
+/** `audio`: the four values of `uploadAudio`, passed through unchanged. */
+export const AudioItemSchema = z.strictObject({
+  type: z.literal('audio'),
+  msg: HttpUrlSchema,
+  audio_uuid: UuidSchema,
+  audio_size: z.number().int().positive(),
+  audio_duration: z.number().nonnegative(),
+  ...desc,
+});
+
+/** One element of `items` in the mass, group and member-session broadcasts: a union on `type`. */
+export const MessageItemSchema = z.discriminatedUnion('type', [
+  TextItemSchema,
+  ImageItemSchema,
+  ImageLinkItemSchema,
+  FlexItemSchema,
+  VideoItemSchema,
+  AudioItemSchema,
+]);
+
+export type TextItem = z.infer<typeof TextItemSchema>;
+export type ImageItem = z.infer<typeof ImageItemSchema>;
+export type ImageLinkItem = z.infer<typeof ImageLinkItemSchema>;
+export type FlexItem = z.infer<typeof FlexItemSchema>;
+export type VideoItem = z.infer<typeof VideoItemSchema>;
+export type AudioItem = z.infer<typeof AudioItemSchema>;
+/** A message item; a discriminated union on `type`, so a wrong item does not compile. */
+export type MessageItem = z.infer<typeof MessageItemSchema>;
+/** The item types of the API. */
+export type MessageItemType = MessageItem['type'];

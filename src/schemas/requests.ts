@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
+import { MessageItemSchema } from './items.js';
+
+/** Endpoint 1 body. */
+export const GenerateTokenParamsSchema = z.strictObject({
+  api_key: NonBlankSchema,
+  api_secret: NonBlankSchema,
+});
+/** Endpoint 2 body. */
+export const RefreshTokenParamsSchema = z.strictObject({ refresh_token: NonBlankSchema });
+
+/** Endpoint 3: `sendGreeting`. */
+export const SendGreetingParamsSchema = z.strictObject({ user_id: NonBlankSchema });
+
+/** Endpoint 4: `sendImage`. Without `link` the image is plain. */
+export const SendImageParamsSchema = z.strictObject({
+  user_id: NonBlankSchema,
+  image_url: HttpUrlSchema,
+  link: HttpUrlSchema.optional(),
+});
+
+/** Endpoint 5: `sendText`. `desc` is the short text of the push notification. */
+export const SendTextParamsSchema = z.strictObject({
+  user_id: NonBlankSchema,
+  msg: NonBlankSchema,
+  desc: z.string().optional(),
+});
+
+/** Endpoint 12: `sendVideo`. */
+export const SendVideoParamsSchema = z.strictObject({ user_id: NonBlankSchema, ticket_id: UuidSchema });
+
+/** Endpoint 13: `sendAudio`; the four audio values come unchanged from `uploadAudio`. */
+export const SendAudioParamsSchema = z.strictObject({
+  user_id: NonBlankSchema,
+  audio_url: HttpUrlSchema,
+  audio_uuid: UuidSchema,
+  audio_size: z.number().int().positive(),
+  audio_duration: z.number().nonnegative(),
+});
+
+const ItemsSchema = z
+  .array(MessageItemSchema)
+  .min(1, 'At least one item is required')
+  .max(MAX_ITEMS, `At most ${MAX_ITEMS} items per broadcast`);
+
+const UserIdsSchema = z
+  .array(NonBlankSchema)
+  .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
+
+/**
+ * Endpoint 6: `broadcast`. `all` goes to every user and takes no `user_ids`; `selected` takes one or more;
+ * `single` exactly one (the API does not say what it does with more, so the SDK refuses them).
+ */
+export const BroadcastParamsSchema = z.discriminatedUnion('target', [
+  z.strictObject({ target: z.literal('all'), items: ItemsSchema }),
+  z.strictObject({
+    target: z.literal('selected'),
+    user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
+    items: ItemsSchema,
+  }),
+  z.strictObject({
+    target: z.literal('single'),
+    user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
+    items: ItemsSchema,
+  }),
+]);
+
+/** Endpoint 7: `broadcastToGroup`. */
+export const BroadcastToGroupParamsSchema = z.strictObject({
+  account_provider_group_id: UuidSchema,
+  items: ItemsSchema,
+});
+
+/** Endpoint 8: `broadcastToMemberSession`. */
+export const BroadcastToMemberSessionParamsSchema = z.strictObject({
+  member_group_broadcast_id: UuidSchema,
+  items: ItemsSchema,
+});
+
+export type SendGreetingParams = z.input<typeof SendGreetingParamsSchema>;
+export type SendImageParams = z.input<typeof SendImageParamsSchema>;
+export type SendTextParams = z.input<typeof SendTextParamsSchema>;
+export type SendVideoParams = z.input<typeof SendVideoParamsSchema>;
+export type SendAudioParams = z.input<typeof SendAudioParamsSchema>;
+export type BroadcastParams = z.input<typeof BroadcastParamsSchema>;
+export type BroadcastTarget = BroadcastParams['target'];
+export type BroadcastToGroupParams = z.input<typeof BroadcastToGroupParamsSchema>;
+export type BroadcastToMemberSessionParams = z.input<typeof BroadcastToMemberSessionParamsSchema>;

@@ -1,0 +1,57 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type RawHandler = (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
+
+export interface RawServer {
+  url: string;
+  /** Every request received: path and JSON body. */
+  hits: { path: string; body: unknown; authorization: string | undefined }[];
+  close(): Promise<void>;
+}
+
+/**
+ * A plain node:http server on 127.0.0.1 for the cases that need sockets: a reset after the request
+ * was processed, an answer that never comes.
+ */
+export async function startRawServer(handler: RawHandler): Promise<RawServer> {
+  const hits: RawServer['hits'] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+    hits.push({
+      path: new URL(req.url ?? '/', 'http://x').pathname,
+      body,
+      authorization: req.headers.authorization,
+    });
+    await handler(req, res, text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Answers `{ data }` as JSON with `status`. */
+export function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
