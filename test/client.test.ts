@@ -1,6 +1,13 @@
 import { HttpResponse, http } from 'msw';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { items, OAClient, VERSION } from '../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type BroadcastRecord,
+  type Greeting,
+  items,
+  OAClient,
+  type TokenPair,
+  VERSION,
+} from '../src/index.js';
 import { type MswServer, startMswServer } from './helpers/msw-server.js';
 import { tokenPair } from './helpers/tokens.js';
 
@@ -58,6 +65,8 @@ describe('auth endpoints', () => {
     const pair = await newClient().generateToken();
     expectJsonPost('/auth/token', { api_key: 'key-123456', api_secret: 'secret-abcdef' }, null);
     expect(pair).toEqual(first);
+    expectTypeOf(pair).toEqualTypeOf<TokenPair>();
+    expectTypeOf(pair.access_token).toEqualTypeOf<string>();
   });
 
   it('refreshToken posts the held refresh token and keeps the new pair for later calls', async () => {
@@ -90,6 +99,8 @@ describe('single-user sends', () => {
     expect(sent('/auth/token')).toHaveLength(1);
     expectJsonPost('/webhook/broadcast-greeting', { user_id: 'u1' });
     expect(result).toEqual(greeting);
+    expectTypeOf(result).toEqualTypeOf<Greeting>();
+    expectTypeOf(result.data[0]?.msg).toEqualTypeOf<string | undefined>();
   });
 
   it('sendImage posts user_id, image_url and link', async () => {
@@ -118,7 +129,9 @@ describe('single-user sends', () => {
         HttpResponse.json({ data: 'success' }, { status: 201 }),
       ),
     );
-    expect(await newClient().sendText({ user_id: 'u1', msg: 'Hello', desc: 'New message' })).toBe('success');
+    const result = await newClient().sendText({ user_id: 'u1', msg: 'Hello', desc: 'New message' });
+    expect(result).toBe('success');
+    expectTypeOf(result).toEqualTypeOf<'success'>();
     expectJsonPost('/webhook/broadcast-message', { user_id: 'u1', msg: 'Hello', desc: 'New message' });
   });
 
@@ -162,6 +175,8 @@ describe('broadcasts', () => {
     expectJsonPost('/message/broadcast-message', { target: 'all', items: everyItem });
     expect(result).toEqual(record);
     expect(result.estimate_time_detail.total_job_time_minutes).toBe(1);
+    expectTypeOf(result).toEqualTypeOf<BroadcastRecord>();
+    expectTypeOf(result.estimate_time_detail.total_job_time_minutes).toEqualTypeOf<number>();
   });
 
   it('broadcast to selected and single users sends user_ids', async () => {

@@ -141,6 +141,28 @@ describe('error answers map to their classes', () => {
     });
   });
 
+  it('429 with Retry-After as an HTTP date: retryAfterMs counts to that date', async () => {
+    const when = new Date(Date.now() + 30_000).toUTCString();
+    const { client } = await setup(
+      (_req, res) => json(res, 429, { statusCode: 429, data: 'Too Many Requests' }, { 'retry-after': when }),
+      {
+        maxRetries: 0,
+      },
+    );
+    const error = (await rejection(client.sendText({ user_id: 'u1', msg: 'x' }))) as OARateLimitError;
+    expect(error.retryAfterMs).toBeGreaterThan(28_000);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(30_000);
+  });
+
+  it('429 asking for more than a minute is not waited for', async () => {
+    const { client } = await setup((_req, res) =>
+      json(res, 429, { statusCode: 429, data: 'Too Many Requests' }, { 'retry-after': '3600' }),
+    );
+    const error = await rejection(client.sendText({ user_id: 'u1', msg: 'x' }));
+    expect(error).toMatchObject({ name: 'OARateLimitError', retryAfterMs: 3_600_000 });
+    expect(sends()).toHaveLength(1);
+  });
+
   it('429 is retried after retry-after-ms and the message is delivered once', async () => {
     let calls = 0;
     const { client } = await setup((_req, res) => {

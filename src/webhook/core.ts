@@ -1,0 +1,177 @@
+/**
+ * The logic both webhook handlers share: method, size, verification, parsing, deduplication and the call
+ * to `onEvent`, turned into a status and a small JSON body. The handlers only read the body with a limit
+ * and write the answer in their runtime's terms.
+ */
+import type { Logger } from '../core/logger.js';
+import { isOAError, OAConfigError } from '../errors.js';
+import { DedupeCache, dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
+import { parseWebhookEvent } from './parse.js';
+import type { WebhookEvent } from './schemas.js';
+
+/** What `onEvent` gets besides the event. */
+export interface WebhookEventContext<Req> {
+  /** The request as the runtime gave it (`IncomingMessage` or `Request`): headers, address... */
+  request: Req;
+}
+
+/**
+ * Options of {@link createWebhookHandler} and {@link createFetchWebhookHandler}. `Req` is the runtime's
+ * request type: `IncomingMessage` for node:http/Express/Connect, `Request` for fetch runtimes.
+ */
+export interface WebhookHandlerOptions<Req> {
+  /**
+   * Called once per accepted event. Resolve when done: the answer (200) waits for it, and a throw or
+   * rejection answers 500 so the sender may deliver again. Keep it quick; queue slow work.
+   */
+  onEvent: (event: WebhookEvent, context: WebhookEventContext<Req>) => void | Promise<void>;
+  /**
+   * Largest body accepted, in bytes; checked against `Content-Length` before reading and again while
+   * reading. A larger body answers 413.
+   * @default 1048576 (1 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * Skip redeliveries of a message already handled (same `MsgKey`, else `MsgId`): a duplicate answers 200
+   * without calling `onEvent`, also while the first delivery is still being handled. `true` uses the
+   * defaults (10,000 keys, one hour); an object sets them. In memory, one process. If `onEvent` fails,
+   * the key is forgotten so the redelivery is processed.
+   * @default false
+   */
+  dedupe?: boolean | WebhookDedupeOptions;
+  /**
+   * Decides whether a request may be processed; `false` answers 401. Runs before the body is parsed. Gets
+   * the raw body (a `Buffer` on node), or `undefined` when a body parser already turned it into an object.
+   * The OA API does not sign its webhook requests, so check what you can: a secret in the path or query,
+   * the sender's address, a header your proxy adds. A throw answers 500.
+   * @default undefined (every request is accepted)
+   */
+  verify?: (request: Req, rawBody: Uint8Array | undefined) => boolean | Promise<boolean>;
+  /**
+   * Where refusals (`warn`), failures of `onEvent` (`error`) and skipped duplicates (`debug`) are
+   * reported. Event contents are never logged.
+   * @default undefined (silent)
+   */
+  logger?: Logger;
+}
+
+/** The answer of the core, written by each handler in its runtime's terms. */
+export interface WebhookResult {
+  status: number;
+  headers: Record<string, string>;
+  body: { ok: true; duplicate?: true } | { error: string };
+}
+
+/** The request body as the runtime has it: bytes still to parse, or what a body parser produced. */
+export type WebhookBody = { raw: Uint8Array } | { parsed: unknown };
+
+/** The shared handler logic, configured once per handler. */
+export interface WebhookCore<Req> {
+  readonly maxBodyBytes: number;
+  /** 405 or 413 before the body is read, else `undefined`. */
+  precheck(method: string | undefined, contentLength: string | null | undefined): WebhookResult | undefined;
+  /** The answer for a body over `maxBodyBytes`. */
+  tooLarge(): WebhookResult;
+  /** The answer for a request whose handling failed outside `onEvent` (logged). */
+  failed(message: string, error: unknown): WebhookResult;
+  /** Everything after the body is read: verify, parse, dedupe, `onEvent`. Never rejects. */
+  handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
+}
+
+/** The default `maxBodyBytes`, 1 MiB: Tencent IM caps a message at 12 KB, so any real event fits. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+const answer = (status: number, body: WebhookResult['body'], extra: Record<string, string> = {}) => ({
+  status,
+  headers: { ...JSON_HEADERS, ...extra },
+  body,
+});
+
+/** Builds the core for one handler. Throws at once on options that cannot work. */
+export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): WebhookCore<Req> {
+  if (typeof options?.onEvent !== 'function') {
+    throw new OAConfigError('webhook handler: onEvent must be a function');
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
+    throw new OAConfigError('webhook handler: maxBodyBytes must be a positive integer');
+  }
+  const { onEvent, verify, logger } = options;
+  const dedupe = options.dedupe ? new DedupeCache(options.dedupe === true ? {} : options.dedupe) : undefined;
+
+  const tooLarge = () => answer(413, { error: `Body larger than ${maxBodyBytes} bytes` });
+
+  const failed = (message: string, error: unknown) => {
+    logger?.error?.(`oa-messaging webhook: ${message}`, { error });
+    return answer(500, { error: 'Internal error' });
+  };
+
+  async function handle(request: Req, body: WebhookBody): Promise<WebhookResult> {
+    // A body parser that ran before us may have had a higher limit than ours.
+    if ('raw' in body && body.raw.byteLength > maxBodyBytes) return tooLarge();
+    if (verify) {
+      let allowed: boolean;
+      try {
+        allowed = await verify(request, 'raw' in body ? body.raw : undefined);
+      } catch (error) {
+        return failed('verify threw', error);
+      }
+      if (allowed !== true) {
+        logger?.warn?.('oa-messaging webhook: request refused by verify (401)');
+        return answer(401, { error: 'Unauthorized' });
+      }
+    }
+
+    let event: WebhookEvent;
+    try {
+      event = parseWebhookEvent('raw' in body ? body.raw : body.parsed);
+    } catch (error) {
+      if (!isOAError(error)) return failed('parsing failed unexpectedly', error);
+      logger?.warn?.(`oa-messaging webhook: malformed event (400): ${error.message}`);
+      return answer(400, { error: error.message });
+    }
+
+    const key = dedupe ? dedupeKeyOf(event) : undefined;
+    if (dedupe && key !== undefined && !dedupe.claim(key)) {
+      logger?.debug?.('oa-messaging webhook: duplicate delivery skipped (200)');
+      return answer(200, { ok: true, duplicate: true });
+    }
+
+    try {
+      await onEvent(event, { request });
+    } catch (error) {
+      // Forget the key: the sender may deliver again after a 500, and that delivery must be processed.
+      if (dedupe && key !== undefined) dedupe.release(key);
+      return failed('onEvent threw (500)', error);
+    }
+    return answer(200, { ok: true });
+  }
+
+  return {
+    maxBodyBytes,
+    precheck(method, contentLength) {
+      if (method?.toUpperCase() !== 'POST') {
+        logger?.debug?.(`oa-messaging webhook: method ${method ?? '(none)'} not allowed (405)`);
+        return answer(405, { error: 'Method not allowed' }, { allow: 'POST' });
+      }
+      // A malformed Content-Length is left to the streaming check rather than trusted either way.
+      const declared = contentLength ? Number(contentLength) : Number.NaN;
+      if (Number.isFinite(declared) && declared > maxBodyBytes) {
+        logger?.warn?.(`oa-messaging webhook: Content-Length ${declared} over ${maxBodyBytes} (413)`);
+        return tooLarge();
+      }
+      return undefined;
+    },
+    tooLarge,
+    failed,
+    async handle(request, body) {
+      try {
+        return await handle(request, body);
+      } catch (error) {
+        return failed('unexpected failure', error);
+      }
+    },
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * Schemas of the elements of `MsgBody` in a Tencent Cloud Chat (IM) message callback, the `data` of an
+ * inbound OA webhook event. Field names are Tencent's own, as its "Message Formats" page shows them.
+ *
+ * Tolerance rules, because the OA service passes Tencent's payload through and Tencent's SDK versions
+ * differ (old ones send sound, file and video elements without URLs):
+ * - unknown fields are kept (`z.looseObject`);
+ * - only the fields without which an element means nothing are required (the `Text` of a text, the
+ *   coordinates of a location, the `Index` of a face, the `ImageInfoArray` of an image); the rest may be
+ *   missing;
+ * - numbers that arrive as numeric strings are accepted and become numbers.
+ */
+import { z } from 'zod';
+
+const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+
+/**
+ * A number that may arrive as a numeric string (Tencent's samples carry `EventTime` as `"1670574414123"`).
+ * A non-numeric string is refused with zod's usual "expected number" message.
+ */
+export const NumberLikeSchema = z.preprocess(
+  (value) => (typeof value === 'string' && NUMERIC_STRING.test(value) ? Number(value) : value),
+  z.number(),
+);
+
+/** `TIMTextElem` content: plain text. */
+export const TextContentSchema = z.looseObject({ Text: z.string() });
+
+/** `TIMLocationElem` content: a place. */
+export const LocationContentSchema = z.looseObject({
+  Desc: z.string().optional(),
+  Latitude: NumberLikeSchema,
+  Longitude: NumberLikeSchema,
+});
+
+/** `TIMFaceElem` content: an emoji/sticker; `Index` and `Data` are the app's own convention. */
+export const FaceContentSchema = z.looseObject({
+  Index: NumberLikeSchema,
+  Data: z.string().optional(),
+});
+
+/** `TIMCustomElem` content: an app-defined payload (`Data` is often JSON in a string). */
+export const CustomContentSchema = z.looseObject({
+  Data: z.string().optional(),
+  Desc: z.string().optional(),
+  Ext: z.string().optional(),
+  Sound: z.string().optional(),
+});
+
+/** `TIMSoundElem` content: a voice message. `Url` is missing from SDK 2.x/3.x senders. */
+export const SoundContentSchema = z.looseObject({
+  Url: z.string().optional(),
+  UUID: z.string().optional(),
+  /** Bytes. */
+  Size: NumberLikeSchema.optional(),
+  /** Duration in seconds. */
+  Second: NumberLikeSchema.optional(),
+  /** Currently always 2: downloadable from `Url`. */
+  Download_Flag: NumberLikeSchema.optional(),
+});
+
+/** One variant of an image. `Type`: 1 original, 2 large, 3 thumbnail. Width/Height 0 mean unknown. */
+export const ImageInfoSchema = z.looseObject({
+  Type: NumberLikeSchema,
+  Size: NumberLikeSchema.optional(),
+  Width: NumberLikeSchema.optional(),
+  Height: NumberLikeSchema.optional(),
+  URL: z.string().optional(),
+});
+
+/** `TIMImageElem` content. `ImageFormat`: 1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other. */
+export const ImageContentSchema = z.looseObject({
+  UUID: z.string().optional(),
+  ImageFormat: NumberLikeSchema.optional(),
+  ImageInfoArray: z.array(ImageInfoSchema),
+});
+
+/** `TIMFileElem` content. `Url` is missing from SDK 2.x/3.x senders. */
+export const FileContentSchema = z.looseObject({
+  Url: z.string().optional(),
+  UUID: z.string().optional(),
+  /** Bytes. */
+  FileSize: NumberLikeSchema.optional(),
+  FileName: z.string().optional(),
+  Download_Flag: NumberLikeSchema.optional(),
+});
+
+/** `TIMVideoFileElem` content. `VideoUrl` and `ThumbUrl` are missing from SDK 2.x/3.x senders. */
+export const VideoFileContentSchema = z.looseObject({
+  VideoUrl: z.string().optional(),
+  VideoUUID: z.string().optional(),
+  /** Bytes. */
+  VideoSize: NumberLikeSchema.optional(),
+  /** Duration in seconds. */
+  VideoSecond: NumberLikeSchema.optional(),
+  VideoFormat: z.string().optional(),
+  VideoDownloadFlag: NumberLikeSchema.optional(),
+  ThumbUrl: z.string().optional(),
+  ThumbUUID: z.string().optional(),
+  ThumbSize: NumberLikeSchema.optional(),
+  ThumbWidth: NumberLikeSchema.optional(),
+  ThumbHeight: NumberLikeSchema.optional(),
+  ThumbFormat: z.string().optional(),
+  ThumbDownloadFlag: NumberLikeSchema.optional(),
+});
+
+/**
+ * `TIMRelayElem` content: a merged forward of several messages. `MsgList` holds the forwarded messages
+ * as Tencent sends them (not validated further); newer SDKs send `JsonMsgKey` instead.
+ */
+export const RelayContentSchema = z.looseObject({
+  Title: z.string().optional(),
+  MsgNum: NumberLikeSchema.optional(),
+  CompatibleText: z.string().optional(),
+  AbstractList: z.array(z.string()).optional(),
+  MsgList: z.array(z.looseObject({})).optional(),
+  JsonMsgKey: z.string().optional(),
+});
+
+const element = <T extends string, C extends z.ZodType>(type: T, content: C) =>
+  z.looseObject({ MsgType: z.literal(type), MsgContent: content });
+
+/** A text element. */
+export const TextElemSchema = element('TIMTextElem', TextContentSchema);
+/** A location element. */
+export const LocationElemSchema = element('TIMLocationElem', LocationContentSchema);
+/** An emoji (face) element. */
+export const FaceElemSchema = element('TIMFaceElem', FaceContentSchema);
+/** A custom element. */
+export const CustomElemSchema = element('TIMCustomElem', CustomContentSchema);
+/** A voice element. */
+export const SoundElemSchema = element('TIMSoundElem', SoundContentSchema);
+/** An image element. */
+export const ImageElemSchema = element('TIMImageElem', ImageContentSchema);
+/** A file element. */
+export const FileElemSchema = element('TIMFileElem', FileContentSchema);
+/** A video element. */
+export const VideoFileElemSchema = element('TIMVideoFileElem', VideoFileContentSchema);
+/** A merged-forward element. */
+export const RelayElemSchema = element('TIMRelayElem', RelayContentSchema);
+
+/** Every element type Tencent documents, as a discriminated union on `MsgType`. */
+export const KnownMsgBodyElementSchema = z.discriminatedUnion('MsgType', [
+  TextElemSchema,
+  LocationElemSchema,
+  FaceElemSchema,
+  CustomElemSchema,
+  SoundElemSchema,
+  ImageElemSchema,
+  FileElemSchema,
+  VideoFileElemSchema,
+  RelayElemSchema,
+]);
+
+/** A text element (`TIMTextElem`). */
+export type TextElem = z.infer<typeof TextElemSchema>;
+/** A location element (`TIMLocationElem`). */
+export type LocationElem = z.infer<typeof LocationElemSchema>;
+/** An emoji element (`TIMFaceElem`). */
+export type FaceElem = z.infer<typeof FaceElemSchema>;
+/** A custom element (`TIMCustomElem`). */
+export type CustomElem = z.infer<typeof CustomElemSchema>;
+/** A voice element (`TIMSoundElem`). */
+export type SoundElem = z.infer<typeof SoundElemSchema>;
+/** An image element (`TIMImageElem`). */
+export type ImageElem = z.infer<typeof ImageElemSchema>;
+/** One rendition in `ImageInfoArray`. */
+export type ImageInfo = z.infer<typeof ImageInfoSchema>;
+/** A file element (`TIMFileElem`). */
+export type FileElem = z.infer<typeof FileElemSchema>;
+/** A video element (`TIMVideoFileElem`). */
+export type VideoFileElem = z.infer<typeof VideoFileElemSchema>;
+/** A merged-forward element (`TIMRelayElem`). */
+export type RelayElem = z.infer<typeof RelayElemSchema>;
+/** An element of a documented type. */
+export type KnownMsgBodyElement = z.infer<typeof KnownMsgBodyElementSchema>;
+/** The documented `MsgType` values. */
+export type KnownMsgType = KnownMsgBodyElement['MsgType'];
+
+/**
+ * An element of a type this SDK does not know (a newer Tencent type), kept as it arrived.
+ *
+ * At run time `MsgType` holds the type's name, a string. It is typed `never` on purpose: TypeScript has
+ * no "any string but these" type, and a plain `string` here would stop `switch (element.MsgType)` from
+ * narrowing `MsgContent` for the known types. Handle these in the `default` branch and read the name with
+ * `String(element.MsgType)`.
+ */
+export interface UnknownMsgBodyElement {
+  MsgType: never;
+  MsgContent?: unknown;
+  [key: string]: unknown;
+}
+
+/** One element of `MsgBody`: a known type (narrow with `switch (element.MsgType)`) or an unknown one. */
+export type MsgBodyElement = KnownMsgBodyElement | UnknownMsgBodyElement;
+
+const KNOWN_MSG_TYPES: ReadonlySet<string> = new Set(
+  KnownMsgBodyElementSchema.options.map((option) => option.shape.MsgType.value),
+);
+
+/** `true` when `element` is of a type Tencent documents (and this SDK types). */
+export function isKnownMsgBodyElement(element: MsgBodyElement): element is KnownMsgBodyElement {
+  return KNOWN_MSG_TYPES.has(element.MsgType);
+}
+
+/**
+ * One element of `MsgBody`. Reads `MsgType` first and validates a known type against its own schema (so
+ * a broken known element is an error with a precise path, never silently "unknown"); any other type
+ * passes through as an {@link UnknownMsgBodyElement}.
+ */
+export const MsgBodyElementSchema = z
+  .looseObject({ MsgType: z.string() })
+  .transform((value, ctx): MsgBodyElement => {
+    if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
+    const result = KnownMsgBodyElementSchema.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) {
+      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
+    }
+    return z.NEVER;
+  });

@@ -1,0 +1,66 @@
+/**
+ * `oa-messaging/webhook`: receive the messages clients send to an OA account. The OA service posts each
+ * one to the account's `webhook_url` as `{ event_type, username, data, timestamp }`, where `data` is a
+ * Tencent Cloud Chat (IM) message callback.
+ *
+ * The OA API does not sign these requests; see {@link createWebhookHandler} for how to protect a receiver.
+ */
+export type { Logger } from '../core/logger.js';
+export { OAValidationError } from '../errors.js';
+export type {
+  GetMessageMediaOptions,
+  ImageFormatName,
+  ImageVariant,
+  WebhookAudioMedia,
+  WebhookFileMedia,
+  WebhookImageMedia,
+  WebhookImageRendition,
+  WebhookMedia,
+  WebhookVideoMedia,
+} from './content.js';
+export { getMessageMedia, getMessageText } from './content.js';
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  type WebhookEventContext,
+  type WebhookHandlerOptions,
+} from './core.js';
+export type { WebhookDedupeOptions } from './dedupe.js';
+export {
+  type CustomElem,
+  CustomElemSchema,
+  type FaceElem,
+  FaceElemSchema,
+  type FileElem,
+  FileElemSchema,
+  type ImageElem,
+  ImageElemSchema,
+  type ImageInfo,
+  isKnownMsgBodyElement,
+  type KnownMsgBodyElement,
+  KnownMsgBodyElementSchema,
+  type KnownMsgType,
+  type LocationElem,
+  LocationElemSchema,
+  type MsgBodyElement,
+  MsgBodyElementSchema,
+  type RelayElem,
+  RelayElemSchema,
+  type SoundElem,
+  SoundElemSchema,
+  type TextElem,
+  TextElemSchema,
+  type UnknownMsgBodyElement,
+  type VideoFileElem,
+  VideoFileElemSchema,
+} from './element-schemas.js';
+export { createFetchWebhookHandler, type FetchWebhookHandler } from './fetch-handler.js';
+export { createWebhookHandler, type NodeWebhookHandler } from './node-handler.js';
+export { parseWebhookEvent } from './parse.js';
+export {
+  type OfflinePushInfo,
+  OfflinePushInfoSchema,
+  type TIMMessageCallback,
+  TIMMessageCallbackSchema,
+  type WebhookEvent,
+  WebhookEventSchema,
+} from './schemas.js';
