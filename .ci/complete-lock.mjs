@@ -10,7 +10,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const LOCK = new URL('../package-lock.json', import.meta.url);
-const OSES = ['aix', 'android', 'darwin', 'freebsd', 'linux', 'netbsd', 'openbsd', 'openharmony', 'sunos', 'win32'];
+const OSES = [
+  'aix',
+  'android',
+  'darwin',
+  'freebsd',
+  'linux',
+  'netbsd',
+  'openbsd',
+  'openharmony',
+  'sunos',
+  'win32',
+];
 const CPUS = ['arm64', 'x64', 'ia32', 'arm', 'ppc64', 'riscv64', 's390x', 'loong64', 'mips64el', 'wasm32'];
 
 /** `@rollup/rollup-linux-x64-musl` -> { os: ['linux'], cpu: ['x64'], libc: ['musl'] } */
@@ -46,7 +57,9 @@ for (const [path, entry] of Object.entries(lock.packages)) {
   }
 }
 if (added.length > 0) {
-  lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+  lock.packages = Object.fromEntries(
+    Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+  );
   writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
 }
 console.log(`complete-lock: ${added.length} platform entr${added.length === 1 ? 'y' : 'ies'} added`);
