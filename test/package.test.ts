@@ -10,13 +10,21 @@ const root = new URL('..', import.meta.url).pathname;
 let consumer: string;
 
 /**
- * Packs the package as npm would publish it (`prepack` builds it), installs the tarball into an empty
+ * Packs the package as npm would publish it, installs the tarball into an empty
  * project and loads each entry point with `require` and with `import`.
  */
 beforeAll(async () => {
   consumer = await mkdtemp(join(tmpdir(), 'oa-messaging-consumer-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', consumer], { cwd: root });
-  const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
+  // Build first, then pack without scripts, so that stdout is nothing but npm's JSON.
+  await run('npm', ['run', 'build'], { cwd: root });
+  const { stdout } = await run(
+    'npm',
+    ['pack', '--json', '--ignore-scripts', '--pack-destination', consumer],
+    {
+      cwd: root,
+    },
+  );
+  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(consumer, filename)], {
     cwd: consumer,
@@ -61,7 +69,7 @@ describe('the packed tarball', () => {
       `const { OAClient, items, OAValidationError } = require('oa-messaging');
        const c = new OAClient({ baseUrl: 'https://oa.example.com', apiKey: 'k', apiSecret: 's' });
        c.broadcast({ target: 'all', items: [items.text('x'), {}] })
-         .catch((e) => console.log(e instanceof OAValidationError, e.name));`,
+         .catch((e) => process.stdout.write(\`\${e instanceof OAValidationError} \${e.name}\`));`,
     ]);
     expect(stdout.trim()).toBe('true OAValidationError');
   });
