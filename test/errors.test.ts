@@ -1,13 +1,11 @@
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   isOAError,
   items,
   OAApiError,
   OABadRequestError,
-  OAClient,
   type OAClientOptions,
-  OAError,
   OAInternalServerError,
   OAJobBusyError,
   OANotFoundError,
@@ -15,47 +13,17 @@ import {
   OAResponseValidationError,
   OAUnauthorizedError,
 } from '../src/index.js';
-import { json, type RawHandler, type RawServer, startRawServer } from './helpers/raw-server.js';
+import { API, clientFixture, rejection, tokensThen } from './helpers/client-fixture.js';
+import { json, type RawHandler } from './helpers/raw-server.js';
 import { tokenPair } from './helpers/tokens.js';
 
-const API = '/api/v2/public';
 const SECRET = 'very-secret-value-42';
-let server: RawServer | undefined;
-let client: OAClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const fixture = clientFixture({ apiSecret: SECRET, maxRetries: 2 });
+const { sends } = fixture;
 
 /** A server that hands out tokens and answers every other path with `answer`. */
-async function setup(answer: RawHandler, options: Partial<OAClientOptions> = {}) {
-  server = await startRawServer((req, res, body) => {
-    if (req.url === `${API}/auth/token`) return json(res, 201, { data: tokenPair(1) });
-    return answer(req, res, body);
-  });
-  client = new OAClient({
-    baseUrl: server.url,
-    apiKey: 'key-123456',
-    apiSecret: SECRET,
-    maxRetries: 2,
-    ...options,
-  });
-  return { client, server };
-}
-
-const sends = () => server?.hits.filter((h) => !h.path.includes('/auth/')) ?? [];
-
-async function rejection(promise: Promise<unknown>): Promise<OAError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(OAError);
-  return error as OAError;
-}
+const setup = (answer: RawHandler, options: Partial<OAClientOptions> = {}) =>
+  fixture.setup(tokensThen(answer), options);
 
 const errorEnvelope = (status: number, code: string, info: string, path: string) => ({
   statusCode: status,
@@ -277,12 +245,11 @@ describe('2xx answers that break the schema: OAResponseValidationError', () => {
   });
 
   it('a token answer without an access token, with the refresh token scrubbed from the error', async () => {
-    server = await startRawServer((_req, res) =>
+    const { client } = await fixture.setup((_req, res) =>
       json(res, 201, {
         data: { refresh_token: 'leaky-refresh-token', token_type: 'Bearer', expires_in: '1h' },
       }),
     );
-    client = new OAClient({ baseUrl: server.url, apiKey: 'key-123456', apiSecret: SECRET });
     const error = await rejection(client.generateToken());
     expect(error).toBeInstanceOf(OAResponseValidationError);
     expect(JSON.stringify(error)).not.toContain('leaky-refresh-token');

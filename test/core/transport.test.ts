@@ -1,57 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  OAAbortError,
-  OAClient,
-  type OAClientOptions,
-  OAConnectionError,
-  OAError,
-  OATimeoutError,
-} from '../../src/index.js';
-import { json, type RawHandler, type RawServer, startRawServer } from '../helpers/raw-server.js';
+import { describe, expect, it } from 'vitest';
+import { OAAbortError, OAClient, OAConnectionError, OATimeoutError } from '../../src/index.js';
+import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
+import { json } from '../helpers/raw-server.js';
 import { tokenPair } from '../helpers/tokens.js';
 
-const API = '/api/v2/public';
-let server: RawServer | undefined;
-let client: OAClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
-
-async function setup(answer: RawHandler, options: Partial<OAClientOptions> = {}) {
-  server = await startRawServer(answer);
-  client = new OAClient({
-    baseUrl: server.url,
-    apiKey: 'key-123456',
-    apiSecret: 'secret-abcdef',
-    ...options,
-  });
-  return { client, server };
-}
-
-const tokensThen =
-  (answer: RawHandler): RawHandler =>
-  (req, res, body) => {
-    if (req.url === `${API}/auth/token`) return json(res, 201, { data: tokenPair(1) });
-    return answer(req, res, body);
-  };
-
-async function rejection(promise: Promise<unknown>): Promise<OAError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(OAError);
-  return error as OAError;
-}
-
-const hits = (path: string) => server?.hits.filter((h) => h.path === `${API}${path}`).length ?? 0;
+const { setup, hits } = clientFixture();
 
 describe('a reset after the server processed the request', () => {
   it('a send rejects with OAConnectionError and deliveryUnknown, sent once', async () => {
@@ -128,7 +84,7 @@ describe('a connection that cannot be made', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as { port: number };
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    client = new OAClient({
+    const client = new OAClient({
       baseUrl: `http://127.0.0.1:${port}`,
       apiKey: 'k-123456',
       apiSecret: 's-123456',
@@ -138,6 +94,7 @@ describe('a connection that cannot be made', () => {
     expect(error).toBeInstanceOf(OAConnectionError);
     expect(error.deliveryUnknown).toBe(false);
     expect(error.message).toContain('ECONNREFUSED');
+    await client.close();
   });
 });
 
