@@ -63,24 +63,27 @@ function readAnswer<R extends z.ZodType>(
   endpoint: Endpoint<z.ZodType, R>,
   res: TransportResponse,
 ): z.output<R> {
-  const text = redactText(res.text, ctx.secrets());
+  // Only what leaves in an error is scrubbed: a successful token answer may rightly hold a token the
+  // client already has (a refresh token that does not rotate) and must reach the token store intact.
+  const scrub = (text: string) => redactText(text, ctx.secrets());
   if (res.status < 200 || res.status >= 300) {
     throw errorFromAnswer({
       status: res.status,
       headers: res.headers,
-      text,
+      text: scrub(res.text),
       path: endpoint.path,
       isSend: endpoint.isSend,
     });
   }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(res.text);
   } catch (error) {
+    // JSON.parse's message quotes the body: keep it as the cause, scrubbed like the body.
     throw new OAResponseValidationError(
       `POST ${endpoint.path} answered ${res.status} with a body that is not JSON`,
-      { status: res.status, path: endpoint.path, body: text.slice(0, 1000), issues: [] },
-      { cause: error },
+      { status: res.status, path: endpoint.path, body: scrub(res.text.slice(0, 1000)), issues: [] },
+      { cause: new SyntaxError(scrub((error as Error).message)) },
     );
   }
   const data = (body as { data?: unknown } | null)?.data;

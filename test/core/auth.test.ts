@@ -201,3 +201,51 @@ describe('token life cycle', () => {
     expect(server.hits.at(-1)?.authorization).toBe(`Bearer ${pair.access_token}`);
   });
 });
+
+describe('servers that hand back a token the client already holds', () => {
+  it('a refresh that returns the same refresh token (no rotation) keeps working', async () => {
+    let issued = 0;
+    const refresh_token = 'static-refresh-token-123456';
+    const used = new Set<string>();
+    server = await startRawServer((req, res) => {
+      if (req.url?.startsWith(`${API}/auth/`)) {
+        issued++;
+        return json(res, 201, {
+          data: {
+            access_token: `access-${issued}-abcdef`,
+            refresh_token,
+            token_type: 'Bearer',
+            expires_in: '1h',
+          },
+        });
+      }
+      // Each access token works once, so every send after the first needs a refresh.
+      const token = req.headers.authorization ?? '';
+      if (used.has(token)) return json(res, 401, unauthorized);
+      used.add(token);
+      json(res, 201, { data: 'success' });
+    });
+    const c = connect(server.url);
+    for (const msg of ['a', 'b', 'c']) expect(await send(c, msg)).toBe('success');
+    const refreshes = server.hits.filter((h) => h.path.endsWith('/refresh-token'));
+    expect(refreshes.map((h) => h.body)).toEqual([{ refresh_token }, { refresh_token }]);
+  });
+
+  it('a login that returns the access token already held stores it as it is', async () => {
+    const pair = {
+      access_token: 'same-access-token-123456',
+      refresh_token: 'same-refresh-123456',
+      token_type: 'Bearer',
+      expires_in: '1h',
+    };
+    server = await startRawServer((req, res) => {
+      if (req.url === `${API}/auth/token`) return json(res, 201, { data: pair });
+      json(res, 201, { data: 'success' });
+    });
+    const c = connect(server.url);
+    expect(await c.generateToken()).toEqual(pair);
+    expect(await c.generateToken()).toEqual(pair);
+    await send(c, 'x');
+    expect(server.hits.at(-1)?.authorization).toBe(`Bearer ${pair.access_token}`);
+  });
+});
