@@ -78,6 +78,9 @@ export interface WebhookCore<Req> {
   handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
 }
 
+/** What a handler's body reader returns when the body passed `maxBodyBytes`. */
+export const TOO_LARGE = Symbol('oa-messaging.webhook.tooLarge');
+
 /** The default `maxBodyBytes`, 1 MiB: Tencent IM caps a message at 12 KB, so any real event fits. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 

@@ -1,9 +1,7 @@
-import { createWebhookCore, type WebhookHandlerOptions, type WebhookResult } from './core.js';
+import { createWebhookCore, TOO_LARGE, type WebhookHandlerOptions, type WebhookResult } from './core.js';
 
 /** A webhook endpoint for runtimes built on `Request`/`Response` (Hono, Next.js route handlers, Bun, Deno). */
 export type FetchWebhookHandler = (request: Request) => Promise<Response>;
-
-const TOO_LARGE = Symbol('too large');
 
 /** Reads the body stream with a limit, cancelling it as soon as the limit is passed. */
 async function readBody(request: Request, limit: number): Promise<Uint8Array | typeof TOO_LARGE> {

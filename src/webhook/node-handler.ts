@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   createWebhookCore,
+  TOO_LARGE,
   type WebhookBody,
   type WebhookHandlerOptions,
   type WebhookResult,
@@ -16,8 +17,6 @@ export type NodeWebhookHandler<Req extends IncomingMessage = IncomingMessage> = 
   res: ServerResponse,
   next?: (error?: unknown) => void,
 ) => Promise<void>;
-
-const TOO_LARGE = Symbol('too large');
 
 /** Reads the stream with a limit. Listeners, not `for await`: breaking that loop would destroy the socket. */
 function readBody(req: IncomingMessage, limit: number): Promise<Uint8Array | typeof TOO_LARGE> {

@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { getResponse, type RequestHandler } from 'msw';
+import { listen } from './listen.js';
 
 /** One request as the server received it. */
 export interface RecordedRequest {
@@ -34,7 +34,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function startMswServer(...initial: RequestHandler[]): Promise<MswServer> {
   let extra: RequestHandler[] = [];
   const requests: RecordedRequest[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const { url, close } = await listen(async (req, res) => {
     const raw = await readBody(req);
     const bodyText = raw.toString('utf8');
     let body: unknown;
@@ -68,10 +68,8 @@ export async function startMswServer(...initial: RequestHandler[]): Promise<MswS
     res.writeHead(response.status, out);
     res.end(Buffer.from(await response.arrayBuffer()));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     use: (...handlers) => {
       extra = [...handlers, ...extra];
@@ -80,10 +78,6 @@ export async function startMswServer(...initial: RequestHandler[]): Promise<MswS
       extra = [];
       requests.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

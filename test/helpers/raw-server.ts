@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listen } from './listen.js';
 
 export type RawHandler = (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
 
@@ -16,7 +16,7 @@ export interface RawServer {
  */
 export async function startRawServer(handler: RawHandler): Promise<RawServer> {
   const hits: RawServer['hits'] = [];
-  const server = createServer(async (req, res) => {
+  const { url, close } = await listen(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -33,17 +33,7 @@ export async function startRawServer(handler: RawHandler): Promise<RawServer> {
     });
     await handler(req, res, text);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    hits,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url, hits, close };
 }
 
 /** Answers `{ data }` as JSON with `status`. */

@@ -1,7 +1,6 @@
 /** Shared pieces of the webhook tests: fixtures, event builders, a loopback node:http server. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { expect } from 'vitest';
 import { getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 
@@ -57,22 +56,7 @@ export function eventWith(elements: unknown[], seq = 1, extra: Record<string, un
 export const textEvent = (text: string, seq = 1) =>
   eventWith([{ MsgType: 'TIMTextElem', MsgContent: { Text: text } }], seq);
 
-/** Starts `listener` on 127.0.0.1 on a free port. */
-export async function listen(
-  listener: RequestListener,
-): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export { listen } from '../helpers/listen.js';
 
 /** POSTs JSON (a string is sent as is) and returns the status and parsed JSON answer. */
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
