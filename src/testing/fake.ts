@@ -1,0 +1,436 @@
+/**
+ * The transport-independent core of the fake OA API: it takes a request (method, URL, headers, body
+ * bytes) and says what to do with it (answer, reset, hang). The node:http server and the msw handlers are
+ * thin layers over it.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type Answer,
+  dataAnswer,
+  errorAnswer,
+  formatTimestamp,
+  tooManyRequestsAnswer,
+  topLevelErrorAnswer,
+} from './answers.js';
+import { FaultQueue, faultErrorAnswer } from './faults.js';
+import { normalizeHeaders, type ParsedBody, parseBody } from './incoming.js';
+import { MediaStore } from './media.js';
+import { fixedWindow, type RateWindow, slidingWindow } from './rate-limit.js';
+import { type FakeTokenPair, TokenIssuer } from './tokens.js';
+import type {
+  Delivery,
+  DeliveryEndpoint,
+  FakeOAOptions,
+  FakeOutcome,
+  FakeRequest,
+  Fault,
+  FaultKind,
+  FaultOptions,
+  GreetingRecord,
+  InjectedFault,
+  RecordedRequest,
+  StoredUpload,
+} from './types.js';
+import { TEST_API_KEY, TEST_API_SECRET } from './types.js';
+import { UPLOAD_RULES, type UploadKind } from './uploads.js';
+import { validateBody } from './validation.js';
+
+const API = '/api/v2/public';
+const UPLOAD_PREFIX = `${API}/upload`;
+/** The info text of spec 12's convert-status error. */
+const CONVERTING = 'Video is in convert status';
+
+/** The greeting endpoint 3 sends unless `greeting` says otherwise. */
+export const DEFAULT_GREETING: Readonly<GreetingRecord> = Object.freeze({
+  id: '5f1d7c52-8a7b-4c1e-9f3a-2b6d0e4c8a11',
+  title: 'Welcome',
+  slug: 'welcome',
+  data: [{ type: 'message', msg: 'Welcome to our Official Account!' }],
+});
+
+interface Context {
+  path: string;
+  now: number;
+  parsed: ParsedBody;
+}
+
+type Handler = (ctx: Context, body: Record<string, unknown>) => Answer | Promise<Answer>;
+
+/** Set to something: the validation treats an optional field's `null` and `''` as absent. */
+const present = (value: unknown) => value !== undefined && value !== null && value !== '';
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A stateful fake of the whole OA Public Messaging API, independent of any transport. Use it through
+ * {@link createMockServer} (a real HTTP server) or `createMswHandlers` (`oa-messaging/testing/msw`), or
+ * call {@link FakeOA.handle} yourself.
+ */
+export class FakeOA {
+  /** The api key endpoint 1 accepts. */
+  readonly apiKey: string;
+  /** The api secret endpoint 1 accepts. */
+  readonly apiSecret: string;
+  /** Every request received, oldest first (in flight ones included, with `outcome: 'pending'`). */
+  readonly requests: RecordedRequest[] = [];
+  /** Every send and broadcast accepted, oldest first: one entry per message delivered. */
+  readonly deliveries: Delivery[] = [];
+  /** The greeting of endpoint 3; `null` makes it answer 404. May be changed at any time. */
+  greeting: GreetingRecord | null;
+  /** When set, a greeting to a user not in it answers 404. May be changed at any time. */
+  knownUsers: Set<string> | undefined;
+  /** Base of the URLs of uploaded files. */
+  publicUrl: string | undefined;
+
+  readonly #now: () => number;
+  readonly #retryAfter: boolean;
+  readonly #jobMs: number;
+  readonly #successStatus: number;
+  readonly #general: RateWindow | undefined;
+  readonly #upload: RateWindow | undefined;
+  readonly #faults = new FaultQueue();
+  readonly #tokens: TokenIssuer;
+  readonly #media: MediaStore;
+  #jobEndsAt = Number.NEGATIVE_INFINITY;
+  #hung = new Set<() => void>();
+  readonly #routes: Record<string, Handler>;
+
+  /** A fake with its own keys, tokens, limits and records; see {@link FakeOAOptions} for the defaults. */
+  constructor(options: FakeOAOptions = {}) {
+    this.apiKey = options.apiKey ?? TEST_API_KEY;
+    this.apiSecret = options.apiSecret ?? TEST_API_SECRET;
+    this.greeting = options.greeting === undefined ? structuredClone(DEFAULT_GREETING) : options.greeting;
+    this.knownUsers = options.knownUsers ? new Set(options.knownUsers) : undefined;
+    this.publicUrl = options.publicUrl?.replace(/\/+$/, '');
+    this.#now = options.now ?? Date.now;
+    this.#tokens = new TokenIssuer({
+      apiKey: this.apiKey,
+      lifetimeMs: options.tokenLifetimeMs ?? 3_600_000,
+      refreshLifetimeMs: options.refreshTokenLifetimeMs ?? 7 * 86_400_000,
+      rotateRefreshTokens: options.rotateRefreshTokens ?? true,
+    });
+    this.#retryAfter = options.retryAfter ?? false;
+    this.#jobMs = options.broadcastJobMs ?? 0;
+    this.#successStatus = options.successStatus ?? 201;
+    const maxBytes: Record<UploadKind, number> = {
+      image: options.maxFileBytes?.image ?? UPLOAD_RULES.image.maxBytes,
+      video: options.maxFileBytes?.video ?? UPLOAD_RULES.video.maxBytes,
+      audio: options.maxFileBytes?.audio ?? UPLOAD_RULES.audio.maxBytes,
+    };
+    this.#media = new MediaStore({ transcodeMs: options.transcodeMs ?? 2000, maxBytes });
+    if (options.rateLimit !== false) {
+      const limits = options.rateLimit ?? {};
+      const make = limits.mode === 'fixed' ? fixedWindow : slidingWindow;
+      this.#general = make(limits.general ?? { max: 200, windowMs: 60_000 });
+      this.#upload = make(limits.upload ?? { max: 20, windowMs: 60_000 });
+    }
+    this.#routes = {
+      'auth/token': (ctx, b) => this.#token(ctx, b),
+      'auth/refresh-token': (ctx, b) => this.#refresh(ctx, b),
+      'webhook/broadcast-greeting': (ctx, b) => this.#greeting(ctx, b),
+      'webhook/broadcast-image-link': (ctx, b) => {
+        const item = present(b.link)
+          ? { type: 'oa_image_link', msg: b.image_url, link: b.link }
+          : { type: 'image', msg: b.image_url };
+        return this.#sendOne(ctx, 'sendImage', b, item);
+      },
+      'webhook/broadcast-message': (ctx, b) =>
+        this.#sendOne(ctx, 'sendText', b, {
+          type: 'message',
+          msg: b.msg,
+          ...(present(b.desc) ? { desc: b.desc } : {}),
+        }),
+      'message/broadcast-message': (ctx, b) => this.#broadcast(ctx, 'broadcast', b),
+      'message/broadcast-group-message': (ctx, b) => this.#broadcast(ctx, 'broadcastToGroup', b),
+      'message/broadcast-member-session': (ctx, b) => this.#broadcast(ctx, 'broadcastToMemberSession', b),
+      'webhook/broadcast-video': (ctx, b) => this.#sendVideo(ctx, b),
+      'webhook/broadcast-audio': (ctx, b) => {
+        const { audio_url, audio_uuid, audio_size, audio_duration } = b;
+        const item = { type: 'audio', msg: audio_url, audio_uuid, audio_size, audio_duration };
+        return this.#sendOne(ctx, 'sendAudio', b, item);
+      },
+      'upload/image': (ctx) => this.#uploadFile(ctx, 'image'),
+      'upload/video': (ctx) => this.#uploadFile(ctx, 'video'),
+      'upload/audio': (ctx) => this.#uploadFile(ctx, 'audio'),
+    };
+  }
+
+  /** The fake's clock, in ms since the epoch (the `now` option, else `Date.now()`). */
+  now(): number {
+    return this.#now();
+  }
+
+  /** Handles one request: records it, applies a matching fault, else processes it as the API would. */
+  async handle(request: FakeRequest): Promise<FakeOutcome> {
+    const now = request.receivedAt ?? this.#now();
+    const url = new URL(request.url, 'http://fake.invalid');
+    const headers = normalizeHeaders(request.headers);
+    const record: RecordedRequest = {
+      method: request.method.toUpperCase(),
+      path: url.pathname,
+      query: url.search,
+      headers,
+      body: undefined,
+      size: request.body.byteLength,
+      status: undefined,
+      outcome: 'pending',
+      at: now,
+    };
+    this.requests.push(record);
+    const parsed = await parseBody(headers['content-type'] ?? '', request.body);
+    record.body = 'json' in parsed ? parsed.json : parsed.text;
+    if (parsed.form) record.parts = parsed.form.parts;
+
+    const fault = this.#faults.take(record.method, record.path);
+    if (fault) record.fault = fault.kind;
+    const finish = (answer: Answer): FakeOutcome => {
+      record.status = answer.status;
+      record.outcome = 'answered';
+      return { type: 'respond', ...answer };
+    };
+    switch (fault?.kind) {
+      case 'reset-before-processing':
+        record.outcome = 'reset';
+        return { type: 'reset' };
+      case 'hang':
+        record.outcome = 'hang';
+        return { type: 'hang', released: new Promise<void>((resolve) => this.#hung.add(resolve)) };
+      case 'error':
+        return finish(faultErrorAnswer(fault, record.path, now));
+      case 'rate-limit': {
+        const seconds = fault.retryAfterSeconds ?? (this.#retryAfter ? 1 : undefined);
+        return finish(tooManyRequestsAnswer(record.path, now, seconds));
+      }
+    }
+    const answer = await this.#process(record, parsed, now);
+    if (fault?.kind === 'reset-after-processing') {
+      record.status = answer.status;
+      record.outcome = 'reset';
+      return { type: 'reset' };
+    }
+    return finish(answer);
+  }
+
+  /**
+   * Makes the next matching request(s) fail. A number is an error status; a kind alone uses that kind's
+   * defaults (`'error'` is a 500 in the spec's layout).
+   * @example fake.injectFault('reset-after-processing', { path: '/webhook/broadcast-message' })
+   */
+  injectFault(fault: Fault | FaultKind | number, options: FaultOptions = {}): InjectedFault {
+    return this.#faults.add(fault, options);
+  }
+
+  /** Removes every injected fault not used up yet. */
+  clearFaults(): void {
+    this.#faults.clear();
+  }
+
+  /**
+   * Back to a clean state: forgets requests, deliveries, uploads, tickets, running jobs, rate-limit
+   * counts and faults, and releases hung requests. Issued tokens stay valid (see {@link revokeTokens}).
+   */
+  reset(): void {
+    this.requests.length = 0;
+    this.deliveries.length = 0;
+    this.#media.clear();
+    this.#jobEndsAt = Number.NEGATIVE_INFINITY;
+    this.#general?.clear();
+    this.#upload?.clear();
+    this.#faults.clear();
+    this.releaseHungRequests();
+  }
+
+  /** Makes every access and refresh token issued so far invalid (401 from then on). */
+  revokeTokens(): void {
+    this.#tokens.revoke();
+  }
+
+  /** Ends the convert status of one video ticket, or of all, at once. */
+  completeTranscodes(ticket_id?: string): void {
+    this.#media.completeTranscodes(this.#now(), ticket_id);
+  }
+
+  /** Lets every hung request go: the transports then drop their connections. */
+  releaseHungRequests(): void {
+    const waiting = [...this.#hung];
+    this.#hung.clear();
+    for (const release of waiting) release();
+  }
+
+  /** A valid token pair, as endpoint 1 would issue it, without a request. */
+  issueTokenPair(): FakeTokenPair {
+    return this.#tokens.issue(this.#now());
+  }
+
+  /** Every file stored by the upload endpoints, oldest first. */
+  get uploads(): StoredUpload[] {
+    return this.#media.uploads;
+  }
+
+  async #process(record: RecordedRequest, parsed: ParsedBody, now: number): Promise<Answer> {
+    const path = record.path.length > 1 ? record.path.replace(/\/+$/, '') : record.path;
+    const file = this.#media.file(path);
+    if (file && (record.method === 'GET' || record.method === 'HEAD')) {
+      return { status: 200, headers: { 'content-type': file.contentType }, body: file.bytes };
+    }
+    const route = path.startsWith(`${API}/`) ? path.slice(API.length + 1) : '';
+    const handler = record.method === 'POST' ? this.#routes[route] : undefined;
+    if (!handler) return errorAnswer(404, 'NOT_FOUND', `Cannot ${record.method} ${path}`, path, now);
+
+    // As in NestJS: the throttler guard, then the auth guard, then the validation pipe.
+    const limited = this.#rateLimit(path, now);
+    if (limited) return limited;
+    if (!route.startsWith('auth/')) {
+      const refused = this.#tokens.refusal(record.headers.authorization, now);
+      if (refused) return errorAnswer(401, 'UNAUTHORIZED', refused, path, now);
+    }
+    const ctx: Context = { path, now, parsed };
+    if (route.startsWith('upload/')) return handler(ctx, {});
+    if (parsed.badJson) return this.#bad(ctx, 'Invalid JSON body');
+    const messages = validateBody(route, parsed.json);
+    if (messages.length > 0) return this.#bad(ctx, messages.join(', '));
+    return handler(ctx, isRecord(parsed.json) ? parsed.json : {});
+  }
+
+  #bad(ctx: Context, info: string, code = 'BAD_REQUEST'): Answer {
+    return errorAnswer(400, code, info, ctx.path, ctx.now);
+  }
+
+  #ok(data: unknown): Answer {
+    return dataAnswer(this.#successStatus, data);
+  }
+
+  #rateLimit(path: string, now: number): Answer | undefined {
+    const isUpload = path === UPLOAD_PREFIX || path.startsWith(`${UPLOAD_PREFIX}/`);
+    const windows = [this.#general, isUpload ? this.#upload : undefined].filter(
+      (w): w is RateWindow => w !== undefined,
+    );
+    let waitMs: number | undefined;
+    for (const window of windows) {
+      const blocked = window.blockedForMs(now);
+      if (blocked !== undefined) waitMs = Math.max(waitMs ?? 0, blocked);
+    }
+    if (waitMs !== undefined) {
+      return tooManyRequestsAnswer(path, now, this.#retryAfter ? Math.ceil(waitMs / 1000) : undefined);
+    }
+    for (const window of windows) window.record(now);
+    return undefined;
+  }
+
+  #token(ctx: Context, b: Record<string, unknown>): Answer {
+    if (b.api_key !== this.apiKey || b.api_secret !== this.apiSecret) {
+      return errorAnswer(401, 'UNAUTHORIZED', 'Invalid api key or api secret', ctx.path, ctx.now);
+    }
+    return this.#ok(this.issueTokenPair());
+  }
+
+  #refresh(ctx: Context, b: Record<string, unknown>): Answer {
+    const pair = this.#tokens.refresh(String(b.refresh_token), ctx.now);
+    if (pair) return this.#ok(pair);
+    return errorAnswer(401, 'UNAUTHORIZED', 'Invalid or expired refresh token', ctx.path, ctx.now);
+  }
+
+  #greeting(ctx: Context, b: Record<string, unknown>): Answer {
+    const user_id = String(b.user_id);
+    if (!this.greeting) return errorAnswer(404, 'NOT_FOUND', 'Account provider not found', ctx.path, ctx.now);
+    if (this.knownUsers && !this.knownUsers.has(user_id)) {
+      return errorAnswer(404, 'NOT_FOUND', 'User not found', ctx.path, ctx.now);
+    }
+    const greeting = structuredClone(this.greeting);
+    this.#deliver(ctx, {
+      endpoint: 'sendGreeting',
+      target: 'user',
+      user_ids: [user_id],
+      items: greeting.data,
+    });
+    return this.#ok(greeting);
+  }
+
+  #sendOne(
+    ctx: Context,
+    endpoint: DeliveryEndpoint,
+    b: Record<string, unknown>,
+    item: Record<string, unknown>,
+  ): Answer {
+    this.#deliver(ctx, { endpoint, target: 'user', user_ids: [String(b.user_id)], items: [item] });
+    return this.#ok('success');
+  }
+
+  #sendVideo(ctx: Context, b: Record<string, unknown>): Answer {
+    const ticket_id = String(b.ticket_id);
+    const problem = this.#media.ticketProblem(ticket_id, ctx.now);
+    if (problem === 'unknown') {
+      return errorAnswer(404, 'NOT_FOUND', 'Video ticket not found', ctx.path, ctx.now);
+    }
+    if (problem === 'converting') return this.#bad(ctx, CONVERTING);
+    return this.#sendOne(ctx, 'sendVideo', b, { type: 'video', msg: ticket_id });
+  }
+
+  #broadcast(ctx: Context, endpoint: DeliveryEndpoint, b: Record<string, unknown>): Answer {
+    if (ctx.now < this.#jobEndsAt) {
+      return this.#bad(ctx, 'A broadcast job is currently in progress', 'JOB_BUSY');
+    }
+    this.#jobEndsAt = ctx.now + this.#jobMs;
+    const items = (b.items as Record<string, unknown>[]).map((item) => ({ ...item }));
+    // Spec "States": a video item whose ticket is not ready makes the job fail when it runs.
+    const failure = items
+      .filter((item) => item.type === 'video' && typeof item.msg === 'string')
+      .map((item) => this.#media.ticketProblem(item.msg as string, ctx.now))
+      .find((problem) => problem !== undefined);
+    const base = {
+      endpoint,
+      items,
+      ...(failure ? { failure: failure === 'unknown' ? 'Video ticket not found' : CONVERTING } : {}),
+    };
+    let delivery: Delivery;
+    if (endpoint === 'broadcastToGroup') {
+      const account_provider_group_id = String(b.account_provider_group_id);
+      delivery = this.#deliver(ctx, { ...base, target: 'group', user_ids: [], account_provider_group_id });
+    } else if (endpoint === 'broadcastToMemberSession') {
+      const member_group_broadcast_id = String(b.member_group_broadcast_id);
+      delivery = this.#deliver(ctx, {
+        ...base,
+        target: 'member-session',
+        user_ids: [],
+        member_group_broadcast_id,
+      });
+    } else {
+      const target = b.target as 'all' | 'selected' | 'single';
+      const user_ids = target === 'all' ? [] : (b.user_ids as string[]).map(String);
+      delivery = this.#deliver(ctx, { ...base, target, user_ids });
+    }
+    const at = formatTimestamp(ctx.now);
+    return this.#ok({
+      id: delivery.id,
+      data: items,
+      broadcast_at: at,
+      created_at: at,
+      estimate_time_detail: { total_job_time_minutes: this.#jobMs / 60_000 },
+    });
+  }
+
+  #deliver(ctx: Context, delivery: Omit<Delivery, 'id' | 'path' | 'at'>): Delivery {
+    const entry: Delivery = { id: randomUUID(), path: ctx.path, at: ctx.now, ...delivery };
+    this.deliveries.push(entry);
+    return entry;
+  }
+
+  #uploadFile(ctx: Context, kind: UploadKind): Answer {
+    const { form, badForm } = ctx.parsed;
+    if (badForm) return this.#bad(ctx, 'Malformed multipart body');
+    if (!form) return this.#bad(ctx, 'Expected a multipart/form-data body');
+    const outcome = this.#media.upload(kind, form, ctx.now, this.publicUrl ?? 'http://localhost');
+    if ('ok' in outcome) return this.#ok(outcome.ok);
+    if (outcome.topLevel) return topLevelErrorAnswer(400, 'BAD_REQUEST', outcome.refused);
+    return this.#bad(ctx, outcome.refused);
+  }
+}
+
+/**
+ * Creates the transport-independent fake: hand it to `createMswHandlers` (`oa-messaging/testing/msw`), or
+ * call `handle` yourself.
+ */
+export function createFakeOA(options: FakeOAOptions = {}): FakeOA {
+  return new FakeOA(options);
+}

@@ -1,0 +1,146 @@
+/** The fake OA API as a real node:http server on loopback. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { errorAnswer } from './answers.js';
+import { FakeOA } from './fake.js';
+import type { FakeOAOptions } from './types.js';
+import { UPLOAD_RULES } from './uploads.js';
+
+/** Options of {@link createMockServer}: those of the fake, and where to listen. */
+export interface MockServerOptions extends FakeOAOptions {
+  /** @default 0 (a free port) */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+}
+
+/** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */
+const MAX_BODY_BYTES = Math.max(...Object.values(UPLOAD_RULES).map((r) => r.maxBytes)) + 1024 * 1024;
+
+const TOO_LARGE = Symbol('too large');
+
+function readBody(req: IncomingMessage): Promise<Buffer | typeof TOO_LARGE> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    req.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      // Past the limit, keep reading (to answer) but stop keeping.
+      if (total <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(total > MAX_BODY_BYTES ? TOO_LARGE : Buffer.concat(chunks, total)));
+    req.on('error', reject);
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('the client closed the request'));
+    });
+  });
+}
+
+function drop(req: IncomingMessage): void {
+  // A TCP reset where the platform allows it, as a crashing proxy or server would leave it.
+  const socket = req.socket;
+  if (typeof socket.resetAndDestroy === 'function' && !socket.destroyed) socket.resetAndDestroy();
+  else socket.destroy();
+}
+
+async function serve(fake: FakeOA, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const receivedAt = fake.now();
+  let body: Buffer | typeof TOO_LARGE;
+  try {
+    body = await readBody(req);
+  } catch {
+    return; // the client went away: no one to answer
+  }
+  const url = req.url ?? '/';
+  if (body === TOO_LARGE) {
+    const path = new URL(url, 'http://x').pathname;
+    const answer = errorAnswer(413, 'PAYLOAD_TOO_LARGE', 'Request body too large', path, Date.now());
+    res.writeHead(answer.status, { ...answer.headers, connection: 'close' }).end(answer.body);
+    return;
+  }
+  const outcome = await fake.handle({
+    method: req.method ?? 'GET',
+    url,
+    headers: req.headers,
+    body,
+    receivedAt,
+  });
+  if (outcome.type === 'respond') {
+    res.writeHead(outcome.status, { ...outcome.headers, 'content-length': outcome.body.byteLength });
+    res.end(outcome.body);
+  } else if (outcome.type === 'reset') {
+    drop(req);
+  } else {
+    await outcome.released;
+    drop(req);
+  }
+}
+
+/**
+ * The fake OA API served over HTTP: every member of {@link FakeOA} (requests, deliveries, faults ...)
+ * plus the address to point the SDK at. Create it with {@link createMockServer}.
+ */
+export class MockServer extends FakeOA {
+  readonly #server: Server;
+  #url = '';
+  #closing: Promise<void> | undefined;
+
+  /** Use {@link createMockServer}, which also starts listening. */
+  constructor(options: MockServerOptions = {}) {
+    super(options);
+    this.#server = createServer((req, res) => {
+      serve(this, req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+    });
+  }
+
+  /** The base URL to give the SDK as `baseUrl`, e.g. `http://127.0.0.1:54321`. */
+  get url(): string {
+    return this.#url;
+  }
+
+  /** Starts listening; resolves once the port is known. Called by {@link createMockServer}. */
+  async listen(port = 0, host = '127.0.0.1'): Promise<this> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = this.#server.address() as AddressInfo;
+    const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    this.#url = `http://${shown}:${address.port}`;
+    this.publicUrl ??= this.#url;
+    return this;
+  }
+
+  /** Stops the server: hung requests are dropped, open connections closed. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      this.releaseHungRequests();
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+    return this.#closing;
+  }
+}
+
+/**
+ * Starts the fake OA API on loopback: tokens that expire, both rate limits, video tickets that convert,
+ * `JOB_BUSY`, both error layouts, uploads whose files it serves, and injectable faults.
+ *
+ * @example
+ * ```ts
+ * const mock = await createMockServer();
+ * const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
+ * await client.sendText({ user_id: 'u1', msg: 'hi' });
+ * expect(mock.deliveries).toHaveLength(1);
+ * await mock.close();
+ * ```
+ */
+export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  return new MockServer(options).listen(options.port ?? 0, options.host ?? '127.0.0.1');
+}

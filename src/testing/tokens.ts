@@ -1,0 +1,75 @@
+/** The fake's token pairs (spec "Authentication"): HS256 access tokens and opaque refresh tokens. */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { lifetimeText, signJwt, verifyJwt } from './jwt.js';
+
+/** A token pair as endpoints 1 and 2 answer it. */
+export interface FakeTokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: string;
+}
+
+/** Settings of a {@link TokenIssuer}. */
+export interface TokenIssuerOptions {
+  apiKey: string;
+  lifetimeMs: number;
+  refreshLifetimeMs: number;
+  rotateRefreshTokens: boolean;
+}
+
+/** Issues, checks, refreshes and revokes tokens; the clock is passed in. */
+export class TokenIssuer {
+  readonly #options: TokenIssuerOptions;
+  #signingKey: Uint8Array = randomBytes(32);
+  /** Refresh token -> when it expires. */
+  #refreshTokens = new Map<string, number>();
+
+  constructor(options: TokenIssuerOptions) {
+    this.#options = options;
+  }
+
+  /** A new pair. */
+  issue(now: number): FakeTokenPair {
+    const { lifetimeMs, refreshLifetimeMs, apiKey } = this.#options;
+    // Whole seconds as jsonwebtoken issues them; a lifetime under a second keeps its milliseconds.
+    const iat = lifetimeMs % 1000 === 0 ? Math.floor(now / 1000) : now / 1000;
+    const claims = { sub: 'test-provider', api_key: apiKey, typ: 'access', jti: randomUUID(), iat };
+    const access_token = signJwt({ ...claims, exp: iat + lifetimeMs / 1000 }, this.#signingKey);
+    const refresh_token = randomBytes(32).toString('base64url');
+    this.#refreshTokens.set(refresh_token, now + refreshLifetimeMs);
+    return { access_token, refresh_token, token_type: 'Bearer', expires_in: lifetimeText(lifetimeMs) };
+  }
+
+  /** Why an `Authorization` header is refused, or `undefined` when its bearer token is valid. */
+  refusal(authorization: string | undefined, now: number): string | undefined {
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    if (!token) return 'Missing bearer token';
+    const result = verifyJwt(token, this.#signingKey, now);
+    if ('refused' in result) return result.refused;
+    return result.claims.typ === 'access' ? undefined : 'Invalid token';
+  }
+
+  /** A new pair for a valid refresh token (which then stops working, if they rotate), else `undefined`. */
+  refresh(refresh_token: string, now: number): FakeTokenPair | undefined {
+    const expiresAt = this.#refreshTokens.get(refresh_token);
+    if (expiresAt === undefined || now >= expiresAt) {
+      this.#refreshTokens.delete(refresh_token);
+      return undefined;
+    }
+    const pair = this.issue(now);
+    if (this.#options.rotateRefreshTokens) {
+      this.#refreshTokens.delete(refresh_token);
+    } else {
+      this.#refreshTokens.delete(pair.refresh_token);
+      pair.refresh_token = refresh_token;
+    }
+    return pair;
+  }
+
+  /** Every token issued so far stops working. */
+  revoke(): void {
+    this.#signingKey = randomBytes(32);
+    this.#refreshTokens.clear();
+  }
+}

@@ -1,0 +1,271 @@
+/** Public types of `oa-messaging/testing`: options of the fake, what it records, faults. */
+
+/** The api key the fake accepts unless told otherwise. */
+export const TEST_API_KEY = 'test-api-key';
+/** The api secret the fake accepts unless told otherwise. */
+export const TEST_API_SECRET = 'test-api-secret';
+
+/** One rate-limit window: at most `max` requests in any `windowMs`. */
+export interface RateWindowOptions {
+  max: number;
+  windowMs: number;
+}
+
+/** The two request-rate limits of the spec ("Limits"). */
+export interface RateLimitOptions {
+  /**
+   * Every API request (both auth endpoints included).
+   * @default { max: 200, windowMs: 60_000 }
+   */
+  general?: RateWindowOptions;
+  /**
+   * Paths under `/api/v2/public/upload`; an upload counts against `general` as well.
+   * @default { max: 20, windowMs: 60_000 }
+   */
+  upload?: RateWindowOptions;
+  /**
+   * `sliding`: at most `max` accepted requests in any span of `windowMs`. `fixed`: NestJS-throttler-style
+   * windows, each starting at the first request after the previous one ended. Refused requests do not
+   * use up the limit in either mode.
+   * @default 'sliding'
+   */
+  mode?: 'sliding' | 'fixed';
+}
+
+/** The greeting configured in the OA (endpoint 3's `data`). */
+export interface GreetingRecord {
+  id: string;
+  title: string;
+  slug: string;
+  data: { type: string; msg: string }[];
+}
+
+/** Options of the fake core ({@link createFakeOA}) and of {@link createMockServer}. */
+export interface FakeOAOptions {
+  /** @default TEST_API_KEY (`'test-api-key'`) */
+  apiKey?: string;
+  /** @default TEST_API_SECRET (`'test-api-secret'`) */
+  apiSecret?: string;
+  /**
+   * Lifetime of an access token (an HS256 JWT with `iat` and `exp`); `expires_in` is derived from it
+   * (`'1h'` for the default).
+   * @default 3_600_000 (1 hour, as the spec shows)
+   */
+  tokenLifetimeMs?: number;
+  /**
+   * Lifetime of a refresh token (opaque). The spec does not show it.
+   * @default 604_800_000 (7 days)
+   */
+  refreshTokenLifetimeMs?: number;
+  /**
+   * A refresh token works once: refreshing returns a new one and the used one is refused afterwards.
+   * `false` returns the same refresh token again.
+   * @default true
+   */
+  rotateRefreshTokens?: boolean;
+  /** Both request-rate limits, or `false` for none. @default the spec's 200/min and 20/min uploads */
+  rateLimit?: RateLimitOptions | false;
+  /**
+   * Adds `Retry-After` (seconds until a request would be accepted) to 429 answers. The spec does not
+   * show the header, so it is off by default.
+   * @default false
+   */
+  retryAfter?: boolean;
+  /** How long a video ticket stays in convert status after its upload. @default 2000 */
+  transcodeMs?: number;
+  /**
+   * How long the job of a mass, group or member-session broadcast runs; another of those broadcasts in
+   * that time answers 400 `JOB_BUSY`. Also gives `estimate_time_detail.total_job_time_minutes`.
+   * @default 0
+   */
+  broadcastJobMs?: number;
+  /**
+   * The greeting endpoint 3 sends. `null`: the account provider has none, and endpoint 3 answers 404
+   * `NOT_FOUND`.
+   * @default a fixed greeting (`DEFAULT_GREETING`)
+   */
+  greeting?: GreetingRecord | null;
+  /**
+   * The users the account knows. When set, a greeting to any other `user_id` answers 404 `NOT_FOUND`.
+   * Other endpoints do not check users (the spec shows no such error).
+   * @default undefined (every user is known)
+   */
+  knownUsers?: Iterable<string>;
+  /** Largest accepted file per upload kind, in bytes. @default the spec's 5 MB, 100 MB, 100 MB */
+  maxFileBytes?: { image?: number; video?: number; audio?: number };
+  /**
+   * HTTP status of successful answers. The spec does not show it; 201 is what a NestJS `@Post()` sends.
+   * @default 201
+   */
+  successStatus?: number;
+  /**
+   * Base of the URLs of uploaded files (`url`, `audio_url`). Set by {@link createMockServer} and
+   * `createMswHandlers` (`oa-messaging/testing/msw`) when not given.
+   */
+  publicUrl?: string;
+  /** The clock, in ms since the epoch. @default Date.now */
+  now?: () => number;
+}
+
+/** One part of a multipart request, as recorded. */
+export interface RecordedPart {
+  field: string;
+  /** Present for file parts. */
+  filename?: string;
+  contentType?: string;
+  size: number;
+  /** Hex SHA-256 of the part's bytes. */
+  sha256: string;
+}
+
+/** One request the fake received. */
+export interface RecordedRequest {
+  method: string;
+  /** The path, without query. */
+  path: string;
+  /** The query string with its `?`, or `''`. */
+  query: string;
+  /** Lower-case header names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /**
+   * The parsed JSON body; the text when the body is not JSON; `undefined` when empty or multipart.
+   */
+  body: unknown;
+  /** The parts of a multipart body. */
+  parts?: RecordedPart[];
+  /** Bytes of the body. */
+  size: number;
+  /**
+   * The status of the answer: the one sent, or for `reset-after-processing` the one that would have
+   * been sent. `undefined` while in flight, and for `reset-before-processing` and `hang`.
+   */
+  status: number | undefined;
+  /** What the client got: an answer, a reset connection, or nothing (`hang`). */
+  outcome: 'pending' | 'answered' | 'reset' | 'hang';
+  /** The injected fault that hit this request. */
+  fault?: FaultKind;
+  /** When it arrived, ms since the epoch (the fake's clock). */
+  at: number;
+}
+
+/** The SDK method name of each sending endpoint. */
+export type DeliveryEndpoint =
+  | 'sendGreeting'
+  | 'sendImage'
+  | 'sendText'
+  | 'broadcast'
+  | 'broadcastToGroup'
+  | 'broadcastToMemberSession'
+  | 'sendVideo'
+  | 'sendAudio';
+
+/** One message (or broadcast) the fake accepted for delivery. */
+export interface Delivery {
+  /** The broadcast record id, or a generated id for single-user sends. */
+  id: string;
+  endpoint: DeliveryEndpoint;
+  path: string;
+  /** `user` for the single-user endpoints; the broadcast target otherwise. */
+  target: 'user' | 'all' | 'selected' | 'single' | 'group' | 'member-session';
+  /** Recipients named in the request (empty for `all`, groups and member sessions). */
+  user_ids: string[];
+  account_provider_group_id?: string;
+  member_group_broadcast_id?: string;
+  /**
+   * What was delivered, as message items; single-user sends are shown as the equivalent item (e.g. a
+   * text as `{ type: 'message', msg, desc }`), a greeting as its `data`.
+   */
+  items: Record<string, unknown>[];
+  /**
+   * Set when the broadcast was accepted but its job failed (spec: a `video` item whose ticket is still
+   * converting makes the job fail).
+   */
+  failure?: string;
+  /** When it was accepted, ms since the epoch. */
+  at: number;
+}
+
+/** A file the fake stored. */
+export interface StoredUpload {
+  kind: 'image' | 'video' | 'audio';
+  filename: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  bytes: Uint8Array;
+  /** The upload's `data` as answered. */
+  result: Record<string, unknown>;
+  at: number;
+}
+
+/** A fault to inject into the next matching request(s). */
+export type Fault =
+  /**
+   * An error answer without processing. By default 500 `INTERNAL_SERVER_ERROR` in the spec's layout; a
+   * string `body` is sent as is (`text/html` unless `headers` say otherwise), an object as JSON.
+   */
+  | {
+      kind: 'error';
+      /** @default 500 */
+      status?: number;
+      code?: string;
+      info?: string;
+      body?: string | Record<string, unknown>;
+      headers?: Record<string, string>;
+    }
+  /** A 429 in the spec's layout without processing; `Retry-After` when `retryAfterSeconds` is given. */
+  | { kind: 'rate-limit'; retryAfterSeconds?: number }
+  /** The request is processed (recorded, delivered), then the connection is reset without an answer. */
+  | { kind: 'reset-after-processing' }
+  /** The connection is reset before anything is processed. */
+  | { kind: 'reset-before-processing' }
+  /** No answer ever: until the client gives up, or the fake is reset or closed. */
+  | { kind: 'hang' };
+
+/** The kind of a {@link Fault}; also accepted by `injectFault` as a shorthand. */
+export type FaultKind = Fault['kind'];
+
+/** Which requests a fault hits, and how many. */
+export interface FaultOptions {
+  /** @default 1 (use `Infinity` for every matching request) */
+  times?: number;
+  /**
+   * A string matches a path equal to it or ending with it (so `'/webhook/broadcast-message'` works); a
+   * RegExp is tested against the path.
+   * @default every API request except the two auth endpoints and the uploaded files
+   */
+  path?: string | RegExp;
+  /** @default any method */
+  method?: string;
+}
+
+/** A fault that was injected. */
+export interface InjectedFault {
+  readonly fault: Fault;
+  /** How many more requests it will hit. */
+  readonly remaining: number;
+  /** Stops it before it is used up. */
+  remove(): void;
+}
+
+/** A request given to the fake core, whatever the transport. */
+export interface FakeRequest {
+  method: string;
+  /** Path and query, e.g. `/api/v2/public/auth/token`; an absolute URL is accepted too. */
+  url: string;
+  headers: Headers | Record<string, string | string[] | undefined>;
+  body: Uint8Array;
+  /**
+   * When the request's headers arrived, on the fake's clock ({@link FakeOA.now}). The request is
+   * counted against the rate limits (and its token checked) at that moment, as a server that throttles
+   * before it reads the body would. @default the time `handle` is called
+   */
+  receivedAt?: number;
+}
+
+/** What the transport must do with a request: answer it, reset its connection, or wait. */
+export type FakeOutcome =
+  | { type: 'respond'; status: number; headers: Record<string, string>; body: Uint8Array }
+  | { type: 'reset' }
+  /** Answer nothing; `released` resolves when the fake is reset or closed (then drop the connection). */
+  | { type: 'hang'; released: Promise<void> };
