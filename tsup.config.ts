@@ -4,6 +4,8 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'webhook/index': 'src/webhook/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'testing/msw': 'src/testing/msw.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

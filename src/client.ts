@@ -1,13 +1,36 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { TokenManager } from './core/auth.js';
+import { ClientEvents, type OAClientEventName, type OAClientListener } from './core/events.js';
+import { RateLimiter } from './core/limiter.js';
 import { type Logger, silentLogger } from './core/logger.js';
 import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
-import { callEndpoint, type Endpoint, type RequestContext, type RequestOptions } from './core/request.js';
+import {
+  callEndpoint,
+  callUpload,
+  type Endpoint,
+  type RequestContext,
+  type RequestOptions,
+} from './core/request.js';
 import { MemoryTokenStore } from './core/token-store.js';
+import { untilTranscoded, type WaitForTranscodeOptions } from './core/transcode.js';
+import { validate } from './core/validate.js';
 import { OAValidationError } from './errors.js';
 import * as req from './schemas/requests.js';
 import * as res from './schemas/responses.js';
+import { prepareUpload } from './uploads/prepare.js';
+import type { FileInput, UploadKind, UploadOptions } from './uploads/types.js';
+
+/** Options of `sendVideo` and `sendVideoFile`. */
+export interface SendVideoOptions extends RequestOptions {
+  /**
+   * While the ticket is in convert status, wait and try again (about 1 s growing to 10 s between
+   * tries) for up to `timeoutMs`, then `OATranscodeTimeoutError`. `false` fails at once with the API's
+   * `OABadRequestError`.
+   * @default { timeoutMs: 600_000 }
+   */
+  waitForTranscode?: WaitForTranscodeOptions | false;
+}
 
 const API = '/api/v2/public';
 
@@ -95,6 +118,34 @@ const endpoints = {
   },
 } as const;
 
+/** The multipart endpoints: no effect a user would see twice, so they are retried like auth. */
+const uploads = {
+  image: {
+    name: 'uploadImage',
+    path: `${API}/upload/image`,
+    params: req.UploadParamsSchema,
+    response: res.UploadImageResultSchema,
+    auth: true,
+    isSend: false,
+  },
+  video: {
+    name: 'uploadVideo',
+    path: `${API}/upload/video`,
+    params: req.UploadParamsSchema,
+    response: res.UploadVideoResultSchema,
+    auth: true,
+    isSend: false,
+  },
+  audio: {
+    name: 'uploadAudio',
+    path: `${API}/upload/audio`,
+    params: req.UploadParamsSchema,
+    response: res.UploadAudioResultSchema,
+    auth: true,
+    isSend: false,
+  },
+} as const satisfies Record<UploadKind, Endpoint<z.ZodType, z.ZodType>>;
+
 /**
  * The client of the OA Public Messaging API. Tokens are handled for you: the first call obtains a
  * pair, a pair close to expiry is refreshed before use, and a 401 triggers one shared refresh and one
@@ -108,6 +159,8 @@ export class OAClient {
   readonly #options: ResolvedOptions;
   readonly #tokens: TokenManager;
   readonly #ctx: RequestContext;
+  readonly #events: ClientEvents;
+  readonly #limiter: RateLimiter | undefined;
   readonly #ownDispatcher: boolean;
   #dispatcher: Dispatcher | undefined;
   #closed = false;
@@ -118,6 +171,9 @@ export class OAClient {
     this.#dispatcher = options.dispatcher;
     this.#ownDispatcher = options.dispatcher === undefined;
     const { apiKey, apiSecret } = this.#options;
+    this.#events = new ClientEvents(logger);
+    // Bottleneck starts no timer until a request is queued, so constructing a client opens nothing.
+    this.#limiter = this.#options.rateLimit ? new RateLimiter(this.#options.rateLimit) : undefined;
     this.#tokens = new TokenManager({
       store: options.tokenStore ?? new MemoryTokenStore(),
       key: apiKey,
@@ -125,16 +181,23 @@ export class OAClient {
       refresh: (refresh_token) => this.#call(endpoints.refreshToken, { refresh_token }),
       refreshBeforeExpiryMs: this.#options.refreshBeforeExpiryMs,
       logger,
+      onRenewed: (kind, reason) => this.#events.emit('tokenRefresh', { kind, reason }),
     });
     this.#ctx = {
       baseUrl: this.#options.baseUrl,
       // Created on first use, so that constructing a client opens nothing.
       dispatcher: () => {
-        this.#dispatcher ??= new Agent();
+        // The client's own per-attempt timer bounds every request; undici's idle timers would cut a
+        // long upload short.
+        this.#dispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0 });
         return this.#dispatcher;
       },
       timeoutMs: this.#options.timeoutMs,
+      uploadTimeoutMs: this.#options.uploadTimeoutMs,
       maxRetries: this.#options.maxRetries,
+      maxBusyWaitMs: this.#options.maxBusyWaitMs,
+      limiter: this.#limiter,
+      events: this.#events,
       logger,
       tokens: this.#tokens,
       secrets: () => [apiSecret, ...this.#tokens.knownSecrets()],
@@ -144,6 +207,34 @@ export class OAClient {
 
   #call<R extends z.ZodType>(endpoint: Endpoint<z.ZodType, R>, params: unknown, options?: RequestOptions) {
     return callEndpoint(this.#ctx, endpoint, params, options);
+  }
+
+  async #upload<R extends z.ZodType>(
+    kind: UploadKind,
+    endpoint: Endpoint<z.ZodType, R>,
+    file: FileInput,
+    options: UploadOptions = {},
+  ): Promise<z.output<R>> {
+    validate(req.UploadOptionsSchema, options, `${endpoint.name} options`);
+    const prepared = await prepareUpload(kind, file, options);
+    return callUpload(this.#ctx, endpoint, prepared, options);
+  }
+
+  /**
+   * Listens to what the client does: `request`, `response`, `retry` (with its reason),
+   * `rateLimitWait` and `tokenRefresh`. Events never carry a secret; a listener that throws is
+   * reported to the logger and does not affect the call.
+   * @example client.on('retry', (e) => metrics.increment(`oa.retry.${e.reason}`))
+   */
+  on<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
+    this.#events.on(event, listener);
+    return this;
+  }
+
+  /** Removes a listener added with {@link OAClient.on}. */
+  off<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
+    this.#events.off(event, listener);
+    return this;
   }
 
   /** `POST /api/v2/public/auth/token`: a new token pair from the api key and secret. The client keeps it. */
@@ -214,14 +305,111 @@ export class OAClient {
     return this.#call(endpoints.broadcastToMemberSession, params, options);
   }
 
-  /** `POST /api/v2/public/webhook/broadcast-video`: a transcoded video (`ticket_id` of `uploadVideo`) to one user. */
-  sendVideo(params: req.SendVideoParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#call(endpoints.sendVideo, params, options);
+  /**
+   * `POST /api/v2/public/webhook/broadcast-video`: a video (`ticket_id` of `uploadVideo`) to one user.
+   * While the ticket is still converting, it waits and tries again (see `waitForTranscode`).
+   */
+  async sendVideo(params: req.SendVideoParams, options: SendVideoOptions = {}): Promise<res.SendResult> {
+    const { waitForTranscode, ...requestOptions } = options;
+    const valid = validate(req.SendVideoParamsSchema, params, 'sendVideo params');
+    validate(req.WaitForTranscodeSchema, waitForTranscode, 'sendVideo options.waitForTranscode');
+    return untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
+      ticket_id: valid.ticket_id,
+      wait: waitForTranscode,
+      signal: options.signal,
+      onWait: (waitMs, attempt, error) => {
+        this.#ctx.logger.info?.(
+          `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
+        );
+        this.#events.emit('retry', {
+          endpoint: 'sendVideo',
+          path: endpoints.sendVideo.path,
+          attempt,
+          reason: 'video_converting',
+          waitMs,
+          error,
+        });
+      },
+    });
   }
 
   /** `POST /api/v2/public/webhook/broadcast-audio`: an uploaded audio file to one user. */
   sendAudio(params: req.SendAudioParams, options?: RequestOptions): Promise<res.SendResult> {
     return this.#call(endpoints.sendAudio, params, options);
+  }
+
+  /**
+   * `POST /api/v2/public/upload/image`: stores a JPG, PNG or WEBP image of at most 5 MB and returns its
+   * public `url`, for `sendImage` and image items. The format (from the bytes) and the size are checked
+   * before anything is sent.
+   * @example const { url } = await client.uploadImage('./banner.png');
+   */
+  uploadImage(file: FileInput, options?: UploadOptions): Promise<res.UploadImageResult> {
+    return this.#upload('image', uploads.image, file, options);
+  }
+
+  /**
+   * `POST /api/v2/public/upload/video`: uploads an MP4, AVI, MKV, MOV, WEBM, OGG, 3GP or 3G2 video of at
+   * most 100 MB, streamed from disk, and returns the `ticket_id` of its transcode job.
+   */
+  uploadVideo(file: FileInput, options?: UploadOptions): Promise<res.UploadVideoResult> {
+    return this.#upload('video', uploads.video, file, options);
+  }
+
+  /**
+   * `POST /api/v2/public/upload/audio`: uploads an MP3, WAV, OGG, M4A or AAC file of at most 100 MB and
+   * returns the four values `sendAudio` and `items.audio` take.
+   */
+  uploadAudio(file: FileInput, options?: UploadOptions): Promise<res.UploadAudioResult> {
+    return this.#upload('audio', uploads.audio, file, options);
+  }
+
+  /** Uploads an image and sends it to one user: `uploadImage` then `sendImage`. */
+  async sendImageFile(
+    user_id: string,
+    file: FileInput,
+    options: UploadOptions & { link?: string } = {},
+  ): Promise<res.SendResult> {
+    const { link, ...uploadOptions } = options;
+    validate(req.SendFileParamsSchema, { user_id, link }, 'sendImageFile params');
+    const { url } = await this.uploadImage(file, uploadOptions);
+    return this.sendImage(
+      { user_id, image_url: url, ...(link === undefined ? {} : { link }) },
+      requestOnly(options),
+    );
+  }
+
+  /** Uploads an audio file and sends it to one user: `uploadAudio` then `sendAudio`. */
+  async sendAudioFile(
+    user_id: string,
+    file: FileInput,
+    options: UploadOptions = {},
+  ): Promise<res.SendResult> {
+    validate(req.SendFileParamsSchema, { user_id }, 'sendAudioFile params');
+    const audio = await this.uploadAudio(file, options);
+    const { audio_url, audio_uuid, audio_size, audio_duration } = audio;
+    return this.sendAudio(
+      { user_id, audio_url, audio_uuid, audio_size, audio_duration },
+      requestOnly(options),
+    );
+  }
+
+  /**
+   * Uploads a video, waits for its transcode and sends it to one user: `uploadVideo` then `sendVideo`.
+   * `timeoutMs` applies to each request; `waitForTranscode` bounds the wait.
+   */
+  async sendVideoFile(
+    user_id: string,
+    file: FileInput,
+    options: UploadOptions & Pick<SendVideoOptions, 'waitForTranscode'> = {},
+  ): Promise<res.SendResult> {
+    const { waitForTranscode, ...uploadOptions } = options;
+    validate(req.SendFileParamsSchema, { user_id }, 'sendVideoFile params');
+    const { ticket_id } = await this.uploadVideo(file, uploadOptions);
+    return this.sendVideo(
+      { user_id, ticket_id },
+      { ...requestOnly(options), ...(waitForTranscode === undefined ? {} : { waitForTranscode }) },
+    );
   }
 
   /**
@@ -231,6 +419,15 @@ export class OAClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#limiter?.stop();
     if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.close();
   }
+}
+
+/** The request options of a one-call helper, for its second request. */
+function requestOnly(options: RequestOptions): RequestOptions {
+  return {
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
 }

@@ -1,8 +1,16 @@
-export { OAClient } from './client.js';
+export { OAClient, type SendVideoOptions } from './client.js';
+export type {
+  OAClientEventName,
+  OAClientEvents,
+  OAClientListener,
+  RetryReason,
+} from './core/events.js';
+export type { RateLimitBucket, RateLimitOptions, RateLimitWindow } from './core/limiter.js';
 export type { Logger } from './core/logger.js';
 export type { OAClientOptions } from './core/options.js';
 export type { RequestOptions } from './core/request.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
+export type { WaitForTranscodeOptions } from './core/transcode.js';
 export {
   isOAError,
   OAAbortError,
@@ -62,4 +70,5 @@ export type {
   UploadImageResult,
   UploadVideoResult,
 } from './schemas/responses.js';
+export type { FileInput, FileSource, UploadKind, UploadOptions, UploadProgress } from './uploads/types.js';
 export { VERSION } from './version.js';

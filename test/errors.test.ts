@@ -38,7 +38,10 @@ describe('error answers map to their classes', () => {
     const body = errorEnvelope(400, 'BAD_REQUEST', 'Video is in convert status', path);
     const { client } = await setup((_req, res) => json(res, 400, body));
     const error = await rejection(
-      client.sendVideo({ user_id: 'u1', ticket_id: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' }),
+      client.sendVideo(
+        { user_id: 'u1', ticket_id: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' },
+        { waitForTranscode: false },
+      ),
     );
     expect(error).toBeInstanceOf(OABadRequestError);
     expect(error).toMatchObject({

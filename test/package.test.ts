@@ -45,7 +45,7 @@ describe('the packed tarball', () => {
     expect(files.sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
   });
 
-  for (const entry of ['oa-messaging', 'oa-messaging/webhook']) {
+  for (const entry of ['oa-messaging', 'oa-messaging/webhook', 'oa-messaging/testing']) {
     it(`${entry} loads with require() and with import, silently and with no handle left open`, async () => {
       const cjs = await node([
         '-e',

@@ -81,8 +81,13 @@ export interface TokenManagerDeps {
   /** Refresh this long before expiry (at most half the token's lifetime). */
   refreshBeforeExpiryMs: number;
   logger: Logger;
+  /** Told of each pair obtained by a renewal, and why the renewal ran. */
+  onRenewed?: (kind: 'login' | 'refresh', reason: RenewalReason) => void;
   now?: () => number;
 }
+
+/** Why the client renewed its token: it had none, it was close to expiry, or the API refused it. */
+export type RenewalReason = 'no_token' | 'expiring' | 'rejected';
 
 /**
  * Keeps a valid access token for the client's calls. Renewals are single-flight: however many calls
@@ -102,16 +107,18 @@ export class TokenManager {
 
   /** A token that is not close to expiry, obtaining or refreshing one first when needed. */
   async accessToken(signal?: AbortSignal): Promise<string> {
+    if (signal?.aborted)
+      throw new OAAbortError('Aborted before the request was sent', { cause: signal.reason });
     const current = await this.#read();
     if (current && !this.#isStale(current)) return current.access_token;
-    return (await abortable(this.#renew(current), signal)).access_token;
+    return (await abortable(this.#renew(current, current ? 'expiring' : 'no_token'), signal)).access_token;
   }
 
   /** After a 401 on `rejected`: a newer token if another call already renewed, else one renewal. */
   async accessTokenAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
     const current = await this.#read();
     if (current && current.access_token !== rejected && !this.#isStale(current)) return current.access_token;
-    return (await abortable(this.#renew(current), signal)).access_token;
+    return (await abortable(this.#renew(current, 'rejected'), signal)).access_token;
   }
 
   /** The credentials of the last pair seen, for scrubbing. */
@@ -144,19 +151,24 @@ export class TokenManager {
     return this.#now() >= token.expires_at - margin;
   }
 
-  #renew(current: StoredToken | undefined): Promise<StoredToken> {
-    this.#renewal ??= this.#doRenew(current).finally(() => {
-      this.#renewal = undefined;
-    });
+  #renew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
+    if (!this.#renewal) {
+      this.#renewal = this.#doRenew(current, reason).finally(() => {
+        this.#renewal = undefined;
+      });
+      // Shared: every caller may have given up (aborted) by the time it settles.
+      this.#renewal.catch(() => {});
+    }
     return this.#renewal;
   }
 
-  async #doRenew(current: StoredToken | undefined): Promise<StoredToken> {
+  async #doRenew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
     const { logger } = this.#deps;
     if (current?.refresh_token) {
       try {
         const stored = await this.save(await this.#deps.refresh(current.refresh_token));
-        logger.info?.('oa-messaging: access token refreshed');
+        logger.info?.('oa-messaging: access token refreshed', { reason });
+        this.#deps.onRenewed?.('refresh', reason);
         return stored;
       } catch (error) {
         // A refused refresh token (expired, revoked, rotated away) is answered with a 4xx: log in
@@ -168,7 +180,8 @@ export class TokenManager {
     }
     try {
       const stored = await this.save(await this.#deps.login());
-      logger.info?.('oa-messaging: access token obtained');
+      logger.info?.('oa-messaging: access token obtained', { reason });
+      this.#deps.onRenewed?.('login', reason);
       return stored;
     } catch (error) {
       if (error instanceof OAUnauthorizedError) await this.#deps.store.delete(this.#deps.key);

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { OAConfigError } from '../errors.js';
+import { type RateLimitOptions, resolveRateLimit } from './limiter.js';
 import type { Logger } from './logger.js';
 import type { TokenStore } from './token-store.js';
 
@@ -20,10 +21,29 @@ export interface OAClientOptions {
    */
   timeoutMs?: number;
   /**
-   * How many times a failure that is safe to repeat is retried (see "Retries" in the README).
+   * Per-attempt limit in ms for uploads, which may carry 100 MB.
+   * @default 600_000 (10 minutes)
+   */
+  uploadTimeoutMs?: number;
+  /**
+   * How many times a failure that is safe to repeat (a connection that never opened; for auth and
+   * uploads also a reset, a timeout or a 5xx) is retried. 0 turns every retry off.
    * @default 2
    */
   maxRetries?: number;
+  /**
+   * The longest a call keeps waiting, in all, on answers that ask it to wait: 429 (after its
+   * `Retry-After`, or a backoff) and `JOB_BUSY`. These retries do not use up `maxRetries`.
+   * @default 60_000
+   */
+  maxBusyWaitMs?: number;
+  /**
+   * The client's own rate limiter, kept at the API's limits so that calls wait in the client rather
+   * than meet a 429: every 60 s span holds at most 200 requests, and at most 20 uploads.
+   * `false` turns it off (for example when a proxy already limits).
+   * @default { general: { max: 200, windowMs: 60_000 }, upload: { max: 20, windowMs: 60_000 } }
+   */
+  rateLimit?: RateLimitOptions | false;
   /**
    * Where the token pair lives.
    * @default an in-memory store
@@ -57,7 +77,10 @@ export interface ResolvedOptions {
   apiKey: string;
   apiSecret: string;
   timeoutMs: number;
+  uploadTimeoutMs: number;
   maxRetries: number;
+  maxBusyWaitMs: number;
+  rateLimit: Required<RateLimitOptions> | false;
   refreshBeforeExpiryMs: number;
 }
 
@@ -108,7 +131,10 @@ export function resolveOptions(
     apiKey,
     apiSecret,
     timeoutMs: checkedNumber('timeoutMs', options.timeoutMs, 30_000, 'positive'),
+    uploadTimeoutMs: checkedNumber('uploadTimeoutMs', options.uploadTimeoutMs, 600_000, 'positive'),
     maxRetries: Math.floor(checkedNumber('maxRetries', options.maxRetries, 2, 'zero')),
+    maxBusyWaitMs: checkedNumber('maxBusyWaitMs', options.maxBusyWaitMs, 60_000, 'zero'),
+    rateLimit: resolveRateLimit(options.rateLimit),
     refreshBeforeExpiryMs: checkedNumber(
       'refreshBeforeExpiryMs',
       options.refreshBeforeExpiryMs,

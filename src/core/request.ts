@@ -1,25 +1,33 @@
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   errorFromAnswer,
   OAConnectionError,
+  OAError,
   OAResponseValidationError,
   OAUnauthorizedError,
   OAValidationError,
 } from '../errors.js';
+import type { PreparedUpload, UploadProgress } from '../uploads/types.js';
 import { VERSION } from '../version.js';
 import type { TokenManager } from './auth.js';
+import type { ClientEvents } from './events.js';
+import type { RateLimiter } from './limiter.js';
 import type { Logger } from './logger.js';
 import { redactJson, redactText } from './redact.js';
-import { withRetries } from './retry.js';
+import { classify, withRetries } from './retry.js';
 import { send, type TransportResponse } from './transport.js';
 import { formatIssues, toIssues, validate } from './validate.js';
 
 /** Per-call options, the last argument of every method. */
 export interface RequestOptions {
-  /** Cancels the call wherever it is waiting; the call rejects with `OAAbortError`. */
+  /**
+   * Cancels the call wherever it is waiting (the rate limiter's queue, a backoff, the transcode wait,
+   * the request itself); the call rejects with `OAAbortError`.
+   */
   signal?: AbortSignal;
-  /** Per-attempt limit in ms, overriding the client's `timeoutMs`. */
+  /** Per-attempt limit in ms, overriding the client's `timeoutMs` (or `uploadTimeoutMs`). */
   timeoutMs?: number;
 }
 
@@ -41,12 +49,25 @@ export interface RequestContext {
   baseUrl: URL;
   dispatcher: () => Dispatcher;
   timeoutMs: number;
+  /** The per-attempt default for uploads. */
+  uploadTimeoutMs: number;
   maxRetries: number;
+  maxBusyWaitMs: number;
+  /** `undefined` when `rateLimit: false`. */
+  limiter: RateLimiter | undefined;
+  events: ClientEvents;
   logger: Logger;
   tokens: TokenManager;
   /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
   secrets: () => Iterable<string | undefined>;
   isClosed: () => boolean;
+}
+
+/** What one attempt sends: the same JSON text each time, or a fresh multipart stream. */
+interface AttemptBody {
+  body: string | Readable;
+  headers: Record<string, string>;
+  dispose(): void;
 }
 
 const USER_AGENT = `oa-messaging/${VERSION} node/${process.version}`;
@@ -96,9 +117,19 @@ function readAnswer<R extends z.ZodType>(
   );
 }
 
+function checkCall(ctx: RequestContext, endpoint: Endpoint<z.ZodType, z.ZodType>, options: RequestOptions) {
+  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+    throw new OAValidationError(`Invalid ${endpoint.name} options: timeoutMs must be a positive number`, [
+      { path: ['timeoutMs'], message: 'Must be a positive number' },
+    ]);
+  }
+  if (ctx.isClosed()) throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`);
+}
+
 /**
- * The one way a call flows: validate -> retry policy -> auth (token, one 401 refresh) -> transport ->
- * map the answer -> parse the response. None of the steps knows which endpoint it serves.
+ * The one way a JSON call flows: validate -> retry policy -> auth (token, one 401 refresh) -> rate
+ * limiter -> transport -> map the answer -> parse the response. None of the steps knows which
+ * endpoint it serves.
  */
 export async function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
   ctx: RequestContext,
@@ -106,56 +137,145 @@ export async function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
   params: unknown,
   options: RequestOptions = {},
 ): Promise<z.output<R>> {
-  const body = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
-  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
-    throw new OAValidationError(`Invalid ${endpoint.name} options: timeoutMs must be a positive number`, [
-      { path: ['timeoutMs'], message: 'Must be a positive number' },
-    ]);
-  }
-  if (ctx.isClosed()) throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`);
+  const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
+  checkCall(ctx, endpoint, options);
+  const headers = { 'content-type': 'application/json' };
+  return run(ctx, endpoint, options, true, () => ({ body: text, headers, dispose() {} }));
+}
+
+/** An upload: the same flow with a multipart body made afresh for each attempt. */
+export async function callUpload<R extends z.ZodType>(
+  ctx: RequestContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  upload: PreparedUpload,
+  options: RequestOptions & { onProgress?: ((progress: UploadProgress) => void) | undefined },
+): Promise<z.output<R>> {
+  checkCall(ctx, endpoint, options);
+  return run(ctx, endpoint, options, upload.replayable, () => upload.body(options.onProgress));
+}
+
+const NOT_REPLAYABLE =
+  ' (not retried: the file came from a stream, which cannot be read twice; ' +
+  'pass a path, Buffer or Blob to let the SDK retry)';
+
+async function run<R extends z.ZodType>(
+  ctx: RequestContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  options: RequestOptions,
+  replayable: boolean,
+  makeBody: () => AttemptBody,
+): Promise<z.output<R>> {
   const what = `POST ${endpoint.path}`;
   const url = urlFor(ctx.baseUrl, endpoint.path);
-  const timeoutMs = options.timeoutMs ?? ctx.timeoutMs;
+  const bucket = endpoint.path.includes('/upload/') ? 'upload' : 'general';
+  const timeoutMs = options.timeoutMs ?? (bucket === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs);
+  const { events, logger } = ctx;
+  const { signal } = options;
 
-  const attemptOnce = async (token: string | undefined): Promise<z.output<R>> => {
+  const attemptOnce = async (token: string | undefined, attempt: number): Promise<z.output<R>> => {
+    const permit = await ctx.limiter?.acquire(bucket, signal, endpoint.auth ? 5 : 0);
+    if (permit && permit.waitedMs > 0) {
+      const waitedMs = Math.round(permit.waitedMs);
+      logger.debug?.(`oa-messaging: ${what} waited ${waitedMs} ms for the ${bucket} rate limit`);
+      events.emit('rateLimitWait', { endpoint: endpoint.name, path: endpoint.path, bucket, waitedMs });
+    }
+    let body: AttemptBody;
+    try {
+      body = makeBody();
+    } catch (error) {
+      permit?.release();
+      throw error;
+    }
     const headers: Record<string, string> = {
-      'content-type': 'application/json',
+      ...body.headers,
       accept: 'application/json',
       'user-agent': USER_AGENT,
     };
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     const started = performance.now();
-    ctx.logger.debug?.(`oa-messaging: ${what}`);
-    const res = await send({
-      url,
-      headers,
-      body,
-      dispatcher: ctx.dispatcher(),
-      timeoutMs,
-      signal: options.signal,
-      isSend: endpoint.isSend,
-    });
-    ctx.logger.debug?.(`oa-messaging: ${what} -> ${res.status}`, {
+    logger.debug?.(`oa-messaging: ${what}`, { attempt });
+    events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
+    let res: TransportResponse;
+    try {
+      res = await send({
+        url,
+        headers,
+        body: body.body,
+        dispatcher: ctx.dispatcher(),
+        timeoutMs,
+        signal,
+        isSend: endpoint.isSend,
+      });
+    } finally {
+      permit?.ended();
+      body.dispose();
+    }
+    const durationMs = Math.round(performance.now() - started);
+    logger.debug?.(`oa-messaging: ${what} -> ${res.status}`, { status: res.status, ms: durationMs });
+    events.emit('response', {
+      endpoint: endpoint.name,
+      method: 'POST',
+      path: endpoint.path,
+      attempt,
       status: res.status,
-      ms: Math.round(performance.now() - started),
+      durationMs,
     });
     return readAnswer(ctx, endpoint, res);
   };
 
-  return withRetries(
-    async () => {
-      if (!endpoint.auth) return attemptOnce(undefined);
-      const token = await ctx.tokens.accessToken(options.signal);
-      try {
-        return await attemptOnce(token);
-      } catch (error) {
-        // A 401 means the API did not act on the request: renew once (shared by every call that got
-        // one) and replay once. A second 401 is final.
-        if (!(error instanceof OAUnauthorizedError)) throw error;
-        ctx.logger.info?.(`oa-messaging: ${what} answered 401; renewing the access token`);
-        return attemptOnce(await ctx.tokens.accessTokenAfterRejection(token, options.signal));
-      }
-    },
-    { maxRetries: ctx.maxRetries, isSend: endpoint.isSend, signal: options.signal, logger: ctx.logger, what },
-  );
+  try {
+    return await withRetries(
+      async (attempt) => {
+        if (!endpoint.auth) return attemptOnce(undefined, attempt);
+        const token = await ctx.tokens.accessToken(signal);
+        try {
+          return await attemptOnce(token, attempt);
+        } catch (error) {
+          // A 401 means the API did not act on the request: renew once (shared by every call that got
+          // one) and replay once. A second 401 is final.
+          if (!(error instanceof OAUnauthorizedError) || !replayable) throw error;
+          logger.info?.(`oa-messaging: ${what} answered 401; renewing the access token`);
+          events.emit('retry', {
+            endpoint: endpoint.name,
+            path: endpoint.path,
+            attempt,
+            reason: 'unauthorized',
+            waitMs: 0,
+            error,
+          });
+          return attemptOnce(await ctx.tokens.accessTokenAfterRejection(token, signal), attempt);
+        }
+      },
+      {
+        // A body that cannot be read twice cannot be retried, whatever the failure.
+        maxRetries: replayable ? ctx.maxRetries : 0,
+        maxBusyWaitMs: ctx.maxBusyWaitMs,
+        isSend: endpoint.isSend,
+        signal,
+        onRetry: (retry) => {
+          logger.warn?.(
+            `oa-messaging: ${what} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
+            { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
+          );
+          events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
+        },
+      },
+    );
+  } catch (error) {
+    // Say why a failure that is usually retried was not.
+    if (
+      !replayable &&
+      error instanceof OAError &&
+      wouldRetry(error) &&
+      !error.message.endsWith(NOT_REPLAYABLE)
+    ) {
+      error.message += NOT_REPLAYABLE;
+    }
+    throw error;
+  }
+}
+
+function wouldRetry(error: OAError): boolean {
+  const kind = classify(error);
+  return kind !== 'final' || error instanceof OAUnauthorizedError;
 }

@@ -2,63 +2,80 @@ import pRetry from 'p-retry';
 import {
   OAAbortError,
   OAConnectionError,
+  type OAError,
   OAInternalServerError,
   OAJobBusyError,
   OARateLimitError,
 } from '../errors.js';
-import type { Logger } from './logger.js';
+import type { RetryReason } from './events.js';
 import { isFailureBeforeSending } from './transport.js';
 
+/** How the SDK decides to repeat a call. */
 export interface RetryPolicy {
-  /** How many times a failed attempt may be repeated. */
+  /** How many failures (connection, 5xx) may be retried; 0 turns every retry off. */
   maxRetries: number;
+  /**
+   * The longest time a call keeps waiting on answers that ask it to wait (429, `JOB_BUSY`). These do
+   * not use up `maxRetries`.
+   */
+  maxBusyWaitMs: number;
   /** A send or broadcast: repeated only when the API cannot have acted on it. */
   isSend: boolean;
   signal?: AbortSignal | undefined;
-  logger: Logger;
-  /** For log lines: `POST /api/v2/...`. */
-  what: string;
+  /** Called before each wait. */
+  onRetry: (retry: { attempt: number; reason: RetryReason; waitMs: number; error: OAError }) => void;
 }
 
-/** First backoff step; doubles each retry up to {@link MAX_BACKOFF_MS}, with full jitter. */
-const INITIAL_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 8_000;
-/** A server that asks for a longer wait than this is not waited for: the error goes to the caller. */
-const MAX_RETRY_AFTER_MS = 60_000;
+/** Backoff for failures: 500 ms doubling to 8 s, with jitter. */
+const FAILURE_BACKOFF = { initialMs: 500, maxMs: 8_000 };
+/** Backoff for 429 without Retry-After and for `JOB_BUSY`: 1 s doubling to 15 s, with jitter. */
+const BUSY_BACKOFF = { initialMs: 1_000, maxMs: 15_000 };
 
 /** Errors a nested call already retried (a login inside a send): not retried a second time. */
 const alreadyRetried = new WeakSet<object>();
 
-/**
- * "Retries: never send a message twice" (API.md). A failure is retried when the API did not act on
- * the request (rate limited, busy, never connected), and, for requests that have no effect a user
- * would see twice (auth, uploads), also when the outcome is unknown (reset, timeout, 5xx).
- */
-export function isSafeToRetry(error: unknown, isSend: boolean): boolean {
-  if (typeof error !== 'object' || error === null || alreadyRetried.has(error)) return false;
-  if (error instanceof OARateLimitError) return (error.retryAfterMs ?? 0) <= MAX_RETRY_AFTER_MS;
-  if (error instanceof OAJobBusyError) return true;
-  if (isFailureBeforeSending(error)) return true;
-  if (isSend) return false;
-  return error instanceof OAInternalServerError || error instanceof OAConnectionError;
-}
-
-function backoffMs(retryNumber: number, error: unknown): number {
-  if (error instanceof OARateLimitError && error.retryAfterMs !== undefined) return error.retryAfterMs;
-  const ceiling = Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** (retryNumber - 1));
+/** Exponential backoff with jitter: a random wait between half and all of the step. */
+export function backoffMs(step: number, { initialMs, maxMs }: { initialMs: number; maxMs: number }): number {
+  const ceiling = Math.min(maxMs, initialMs * 2 ** Math.max(0, step - 1));
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
+/** The three kinds of failure of "Retries: never send a message twice" (API.md). */
+export type FailureKind =
+  /** The API answered that it did not act: 429, `JOB_BUSY`. */
+  | 'rejected'
+  /** Nothing left the client: connection refused, DNS. */
+  | 'not_sent'
+  /** The request may have been acted on: reset or timeout after it left, 5xx. */
+  | 'outcome_unknown'
+  /** Anything else (a 4xx verdict, an abort, a bad answer): final. */
+  | 'final';
+
+export function classify(error: unknown): FailureKind {
+  if (error instanceof OARateLimitError || error instanceof OAJobBusyError) return 'rejected';
+  if (error instanceof OAAbortError) return 'final';
+  if (isFailureBeforeSending(error)) return 'not_sent';
+  if (error instanceof OAInternalServerError || error instanceof OAConnectionError) return 'outcome_unknown';
+  return 'final';
+}
+
+interface Decision {
+  reason: RetryReason;
+  waitMs: number;
+  /** Counts against `maxRetries`. */
+  consumes: boolean;
+}
+
 /** Waits `ms`, or rejects with {@link OAAbortError} as soon as `signal` fires. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal, what = 'waiting to retry'): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(new OAAbortError('Aborted while waiting to retry', { cause: signal.reason }));
+      reject(new OAAbortError(`Aborted while ${what}`, { cause: signal.reason }));
       return;
     }
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new OAAbortError('Aborted while waiting to retry', { cause: signal?.reason }));
+      reject(new OAAbortError(`Aborted while ${what}`, { cause: signal?.reason }));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
@@ -68,31 +85,70 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Runs `attempt` and repeats it under the policy; the last error is the one the caller sees. */
+/**
+ * Runs `attempt` and repeats it under the policy; the last error is the one the caller sees.
+ *
+ * - rejected (429, `JOB_BUSY`): retried for every endpoint after `Retry-After` or a backoff, for at
+ *   most `maxBusyWaitMs` of waiting in all;
+ * - not sent: retried for every endpoint, using up `maxRetries`;
+ * - outcome unknown: retried only for requests that have no effect a user would see twice (auth,
+ *   uploads); a send rejects with `deliveryUnknown: true`.
+ */
 export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<T>,
   policy: RetryPolicy,
 ): Promise<T> {
+  let busyWaitedMs = 0;
+  let busyStep = 0;
+  let failureStep = 0;
+  let decision: Decision | undefined;
+
+  const decide = (error: unknown, retriesLeft: number): Decision | undefined => {
+    if (retriesLeft <= 0 || typeof error !== 'object' || error === null || alreadyRetried.has(error)) {
+      return undefined;
+    }
+    const kind = classify(error);
+    if (kind === 'rejected') {
+      const asked = error instanceof OARateLimitError ? error.retryAfterMs : undefined;
+      const waitMs = asked ?? backoffMs(++busyStep, BUSY_BACKOFF);
+      if (busyWaitedMs + waitMs > policy.maxBusyWaitMs) return undefined;
+      busyWaitedMs += waitMs;
+      return {
+        reason: error instanceof OARateLimitError ? 'rate_limited' : 'job_busy',
+        waitMs,
+        consumes: false,
+      };
+    }
+    if (kind === 'not_sent') {
+      return { reason: 'not_sent', waitMs: backoffMs(++failureStep, FAILURE_BACKOFF), consumes: true };
+    }
+    if (kind === 'outcome_unknown' && !policy.isSend) {
+      return { reason: 'outcome_unknown', waitMs: backoffMs(++failureStep, FAILURE_BACKOFF), consumes: true };
+    }
+    return undefined;
+  };
+
   try {
     return await pRetry(attempt, {
+      // Rejected answers do not use up maxRetries (shouldConsumeRetry); their bound is maxBusyWaitMs.
+      // p-retry stops everything once maxRetries is used up, so 0 turns retries off.
       retries: policy.maxRetries,
       // The wait happens in onFailedAttempt so that it can follow Retry-After; p-retry's own is zero.
       minTimeout: 0,
       maxTimeout: 0,
-      shouldRetry: ({ error }) => isSafeToRetry(error, policy.isSend),
       onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-        if (retriesLeft <= 0 || !isSafeToRetry(error, policy.isSend)) return;
-        const waitMs = backoffMs(attemptNumber, error);
-        policy.logger.warn?.(
-          `oa-messaging: ${policy.what} failed (${error.message}); retrying in ${Math.round(waitMs)} ms`,
-          {
-            attempt: attemptNumber,
-            reason: error.name,
-            waitMs: Math.round(waitMs),
-          },
-        );
-        await sleep(waitMs, policy.signal);
+        decision = decide(error, retriesLeft);
+        if (!decision) return;
+        policy.onRetry({
+          attempt: attemptNumber,
+          reason: decision.reason,
+          waitMs: Math.round(decision.waitMs),
+          error: error as OAError,
+        });
+        await sleep(decision.waitMs, policy.signal);
       },
+      shouldConsumeRetry: () => decision?.consumes ?? true,
+      shouldRetry: () => decision !== undefined,
     });
   } catch (error) {
     if (typeof error === 'object' && error !== null) alreadyRetried.add(error);

@@ -1,11 +1,13 @@
+import type { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
-import { OAAbortError, OAConnectionError, OATimeoutError } from '../errors.js';
+import { isOAError, OAAbortError, OAConnectionError, OATimeoutError } from '../errors.js';
 
 /** One HTTP attempt, as the transport sees it. */
 export interface TransportRequest {
   url: URL;
   headers: Record<string, string>;
-  body: string;
+  /** JSON text, or a multipart stream (form-data) for uploads. */
+  body: string | Readable;
   dispatcher: Dispatcher;
   /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
   timeoutMs: number;
@@ -80,6 +82,8 @@ export async function send(req: TransportRequest): Promise<TransportResponse> {
     if (caller?.aborted) {
       throw new OAAbortError(`${what} was aborted`, { cause: caller.reason, deliveryUnknown: req.isSend });
     }
+    // The body itself refused to go on (an upload stream past its size limit): that is the answer.
+    if (isOAError(error)) throw error;
     if (attempt.signal.reason instanceof AttemptTimeout) {
       throw new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
         cause: error,

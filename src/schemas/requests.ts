@@ -78,6 +78,31 @@ export const BroadcastToMemberSessionParamsSchema = z.strictObject({
   items: ItemsSchema,
 });
 
+/** Endpoints 9-11 take a multipart file, checked by the upload layer rather than a schema. */
+export const UploadParamsSchema = z.unknown();
+
+/** The options of the upload methods that a schema can check (the file itself is checked on reading). */
+export const UploadOptionsSchema = z.looseObject({
+  filename: NonBlankSchema.refine((name) => !/[\\/\r\n"]/.test(name), {
+    message: 'Must be a plain file name, without slashes, quotes or line breaks',
+  }).optional(),
+  contentType: NonBlankSchema.optional(),
+  onProgress: z
+    .custom<(progress: unknown) => void>((value) => typeof value === 'function', 'Must be a function')
+    .optional(),
+});
+
+/** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
+export const WaitForTranscodeSchema = z
+  .union([z.literal(false), z.strictObject({ timeoutMs: z.number().positive().optional() })])
+  .optional();
+
+/** The one-call helpers: who gets the file, and for images an optional link. */
+export const SendFileParamsSchema = z.strictObject({
+  user_id: NonBlankSchema,
+  link: HttpUrlSchema.optional(),
+});
+
 export type SendGreetingParams = z.input<typeof SendGreetingParamsSchema>;
 export type SendImageParams = z.input<typeof SendImageParamsSchema>;
 export type SendTextParams = z.input<typeof SendTextParamsSchema>;

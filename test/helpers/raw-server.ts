@@ -5,8 +5,8 @@ export type RawHandler = (req: IncomingMessage, res: ServerResponse, body: strin
 
 export interface RawServer {
   url: string;
-  /** Every request received: path and JSON body. */
-  hits: { path: string; body: unknown; authorization: string | undefined }[];
+  /** Every request received: path, JSON body and arrival time (`performance.now()`). */
+  hits: { path: string; body: unknown; authorization: string | undefined; at: number }[];
   close(): Promise<void>;
 }
 
@@ -17,6 +17,7 @@ export interface RawServer {
 export async function startRawServer(handler: RawHandler): Promise<RawServer> {
   const hits: RawServer['hits'] = [];
   const { url, close } = await listen(async (req, res) => {
+    const at = performance.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -30,6 +31,7 @@ export async function startRawServer(handler: RawHandler): Promise<RawServer> {
       path: new URL(req.url ?? '/', 'http://x').pathname,
       body,
       authorization: req.headers.authorization,
+      at,
     });
     await handler(req, res, text);
   });

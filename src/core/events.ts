@@ -1,0 +1,89 @@
+import type { OAError } from '../errors.js';
+import type { RateLimitBucket } from './limiter.js';
+import type { Logger } from './logger.js';
+
+/** Why a call is being tried again. */
+export type RetryReason =
+  /** 429: the API's rate limit. */
+  | 'rate_limited'
+  /** 400 `JOB_BUSY`: a broadcast job is running. */
+  | 'job_busy'
+  /** The connection failed before the request left (refused, DNS). */
+  | 'not_sent'
+  /** 401: the access token was renewed and the request is replayed once. */
+  | 'unauthorized'
+  /** A 5xx, a reset or a timeout on a request that is safe to repeat (auth, uploads). */
+  | 'outcome_unknown'
+  /** `sendVideo`: the ticket is still in convert status. */
+  | 'video_converting';
+
+/** What the client reports, by event name. Events never carry a secret. */
+export interface OAClientEvents {
+  /** A request is leaving (one per attempt). */
+  request: { endpoint: string; method: 'POST'; path: string; attempt: number };
+  /** An answer came back (any status). */
+  response: {
+    endpoint: string;
+    method: 'POST';
+    path: string;
+    attempt: number;
+    status: number;
+    durationMs: number;
+  };
+  /** A failed attempt will be tried again after `waitMs`. */
+  retry: {
+    endpoint: string;
+    path: string;
+    attempt: number;
+    reason: RetryReason;
+    waitMs: number;
+    error: OAError;
+  };
+  /** A request waited in the client's rate limiter before leaving. */
+  rateLimitWait: { endpoint: string; path: string; bucket: RateLimitBucket; waitedMs: number };
+  /** The client obtained (`login`) or refreshed (`refresh`) its access token. */
+  tokenRefresh: { kind: 'login' | 'refresh'; reason: 'no_token' | 'expiring' | 'rejected' };
+}
+
+export type OAClientEventName = keyof OAClientEvents;
+export type OAClientListener<E extends OAClientEventName> = (event: OAClientEvents[E]) => void;
+
+/**
+ * A small typed emitter. A listener that throws is reported to the logger and never breaks a call; an
+ * event with no listener costs one lookup.
+ */
+export class ClientEvents {
+  readonly #listeners = new Map<OAClientEventName, Set<(event: never) => void>>();
+  readonly #logger: Logger;
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  on<E extends OAClientEventName>(name: E, listener: OAClientListener<E>): void {
+    let set = this.#listeners.get(name);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(name, set);
+    }
+    set.add(listener as (event: never) => void);
+  }
+
+  off<E extends OAClientEventName>(name: E, listener: OAClientListener<E>): void {
+    this.#listeners.get(name)?.delete(listener as (event: never) => void);
+  }
+
+  emit<E extends OAClientEventName>(name: E, event: OAClientEvents[E]): void {
+    const set = this.#listeners.get(name);
+    if (!set || set.size === 0) return;
+    for (const listener of set) {
+      try {
+        (listener as OAClientListener<E>)(event);
+      } catch (error) {
+        this.#logger.error?.(`oa-messaging: a '${name}' listener threw`, {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import type { Readable } from 'node:stream';
+
+/** As much as file-type needs for nearly every format (its own `reasonableDetectionSizeInBytes`). */
+export const SAMPLE_BYTES = 4100;
+/** The most read ahead of a stream to look past an ID3 tag (cover art can make it large). */
+const MAX_ID3_SAMPLE_BYTES = 1024 * 1024;
+
+/** The first bytes of a stream, put back so that the stream still gives every byte. */
+export interface StreamSample {
+  /** The first bytes read (all of them when `ended`). */
+  head: Buffer;
+  /** `true` when the stream ended within the sample: `head` is the whole content. */
+  ended: boolean;
+}
+
+function toBuffer(chunk: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (typeof chunk === 'string') return Buffer.from(chunk);
+  throw new TypeError(`the stream gave a ${typeof chunk} chunk, not bytes`);
+}
+
+/**
+ * How many bytes to read before detecting: an MP3 (or ADTS AAC) may start with an ID3 tag of any
+ * size, and the format is only known from what follows it.
+ */
+function wanted(head: Buffer): number {
+  if (head.length >= 10 && head.toString('latin1', 0, 3) === 'ID3') {
+    // Tag size: 4 "sync-safe" bytes of 7 bits each, after the 10-byte header.
+    const size = ((head[6]! & 0x7f) << 21) | ((head[7]! & 0x7f) << 14) | ((head[8]! & 0x7f) << 7) | head[9]!;
+    return Math.min(10 + size + SAMPLE_BYTES, MAX_ID3_SAMPLE_BYTES);
+  }
+  return SAMPLE_BYTES;
+}
+
+/**
+ * Reads the first bytes of `stream` without consuming them: they are pushed back with `unshift`, so
+ * whoever reads the stream next gets every byte. When the stream ends first, nothing is put back (a
+ * stream that has emitted `end` takes no more) and `head` holds the whole content.
+ */
+export function readSample(stream: Readable): Promise<StreamSample> {
+  return new Promise((resolve, reject) => {
+    if (stream.readableEnded || stream.destroyed) {
+      reject(new Error('the stream was already read to its end or closed'));
+      return;
+    }
+    const chunks: unknown[] = [];
+    const buffers: Buffer[] = [];
+    let have = 0;
+    let want = SAMPLE_BYTES;
+    let sized = false;
+    const cleanup = () => {
+      stream.off('readable', onReadable);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ head: Buffer.concat(buffers), ended: true });
+    };
+    const onError = (error: unknown) => {
+      cleanup();
+      reject(error);
+    };
+    const onReadable = () => {
+      try {
+        for (let chunk = stream.read(); chunk !== null; chunk = stream.read()) {
+          const bytes = toBuffer(chunk);
+          chunks.push(chunk);
+          buffers.push(bytes);
+          have += bytes.length;
+          if (!sized && have >= 10) {
+            want = wanted(Buffer.concat(buffers));
+            sized = true;
+          }
+          if (have >= want) break;
+        }
+      } catch (error) {
+        onError(error);
+        return;
+      }
+      if (have < want) return;
+      cleanup();
+      // Back to the front in reverse order, so the stream gives them again first and in order.
+      for (let i = chunks.length - 1; i >= 0; i--) stream.unshift(chunks[i]);
+      resolve({ head: Buffer.concat(buffers), ended: false });
+    };
+    stream.on('readable', onReadable);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+  });
+}

@@ -1,0 +1,68 @@
+import type { Readable } from 'node:stream';
+import type FormData from 'form-data';
+import type { RequestOptions } from '../core/request.js';
+
+/** The three upload endpoints (9-11 of the spec). */
+export type UploadKind = 'image' | 'video' | 'audio';
+
+/**
+ * Where the bytes of a file come from: a path, a `file:` URL, bytes in memory, a Blob or File, or a
+ * Node Readable (read once, so an upload from it is never retried).
+ */
+export type FileSource = string | URL | Uint8Array | Blob | Readable;
+
+/** A file to upload: a {@link FileSource}, or one with its name and type given. */
+export type FileInput = FileSource | { data: FileSource; filename?: string; contentType?: string };
+
+/** How much of the file has gone out. `total` is unknown for a stream of unknown length. */
+export interface UploadProgress {
+  loaded: number;
+  total: number | undefined;
+}
+
+/** Options of `uploadImage`, `uploadVideo` and `uploadAudio`. */
+export interface UploadOptions extends RequestOptions {
+  /**
+   * The file name sent in the multipart part; by default the path's base name, else a File's `name`,
+   * else `<kind>.<ext>` from the detected format.
+   */
+  filename?: string;
+  /** A hint for the format when the bytes alone are ambiguous; what is sent follows the bytes. */
+  contentType?: string;
+  /** Called as the file's bytes go out (and again from 0 if the upload is retried). */
+  onProgress?: (progress: UploadProgress) => void;
+}
+
+/** One multipart body for one attempt. */
+export interface UploadBody {
+  body: FormData;
+  /** `content-type` with the boundary, and `content-length` when every length is known. */
+  headers: Record<string, string>;
+  /**
+   * Closes what the body opened (file streams) when the attempt ends before the body was read; for a
+   * one-shot stream, also destroys the caller's stream, which cannot serve another attempt. Safe to
+   * call after a complete attempt too.
+   */
+  dispose(): void;
+}
+
+/** A file checked for format and size, ready to go out as many times as its source allows. */
+export interface PreparedUpload {
+  kind: UploadKind;
+  /** The multipart field: `file`, `video` or `audio`. */
+  field: string;
+  filename: string;
+  /** The part's Content-Type, from the bytes' signature. */
+  contentType: string;
+  /** Bytes, when known before sending. */
+  size: number | undefined;
+  /** `true` when the source can be read again (path, URL, bytes, Blob); a one-shot stream cannot. */
+  replayable: boolean;
+  /**
+   * A fresh body for one attempt; for a source that is not replayable, only once (a second call throws
+   * an `OAError`). The file is opened only when the body is read. The body fails with an
+   * `OAValidationError` when a stream of unknown length passes the size limit, and with an `OAError`
+   * when a file changed size since it was checked; undici rejects the request with that error.
+   */
+  body(onProgress?: (progress: UploadProgress) => void): UploadBody;
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OAClient, OAConnectionError, OATimeoutError, type RateLimitOptions } from '../src/index.js';
+import { createMockServer, type MockServer } from '../src/testing/index.js';
+
+const PNG = readFileSync(new URL('./fixtures/media/sample.png', import.meta.url));
+const WINDOW = { general: { max: 20, windowMs: 2000 }, upload: { max: 4, windowMs: 2000 } };
+
+let mock: MockServer | undefined;
+let client: OAClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  await mock?.close();
+  client = undefined;
+  mock = undefined;
+});
+
+async function start(mode: 'sliding' | 'fixed', clientLimits: RateLimitOptions = WINDOW) {
+  mock = await createMockServer({ rateLimit: { ...WINDOW, mode }, transcodeMs: 0 });
+  client = new OAClient({
+    baseUrl: mock.url,
+    apiKey: mock.apiKey,
+    apiSecret: mock.apiSecret,
+    rateLimit: clientLimits,
+  });
+  return { mock, client };
+}
+
+const count429 = (server: MockServer) => server.requests.filter((r) => r.status === 429).length;
+
+/** The least time `n` requests can take under `max` per `windowMs`: the last burst starts then. */
+const idealMs = (n: number, { max, windowMs }: { max: number; windowMs: number }) =>
+  (Math.ceil(n / max) - 1) * windowMs;
+
+describe.each(['sliding', 'fixed'] as const)('against a %s-window server', (mode) => {
+  it('60 concurrent sends and 12 concurrent uploads: no 429, close to the ideal time', async () => {
+    const { mock, client } = await start(mode);
+    const started = performance.now();
+    const sends = Array.from({ length: 60 }, (_, i) => client.sendText({ user_id: `u${i}`, msg: `m${i}` }));
+    const uploads = Array.from({ length: 12 }, (_, i) =>
+      client.uploadImage({ data: PNG, filename: `p${i}.png` }),
+    );
+    const results = await Promise.all([...sends, ...uploads]);
+    const elapsed = performance.now() - started;
+
+    expect(results).toHaveLength(72);
+    expect(count429(mock)).toBe(0);
+    expect(mock.deliveries).toHaveLength(60);
+    expect(mock.uploads).toHaveLength(12);
+    // 73 requests (a login, 60 sends, 12 uploads) at 20 per 2 s, uploads also at 4 per 2 s.
+    const ideal = Math.max(idealMs(73, WINDOW.general), idealMs(12, WINDOW.upload));
+    expect(elapsed).toBeGreaterThanOrEqual(ideal);
+    expect(elapsed).toBeLessThanOrEqual(1.3 * ideal);
+  });
+});
+
+describe('another client using part of the allowance', () => {
+  it('the 429s it causes are waited out: every call succeeds, each message delivered once', async () => {
+    const { mock, client } = await start('sliding');
+    // The other client: 10 token calls now, 5 more a second later, with the same key.
+    const other = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const res = await request(`${mock.url}/api/v2/public/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ api_key: mock.apiKey, api_secret: mock.apiSecret }),
+        });
+        await res.body.text();
+      }
+    };
+    await other(10);
+    const later = new Promise((resolve) => setTimeout(resolve, 1000)).then(() => other(5));
+    const retries: string[] = [];
+    client.on('retry', (event) => retries.push(event.reason));
+    const msgs = Array.from({ length: 30 }, (_, i) => `m${i}`);
+    const results = await Promise.all(msgs.map((msg) => client.sendText({ user_id: 'u1', msg })));
+    await later;
+
+    expect(results.every((r) => r === 'success')).toBe(true);
+    expect(count429(mock)).toBeGreaterThan(0);
+    expect(retries.length).toBeGreaterThan(0);
+    expect(new Set(retries)).toEqual(new Set(['rate_limited']));
+    const delivered = mock.deliveries.map((d) => d.items[0]?.msg);
+    expect(delivered.sort()).toEqual([...msgs].sort());
+  });
+});
+
+describe('a reset after the server processed the request', () => {
+  it('a send: one delivery, OAConnectionError with deliveryUnknown', async () => {
+    const { mock, client } = await start('sliding');
+    mock.injectFault('reset-after-processing', { path: '/webhook/broadcast-message' });
+    const error = await client.sendText({ user_id: 'u1', msg: 'hello' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OAConnectionError);
+    expect(error).toMatchObject({ deliveryUnknown: true });
+    expect(mock.deliveries).toHaveLength(1);
+  });
+
+  it('an upload is retried and succeeds', async () => {
+    const { mock, client } = await start('sliding');
+    mock.injectFault('reset-after-processing', { path: '/upload/image' });
+    const result = await client.uploadImage({ data: PNG, filename: 'p.png' });
+    expect(result.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    expect(mock.requests.filter((r) => r.path.endsWith('/upload/image'))).toHaveLength(2);
+  });
+
+  it('a token call is retried and succeeds', async () => {
+    const { mock, client } = await start('sliding');
+    mock.injectFault('reset-after-processing', { path: '/auth/token' });
+    await expect(client.sendText({ user_id: 'u1', msg: 'hello' })).resolves.toBe('success');
+    expect(mock.requests.filter((r) => r.path.endsWith('/auth/token'))).toHaveLength(2);
+    expect(mock.deliveries).toHaveLength(1);
+  });
+});
+
+describe('a server that never answers', () => {
+  it('OATimeoutError after timeoutMs; a send is not retried', async () => {
+    const { mock, client } = await start('sliding');
+    mock.injectFault('hang', { path: '/webhook/broadcast-message' });
+    const error = await client
+      .sendText({ user_id: 'u1', msg: 'x' }, { timeoutMs: 300 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OATimeoutError);
+    expect(error).toMatchObject({ deliveryUnknown: true });
+    expect(mock.requests.filter((r) => r.path.endsWith('/broadcast-message'))).toHaveLength(1);
+  });
+});
