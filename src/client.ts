@@ -2,9 +2,9 @@ import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { TokenManager } from './core/auth.js';
 import { ClientEvents, type OAClientEventName, type OAClientListener } from './core/events.js';
-import { RateLimiter } from './core/limiter.js';
 import { type Logger, silentLogger } from './core/logger.js';
 import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
+import { type Limiter, RateLimiter } from './core/rate-limit.js';
 import {
   callEndpoint,
   callUpload,
@@ -160,7 +160,7 @@ export class OAClient {
   readonly #tokens: TokenManager;
   readonly #ctx: RequestContext;
   readonly #events: ClientEvents;
-  readonly #limiter: RateLimiter | undefined;
+  readonly #limiter: Limiter | undefined;
   readonly #ownDispatcher: boolean;
   #dispatcher: Dispatcher | undefined;
   #closed = false;
@@ -173,7 +173,8 @@ export class OAClient {
     const { apiKey, apiSecret } = this.#options;
     this.#events = new ClientEvents(logger);
     // Bottleneck starts no timer until a request is queued, so constructing a client opens nothing.
-    this.#limiter = this.#options.rateLimit ? new RateLimiter(this.#options.rateLimit) : undefined;
+    const { rateLimit } = this.#options;
+    this.#limiter = rateLimit ? new RateLimiter(rateLimit) : undefined;
     this.#tokens = new TokenManager({
       store: options.tokenStore ?? new MemoryTokenStore(),
       key: apiKey,

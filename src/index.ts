@@ -5,9 +5,9 @@ export type {
   OAClientListener,
   RetryReason,
 } from './core/events.js';
-export type { RateLimitBucket, RateLimitOptions, RateLimitWindow } from './core/limiter.js';
 export type { Logger } from './core/logger.js';
 export type { OAClientOptions } from './core/options.js';
+export type { RateLimitBucket, RateLimitOptions, RateLimitWindow } from './core/rate-limit.js';
 export type { RequestOptions } from './core/request.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
 export type { WaitForTranscodeOptions } from './core/transcode.js';

@@ -153,6 +153,20 @@ describe('single-user sends', () => {
     expect(await newClient().sendAudio(params)).toBe('success');
     expectJsonPost('/webhook/broadcast-audio', params);
   });
+
+  it('sendAudio({ user_id, ...upload }) still works when the upload answer has a field more', async () => {
+    server.use(http.post(`*${API}/webhook/broadcast-audio`, () => HttpResponse.json({ data: 'success' })));
+    const upload = {
+      audio_url: 'https://storage.example.com/a.mp3',
+      audio_uuid: AUDIO_UUID,
+      audio_size: 12345,
+      audio_duration: 7.5,
+      audio_name: 'added by a later API version',
+    };
+    expect(await newClient().sendAudio({ user_id: 'u1', ...upload })).toBe('success');
+    const { audio_name: _dropped, ...sent } = upload;
+    expectJsonPost('/webhook/broadcast-audio', { user_id: 'u1', ...sent });
+  });
 });
 
 describe('broadcasts', () => {

@@ -1,30 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
-import { OAClient, OAConnectionError, OATimeoutError, type RateLimitOptions } from '../src/index.js';
-import { createMockServer, type MockServer } from '../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { OAConnectionError, OATimeoutError } from '../src/index.js';
+import type { MockServer } from '../src/testing/index.js';
+import { mockServerFixture } from './testing/support.js';
 
 const PNG = readFileSync(new URL('./fixtures/media/sample.png', import.meta.url));
 const WINDOW = { general: { max: 20, windowMs: 2000 }, upload: { max: 4, windowMs: 2000 } };
 
-let mock: MockServer | undefined;
-let client: OAClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  await mock?.close();
-  client = undefined;
-  mock = undefined;
-});
+const fixture = mockServerFixture();
 
-async function start(mode: 'sliding' | 'fixed', clientLimits: RateLimitOptions = WINDOW) {
-  mock = await createMockServer({ rateLimit: { ...WINDOW, mode }, transcodeMs: 0 });
-  client = new OAClient({
-    baseUrl: mock.url,
-    apiKey: mock.apiKey,
-    apiSecret: mock.apiSecret,
-    rateLimit: clientLimits,
-  });
-  return { mock, client };
+/** A fake server enforcing {@link WINDOW} in `mode`, and a client with the same limits. */
+async function start(mode: 'sliding' | 'fixed') {
+  const mock = await fixture.start({ rateLimit: { ...WINDOW, mode }, transcodeMs: 0 });
+  return { mock, client: fixture.connect(mock, { rateLimit: WINDOW }) };
 }
 
 const count429 = (server: MockServer) => server.requests.filter((r) => r.status === 429).length;

@@ -8,6 +8,7 @@ import {
   type OAClientEvents,
   OAJobBusyError,
   OARateLimitError,
+  OATimeoutError,
   OATranscodeTimeoutError,
 } from '../src/index.js';
 import { API, clientFixture, rejection, tokensThen } from './helpers/client-fixture.js';
@@ -246,6 +247,32 @@ describe('the rate limiter queue', () => {
     expect(error.deliveryUnknown).toBe(false);
     expect(sends()).toHaveLength(1);
     expect(events.request).toHaveLength(0);
+  });
+
+  it('a per-call timeoutMs bounds the time queued: OATimeoutError, not sent, not retried', async () => {
+    const { client } = await setup(
+      tokensThen((_req, res) => json(res, 201, { data: 'success' })),
+      { rateLimit: { general: { max: 2, windowMs: 60_000 } } },
+    );
+    await client.sendText({ user_id: 'u1', msg: 'first' });
+    const started = Date.now();
+    const error = await rejection(client.sendText({ user_id: 'u1', msg: 'second' }, { timeoutMs: 300 }));
+    expect(error).toBeInstanceOf(OATimeoutError);
+    expect(error.message).toContain('not sent');
+    expect(error.deliveryUnknown).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(sends()).toHaveLength(1);
+  });
+
+  it('a per-call timeoutMs shorter than the wait a 429 asks for: the 429 goes back at once', async () => {
+    const { client } = await setup(
+      tokensThen((_req, res) => json(res, 429, tooMany, { 'retry-after': '5' })),
+    );
+    const started = Date.now();
+    const error = await rejection(client.sendText({ user_id: 'u1', msg: 'x' }, { timeoutMs: 1000 }));
+    expect(error).toBeInstanceOf(OARateLimitError);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(sends()).toHaveLength(1);
   });
 
   it('a backoff sleep is cut short by an abort', async () => {

@@ -103,13 +103,16 @@ function corrupt(method: Method): fc.Arbitrary<unknown> {
     fc
       .tuple(fc.constantFrom(...keys.filter((k) => k !== 'desc')), wrongValue)
       .map(([k, v]) => ({ ...base, [k]: v })),
-    // An unknown field (a typo such as `userId`).
+    // An unknown field (a typo such as `userId`). sendAudio drops unknown fields instead: its five fields
+    // are all required, so a typo still fails as a missing field, and `{ user_id, ...upload }` keeps
+    // working when the upload answer gains a field.
     fc
       .tuple(
         fc.string({ minLength: 1, maxLength: 8 }).filter((k) => !keys.includes(k) && k !== '__proto__'),
         fc.anything(),
       )
-      .map(([k, v]) => ({ ...base, [k]: v })),
+      // For sendAudio the unknown field comes with a real mistake, so the case still must reject.
+      .map(([k, v]) => (method === 'sendAudio' ? { ...base, [k]: v, user_id: 42 } : { ...base, [k]: v })),
   ];
   if ('items' in base) {
     choices.push(

@@ -1,6 +1,6 @@
 import type { OAError } from '../errors.js';
-import type { RateLimitBucket } from './limiter.js';
 import type { Logger } from './logger.js';
+import type { RateLimitBucket } from './rate-limit.js';
 
 /** Why a call is being tried again. */
 export type RetryReason =

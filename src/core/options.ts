@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { OAConfigError } from '../errors.js';
-import { type RateLimitOptions, resolveRateLimit } from './limiter.js';
 import type { Logger } from './logger.js';
+import { type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
 import type { TokenStore } from './token-store.js';
 
 /** Options of `new OAClient(options)`. */

@@ -6,6 +6,7 @@ import {
   OAConnectionError,
   OAError,
   OAResponseValidationError,
+  OATimeoutError,
   OAUnauthorizedError,
   OAValidationError,
 } from '../errors.js';
@@ -13,10 +14,10 @@ import type { PreparedUpload, UploadProgress } from '../uploads/types.js';
 import { VERSION } from '../version.js';
 import type { TokenManager } from './auth.js';
 import type { ClientEvents } from './events.js';
-import type { RateLimiter } from './limiter.js';
 import type { Logger } from './logger.js';
+import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
 import { redactJson, redactText } from './redact.js';
-import { classify, withRetries } from './retry.js';
+import { classify, markFinal, withRetries } from './retry.js';
 import { send, type TransportResponse } from './transport.js';
 import { formatIssues, toIssues, validate } from './validate.js';
 
@@ -27,7 +28,11 @@ export interface RequestOptions {
    * the request itself); the call rejects with `OAAbortError`.
    */
   signal?: AbortSignal;
-  /** Per-attempt limit in ms, overriding the client's `timeoutMs` (or `uploadTimeoutMs`). */
+  /**
+   * Per-attempt limit in ms, overriding the client's `timeoutMs` (or `uploadTimeoutMs`). Given here, it
+   * also bounds each wait: the time queued in the rate limiter (then `OATimeoutError`, not sent) and a
+   * retry's backoff (a longer one is not started).
+   */
   timeoutMs?: number;
 }
 
@@ -54,7 +59,7 @@ export interface RequestContext {
   maxRetries: number;
   maxBusyWaitMs: number;
   /** `undefined` when `rateLimit: false`. */
-  limiter: RateLimiter | undefined;
+  limiter: Limiter | undefined;
   events: ClientEvents;
   logger: Logger;
   tokens: TokenManager;
@@ -173,7 +178,7 @@ async function run<R extends z.ZodType>(
   const { signal } = options;
 
   const attemptOnce = async (token: string | undefined, attempt: number): Promise<z.output<R>> => {
-    const permit = await ctx.limiter?.acquire(bucket, signal, endpoint.auth ? 5 : 0);
+    const permit = await acquireSlot(ctx, what, bucket, endpoint.auth ? 5 : 0, options);
     if (permit && permit.waitedMs > 0) {
       const waitedMs = Math.round(permit.waitedMs);
       logger.debug?.(`oa-messaging: ${what} waited ${waitedMs} ms for the ${bucket} rate limit`);
@@ -250,6 +255,7 @@ async function run<R extends z.ZodType>(
         // A body that cannot be read twice cannot be retried, whatever the failure.
         maxRetries: replayable ? ctx.maxRetries : 0,
         maxBusyWaitMs: ctx.maxBusyWaitMs,
+        maxWaitMs: options.timeoutMs,
         isSend: endpoint.isSend,
         signal,
         onRetry: (retry) => {
@@ -272,6 +278,37 @@ async function run<R extends z.ZodType>(
       error.message += NOT_REPLAYABLE;
     }
     throw error;
+  }
+}
+
+/**
+ * A slot in the client's rate limiter. A per-call `timeoutMs` also bounds the time spent queued (the
+ * client-wide default does not, so that a bulk send simply waits its turn): past it, the call fails
+ * with `OATimeoutError`, not sent, and is not retried.
+ */
+async function acquireSlot(
+  ctx: RequestContext,
+  what: string,
+  bucket: RateLimitBucket,
+  priority: number,
+  { signal, timeoutMs }: RequestOptions,
+): Promise<Permit | undefined> {
+  if (!ctx.limiter) return undefined;
+  if (timeoutMs === undefined) return ctx.limiter.acquire(bucket, signal, priority);
+  const deadline = AbortSignal.timeout(timeoutMs);
+  try {
+    return await ctx.limiter.acquire(
+      bucket,
+      signal ? AbortSignal.any([signal, deadline]) : deadline,
+      priority,
+    );
+  } catch (error) {
+    if (!deadline.aborted || signal?.aborted) throw error;
+    throw markFinal(
+      new OATimeoutError(`${what} not sent: it waited ${timeoutMs} ms for the ${bucket} rate limit`, {
+        cause: error,
+      }),
+    );
   }
 }
 

@@ -22,6 +22,8 @@ export interface RetryPolicy {
   /** A send or broadcast: repeated only when the API cannot have acted on it. */
   isSend: boolean;
   signal?: AbortSignal | undefined;
+  /** The caller's per-call `timeoutMs`: a wait longer than this is not started; the error goes back. */
+  maxWaitMs?: number | undefined;
   /** Called before each wait. */
   onRetry: (retry: { attempt: number; reason: RetryReason; waitMs: number; error: OAError }) => void;
 }
@@ -31,8 +33,17 @@ const FAILURE_BACKOFF = { initialMs: 500, maxMs: 8_000 };
 /** Backoff for 429 without Retry-After and for `JOB_BUSY`: 1 s doubling to 15 s, with jitter. */
 const BUSY_BACKOFF = { initialMs: 1_000, maxMs: 15_000 };
 
-/** Errors a nested call already retried (a login inside a send): not retried a second time. */
+/**
+ * Errors that are final however they look: a nested call already retried them (a login inside a
+ * send), or the caller's own `timeoutMs` ran out while the call waited in the rate limiter's queue.
+ */
 const alreadyRetried = new WeakSet<object>();
+
+/** Marks an error as not to be retried by any outer call. */
+export function markFinal<E extends object>(error: E): E {
+  alreadyRetried.add(error);
+  return error;
+}
 
 /** Exponential backoff with jitter: a random wait between half and all of the step. */
 export function backoffMs(step: number, { initialMs, maxMs }: { initialMs: number; maxMs: number }): number {
@@ -104,6 +115,13 @@ export async function withRetries<T>(
   let decision: Decision | undefined;
 
   const decide = (error: unknown, retriesLeft: number): Decision | undefined => {
+    const decision = decideKind(error, retriesLeft);
+    return decision && policy.maxWaitMs !== undefined && decision.waitMs > policy.maxWaitMs
+      ? undefined
+      : decision;
+  };
+
+  const decideKind = (error: unknown, retriesLeft: number): Decision | undefined => {
     if (retriesLeft <= 0 || typeof error !== 'object' || error === null || alreadyRetried.has(error)) {
       return undefined;
     }

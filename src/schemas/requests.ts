@@ -30,8 +30,13 @@ export const SendTextParamsSchema = z.strictObject({
 /** Endpoint 12: `sendVideo`. */
 export const SendVideoParamsSchema = z.strictObject({ user_id: NonBlankSchema, ticket_id: UuidSchema });
 
-/** Endpoint 13: `sendAudio`; the four audio values come unchanged from `uploadAudio`. */
-export const SendAudioParamsSchema = z.strictObject({
+/**
+ * Endpoint 13: `sendAudio`; the four audio values come unchanged from `uploadAudio`. Unlike the other
+ * requests, unknown fields are dropped rather than refused, so that `{ user_id, ...upload }` keeps
+ * working when the upload answer gains a field; every field is required, so a misspelt one still
+ * fails as missing.
+ */
+export const SendAudioParamsSchema = z.object({
   user_id: NonBlankSchema,
   audio_url: HttpUrlSchema,
   audio_uuid: UuidSchema,

@@ -1,23 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OAClient, OAUnauthorizedError } from '../../src/index.js';
-import {
-  createMockServer,
-  type MockServer,
-  type MockServerOptions,
-  TEST_API_KEY,
-  TEST_API_SECRET,
-} from '../../src/testing/index.js';
-import { API, manualClock, post, TIMESTAMP } from './support.js';
+import { TEST_API_KEY, TEST_API_SECRET } from '../../src/testing/index.js';
+import { API, manualClock, mockServerFixture, post, TIMESTAMP } from './support.js';
 
-let mock: MockServer | undefined;
-afterEach(async () => {
-  await mock?.close();
-  mock = undefined;
-});
-const start = async (options: MockServerOptions = {}) => {
-  mock = await createMockServer(options);
-  return mock;
-};
+const { start } = mockServerFixture();
 
 const claimsOf = (jwt: string) =>
   JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, number>;

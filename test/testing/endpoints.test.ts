@@ -1,20 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { items, OAClient, OAJobBusyError, OANotFoundError } from '../../src/index.js';
-import { createMockServer, type MockServer, type MockServerOptions } from '../../src/testing/index.js';
-import { API, manualClock, post, TIMESTAMP } from './support.js';
+import type { MockServer, MockServerOptions } from '../../src/testing/index.js';
+import { API, manualClock, mockServerFixture, post, TIMESTAMP } from './support.js';
 
-let mock: MockServer | undefined;
-let client: OAClient | undefined;
-afterEach(async () => {
-  await client?.close();
-  await mock?.close();
-  mock = undefined;
-  client = undefined;
-});
+const fixture = mockServerFixture();
 const start = async (options: MockServerOptions = {}) => {
-  mock = await createMockServer(options);
-  client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
-  return { fake: mock, client, token: mock.issueTokenPair().access_token };
+  const fake = await fixture.start(options);
+  return { fake, client: fixture.connect(fake), token: fake.issueTokenPair().access_token };
 };
 
 const GROUP = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';

@@ -1,17 +1,13 @@
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OAClient, OAConnectionError, OAInternalServerError, OATimeoutError } from '../../src/index.js';
-import { createMockServer, type MockServer, type MockServerOptions } from '../../src/testing/index.js';
-import { API, post, TIMESTAMP } from './support.js';
+import type { MockServer, MockServerOptions } from '../../src/testing/index.js';
+import { API, mockServerFixture, post, TIMESTAMP } from './support.js';
 
-let mock: MockServer | undefined;
-afterEach(async () => {
-  await mock?.close();
-  mock = undefined;
-});
+const fixture = mockServerFixture();
 const start = async (options: MockServerOptions = {}) => {
-  mock = await createMockServer(options);
-  return { fake: mock, token: mock.issueTokenPair().access_token };
+  const fake = await fixture.start(options);
+  return { fake, token: fake.issueTokenPair().access_token };
 };
 const SEND = '/webhook/broadcast-message';
 const send = (fake: MockServer, token: string, msg = 'hi') =>

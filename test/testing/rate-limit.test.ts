@@ -1,16 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createMockServer, type MockServer, type MockServerOptions } from '../../src/testing/index.js';
-import { API, manualClock, PNG_BYTES, post, sleep, TIMESTAMP, upload } from './support.js';
+import { describe, expect, it } from 'vitest';
+import type { MockServer } from '../../src/testing/index.js';
+import { API, manualClock, mockServerFixture, PNG_BYTES, post, sleep, TIMESTAMP, upload } from './support.js';
 
-let mock: MockServer | undefined;
-afterEach(async () => {
-  await mock?.close();
-  mock = undefined;
-});
-const start = async (options: MockServerOptions = {}) => {
-  mock = await createMockServer(options);
-  return mock;
-};
+const { start } = mockServerFixture();
 
 const SEND = '/webhook/broadcast-message';
 const send = (fake: MockServer, token: string) =>

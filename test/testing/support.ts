@@ -1,8 +1,46 @@
 /** Shared pieces of the fake-server tests: raw calls over real HTTP, multipart bodies, a manual clock. */
 import { request } from 'undici';
-import type { FakeOA } from '../../src/testing/index.js';
+import { afterEach } from 'vitest';
+import { OAClient, type OAClientOptions } from '../../src/index.js';
+import {
+  createMockServer,
+  type FakeOA,
+  type MockServer,
+  type MockServerOptions,
+} from '../../src/testing/index.js';
 
 export const API = '/api/v2/public';
+
+/**
+ * `start(options)` creates a fake server (and `connect()` an SDK client to it); both are closed after
+ * each test of the file that calls this.
+ */
+export function mockServerFixture() {
+  let mock: MockServer | undefined;
+  const clients: OAClient[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+    await mock?.close();
+    mock = undefined;
+  });
+  return {
+    async start(options: MockServerOptions = {}): Promise<MockServer> {
+      mock = await createMockServer(options);
+      return mock;
+    },
+    /** A client of `server`, closed after the test. */
+    connect(server: MockServer, options: Partial<OAClientOptions> = {}): OAClient {
+      const client = new OAClient({
+        baseUrl: server.url,
+        apiKey: server.apiKey,
+        apiSecret: server.apiSecret,
+        ...options,
+      });
+      clients.push(client);
+      return client;
+    },
+  };
+}
 
 export interface Reply {
   status: number;

@@ -1,19 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OAClient } from '../../src/index.js';
-import { createMockServer, type MockServer, type MockServerOptions } from '../../src/testing/index.js';
-import { API, PNG_BYTES, post, TIMESTAMP, upload } from './support.js';
+import { API, mockServerFixture, PNG_BYTES, post, TIMESTAMP, upload } from './support.js';
 
-let mock: MockServer | undefined;
-afterEach(async () => {
-  await mock?.close();
-  mock = undefined;
-});
-const start = async (options: MockServerOptions = {}) => {
-  mock = await createMockServer(options);
-  return mock;
-};
+const { start } = mockServerFixture();
 
 /** A minimal WAV header for `seconds` of 8 kHz mono 8-bit audio. */
 function wav(seconds: number): Uint8Array {

@@ -165,8 +165,19 @@ export interface Permit {
   release(): void;
 }
 
+/** What the client needs of a rate limiter: one slot per request in every window it counts in. */
+export interface Limiter {
+  /**
+   * Waits until the request may go in every window it counts in (uploads count in both). Rejects
+   * with `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for the rest.
+   */
+  acquire(bucket: RateLimitBucket, signal: AbortSignal | undefined, priority?: number): Promise<Permit>;
+  /** Drops queued requests (they reject) and clears every timer. */
+  stop(): void;
+}
+
 /** The client's two limits (API.md `rateLimit`). */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   readonly #general: Window;
   readonly #upload: Window;
 
