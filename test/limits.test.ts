@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { OAConnectionError, OATimeoutError } from '../src/index.js';
@@ -91,6 +92,17 @@ describe('a reset after the server processed the request', () => {
     const result = await client.uploadImage({ data: PNG, filename: 'p.png' });
     expect(result.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     expect(mock.requests.filter((r) => r.path.endsWith('/upload/image'))).toHaveLength(2);
+  });
+
+  it('an upload from a one-shot stream is not retried, and the error says why', async () => {
+    const { mock, client } = await start('sliding');
+    mock.injectFault('reset-after-processing', { path: '/upload/image' });
+    const error = await client.uploadImage(Readable.from([PNG])).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OAConnectionError);
+    expect((error as Error).message).toMatch(
+      /not retried: the file came from a stream, which cannot be read twice/,
+    );
+    expect(mock.requests.filter((r) => r.path.endsWith('/upload/image'))).toHaveLength(1);
   });
 
   it('a token call is retried and succeeds', async () => {
