@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   items,
@@ -15,6 +16,7 @@ import { API, clientFixture, rejection, tokensThen } from './helpers/client-fixt
 import { json } from './helpers/raw-server.js';
 
 const fixture = clientFixture();
+const PNG = readFileSync(new URL('./fixtures/media/sample.png', import.meta.url));
 const { setup, sends } = fixture;
 
 const TICKET = '6f1c2a4e-9b7d-4c3e-8a1f-2d5e7b9c0a13';
@@ -247,6 +249,30 @@ describe('the rate limiter queue', () => {
     expect(error.deliveryUnknown).toBe(false);
     expect(sends()).toHaveLength(1);
     expect(events.request).toHaveLength(0);
+  });
+
+  it('an upload that gives up while waiting for its general slot leaves no slot behind', async () => {
+    const { client } = await setup(
+      tokensThen((_req, res) =>
+        json(res, 201, {
+          data: _req.url?.includes('/upload/')
+            ? { src_file: 'a.png', url: 'https://x.example/a.png' }
+            : 'success',
+        }),
+      ),
+      { rateLimit: { general: { max: 2, windowMs: 1000 }, upload: { max: 5, windowMs: 1000 } } },
+    );
+    const started = Date.now();
+    await client.sendText({ user_id: 'u1', msg: 'first' }); // the login and this send use both slots
+    const upload = rejection(client.uploadImage(PNG, { signal: AbortSignal.timeout(200) }));
+    expect(await upload).toBeInstanceOf(OAAbortError);
+    // Both slots come back about a second after they were used, and both go to these two sends.
+    await Promise.all([
+      client.sendText({ user_id: 'u1', msg: 'second' }),
+      client.sendText({ user_id: 'u1', msg: 'third' }),
+    ]);
+    expect(Date.now() - started).toBeLessThan(1800);
+    expect(sends().filter((hit) => hit.path.includes('/upload/'))).toHaveLength(0);
   });
 
   it('a per-call timeoutMs bounds the time queued: OATimeoutError, not sent, not retried', async () => {

@@ -72,6 +72,8 @@ class Window {
   #waiting = 0;
   /** Slots in the reservoir, mirrored so that a take can tell whether it will queue. */
   #free: number;
+  /** Takes that get the next slot to come back, before anything queued in bottleneck. */
+  readonly #first: ((error?: Error) => void)[] = [];
 
   constructor({ max, windowMs }: RateLimitWindow) {
     this.#free = max;
@@ -109,6 +111,35 @@ class Window {
     return queued;
   }
 
+  /**
+   * Like {@link take}, but ahead of every take queued in bottleneck: the next slot that comes back is
+   * handed over directly (bottleneck's own queueing is asynchronous, so a priority alone can lose the
+   * race to takes already queued).
+   */
+  async takeFirst(signal: AbortSignal | undefined): Promise<boolean> {
+    if (this.#free - this.#waiting > 0) return this.take(signal, 0);
+    if (signal?.aborted) throw abortError(signal);
+    this.#setWaiting(+1);
+    let handOver: ((error?: Error) => void) | undefined;
+    const granted = new Promise<void>((resolve, reject) => {
+      handOver = (error) => (error ? reject(error) : resolve());
+    });
+    const entry = handOver as (error?: Error) => void;
+    this.#first.push(entry);
+    try {
+      await (signal ? raceAbort(granted, signal) : granted);
+    } catch (error) {
+      const at = this.#first.indexOf(entry);
+      // Still waiting: leave the line. Already handed a slot: give it on.
+      if (at >= 0) this.#first.splice(at, 1);
+      else if (error instanceof OAAbortError) this.giveBack();
+      throw error;
+    } finally {
+      this.#setWaiting(-1);
+    }
+    return true;
+  }
+
   /** The request that took the slot has ended: the slot comes back one window later. */
   ended(): void {
     const timer = setTimeout(() => {
@@ -120,8 +151,13 @@ class Window {
     this.#refills.add(timer);
   }
 
-  /** A slot that was taken but not used. */
+  /** A slot comes back: to the first take waiting ahead of the queue, else to the reservoir. */
   giveBack(): void {
+    const next = this.#first.shift();
+    if (next) {
+      next();
+      return;
+    }
     this.#free++;
     this.#limiter.incrementReservoir(1).catch(() => {});
   }
@@ -137,6 +173,8 @@ class Window {
   }
 
   stop(): void {
+    const closed = new OAConnectionError('Not sent: the client was closed while the request was queued');
+    for (const handOver of this.#first.splice(0)) handOver(closed);
     for (const timer of this.#refills) clearTimeout(timer);
     this.#refills.clear();
     this.#limiter.stop({ dropWaitingJobs: true }).catch(() => {});
@@ -197,10 +235,10 @@ export class RateLimiter implements Limiter {
     let queued = false;
     try {
       for (const window of windows) {
-        // An upload that holds its upload slot goes ahead of other requests for its general slot, so
-        // that the upload slot is not held idle while a queue of sends drains.
-        const rank = window === this.#general && taken.length > 0 ? Math.min(priority, 1) : priority;
-        if (await window.take(signal, rank)) queued = true;
+        // An upload that holds its upload slot goes ahead of every other request for its general
+        // slot, so that the upload slot is not held idle while a queue of sends drains.
+        const first = window === this.#general && taken.length > 0;
+        if (await (first ? window.takeFirst(signal) : window.take(signal, priority))) queued = true;
         taken.push(window);
       }
     } catch (error) {
