@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import {
   items,
@@ -287,6 +288,10 @@ describe('the rate limiter queue', () => {
     expect(error.message).toContain('not sent');
     expect(error.deliveryUnknown).toBe(false);
     expect(Date.now() - started).toBeLessThan(1500);
+    // An upload from a stream that times out in the queue: nothing was sent, nothing to explain.
+    const upload = await rejection(client.uploadImage(Readable.from([PNG]), { timeoutMs: 300 }));
+    expect(upload).toBeInstanceOf(OATimeoutError);
+    expect(upload.message).not.toContain('not retried');
     expect(sends()).toHaveLength(1);
   });
 

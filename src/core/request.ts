@@ -304,15 +304,20 @@ async function acquireSlot(
     );
   } catch (error) {
     if (!deadline.aborted || signal?.aborted) throw error;
-    throw markFinal(
-      new OATimeoutError(`${what} not sent: it waited ${timeoutMs} ms for the ${bucket} rate limit`, {
-        cause: error,
-      }),
+    const timeout = new OATimeoutError(
+      `${what} not sent: it waited ${timeoutMs} ms for the ${bucket} rate limit`,
+      { cause: error },
     );
+    queueTimeouts.add(timeout);
+    throw markFinal(timeout);
   }
 }
 
+/** Timeouts in the limiter's queue: nothing was sent, so nothing would have been retried. */
+const queueTimeouts = new WeakSet<OAError>();
+
 function wouldRetry(error: OAError): boolean {
+  if (queueTimeouts.has(error)) return false;
   const kind = classify(error);
   return kind !== 'final' || error instanceof OAUnauthorizedError;
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { OAValidationError } from '../../src/errors.js';
 import type { PreparedUpload, UploadProgress } from '../../src/uploads/types.js';
+import { rejection } from '../helpers/client-fixture.js';
 import { parseMultipart, type ReceivedPart, readForm } from '../helpers/multipart.js';
 
 export const MEDIA = fileURLToPath(new URL('../fixtures/media/', import.meta.url));
@@ -61,10 +62,7 @@ export async function sendBody(upload: PreparedUpload) {
 
 /** The OAValidationError a promise rejects with. */
 export async function refusal(promise: Promise<unknown>): Promise<OAValidationError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error = await rejection(promise);
   expect(error).toBeInstanceOf(OAValidationError);
   return error as OAValidationError;
 }
