@@ -4,7 +4,6 @@ import type { z } from 'zod';
 import {
   errorFromAnswer,
   OAConnectionError,
-  OAError,
   OAResponseValidationError,
   OATimeoutError,
   OAUnauthorizedError,
@@ -17,7 +16,7 @@ import type { ClientEvents } from './events.js';
 import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
 import { redactJson, redactText } from './redact.js';
-import { classify, markFinal, withRetries } from './retry.js';
+import { explainNotReplayable, markFinal, withRetries } from './retry.js';
 import { send, type TransportResponse } from './transport.js';
 import { formatIssues, toIssues, validate } from './validate.js';
 
@@ -159,10 +158,6 @@ export async function callUpload<R extends z.ZodType>(
   return run(ctx, endpoint, options, upload.replayable, () => upload.body(options.onProgress));
 }
 
-const NOT_REPLAYABLE =
-  ' (not retried: the file came from a stream, which cannot be read twice; ' +
-  'pass a path, Buffer or Blob to let the SDK retry)';
-
 async function run<R extends z.ZodType>(
   ctx: RequestContext,
   endpoint: Endpoint<z.ZodType, R>,
@@ -228,57 +223,48 @@ async function run<R extends z.ZodType>(
     return readAnswer(ctx, endpoint, res);
   };
 
-  try {
-    return await withRetries(
-      async (attempt) => {
-        if (!endpoint.auth) return attemptOnce(undefined, attempt);
-        const token = await ctx.tokens.accessToken(signal);
-        try {
-          return await attemptOnce(token, attempt);
-        } catch (error) {
-          // A 401 means the API did not act on the request: renew once (shared by every call that got
-          // one) and replay once. A second 401 is final.
-          if (!(error instanceof OAUnauthorizedError) || !replayable) throw error;
-          logger.info?.(`oa-messaging: ${what} answered 401; renewing the access token`);
-          events.emit('retry', {
-            endpoint: endpoint.name,
-            path: endpoint.path,
-            attempt,
-            reason: 'unauthorized',
-            waitMs: 0,
-            error,
-          });
-          return attemptOnce(await ctx.tokens.accessTokenAfterRejection(token, signal), attempt);
+  return withRetries(
+    async (attempt) => {
+      if (!endpoint.auth) return attemptOnce(undefined, attempt);
+      const token = await ctx.tokens.accessToken(signal);
+      try {
+        return await attemptOnce(token, attempt);
+      } catch (error) {
+        // A 401 means the API did not act on the request: renew once (shared by every call that got
+        // one) and replay once. A second 401 is final.
+        if (!(error instanceof OAUnauthorizedError)) throw error;
+        if (!replayable) {
+          explainNotReplayable(error);
+          throw error;
         }
+        logger.info?.(`oa-messaging: ${what} answered 401; renewing the access token`);
+        events.emit('retry', {
+          endpoint: endpoint.name,
+          path: endpoint.path,
+          attempt,
+          reason: 'unauthorized',
+          waitMs: 0,
+          error,
+        });
+        return attemptOnce(await ctx.tokens.accessTokenAfterRejection(token, signal), attempt);
+      }
+    },
+    {
+      maxRetries: ctx.maxRetries,
+      replayable,
+      maxBusyWaitMs: ctx.maxBusyWaitMs,
+      maxWaitMs: options.timeoutMs,
+      isSend: endpoint.isSend,
+      signal,
+      onRetry: (retry) => {
+        logger.warn?.(
+          `oa-messaging: ${what} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
+          { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
+        );
+        events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
       },
-      {
-        // A body that cannot be read twice cannot be retried, whatever the failure.
-        maxRetries: replayable ? ctx.maxRetries : 0,
-        maxBusyWaitMs: ctx.maxBusyWaitMs,
-        maxWaitMs: options.timeoutMs,
-        isSend: endpoint.isSend,
-        signal,
-        onRetry: (retry) => {
-          logger.warn?.(
-            `oa-messaging: ${what} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
-            { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
-          );
-          events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
-        },
-      },
-    );
-  } catch (error) {
-    // Say why a failure that is usually retried was not.
-    if (
-      !replayable &&
-      error instanceof OAError &&
-      wouldRetry(error) &&
-      !error.message.endsWith(NOT_REPLAYABLE)
-    ) {
-      error.message += NOT_REPLAYABLE;
-    }
-    throw error;
-  }
+    },
+  );
 }
 
 /**
@@ -304,20 +290,10 @@ async function acquireSlot(
     );
   } catch (error) {
     if (!deadline.aborted || signal?.aborted) throw error;
-    const timeout = new OATimeoutError(
-      `${what} not sent: it waited ${timeoutMs} ms for the ${bucket} rate limit`,
-      { cause: error },
+    throw markFinal(
+      new OATimeoutError(`${what} not sent: it waited ${timeoutMs} ms for the ${bucket} rate limit`, {
+        cause: error,
+      }),
     );
-    queueTimeouts.add(timeout);
-    throw markFinal(timeout);
   }
-}
-
-/** Timeouts in the limiter's queue: nothing was sent, so nothing would have been retried. */
-const queueTimeouts = new WeakSet<OAError>();
-
-function wouldRetry(error: OAError): boolean {
-  if (queueTimeouts.has(error)) return false;
-  const kind = classify(error);
-  return kind !== 'final' || error instanceof OAUnauthorizedError;
 }

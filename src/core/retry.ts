@@ -24,6 +24,11 @@ export interface RetryPolicy {
   signal?: AbortSignal | undefined;
   /** The caller's per-call `timeoutMs`: a wait longer than this is not started; the error goes back. */
   maxWaitMs?: number | undefined;
+  /**
+   * `false` when the request body cannot be sent again (an upload from a one-shot stream): nothing is
+   * retried, and a failure that would have been says why.
+   */
+  replayable: boolean;
   /** Called before each wait. */
   onRetry: (retry: { attempt: number; reason: RetryReason; waitMs: number; error: OAError }) => void;
 }
@@ -38,6 +43,15 @@ const BUSY_BACKOFF = { initialMs: 1_000, maxMs: 15_000 };
  * send), or the caller's own `timeoutMs` ran out while the call waited in the rate limiter's queue.
  */
 const alreadyRetried = new WeakSet<object>();
+
+const NOT_REPLAYABLE =
+  ' (not retried: the file came from a stream, which cannot be read twice; ' +
+  'pass a path, Buffer or Blob to let the SDK retry)';
+
+/** Says, in the error's message, that a failure usually retried was not: its body was read once. */
+export function explainNotReplayable(error: object): void {
+  if (error instanceof Error && !error.message.endsWith(NOT_REPLAYABLE)) error.message += NOT_REPLAYABLE;
+}
 
 /** Marks an error as not to be retried by any outer call. */
 export function markFinal<E extends object>(error: E): E {
@@ -114,36 +128,40 @@ export async function withRetries<T>(
   let failureStep = 0;
   let decision: Decision | undefined;
 
-  const decide = (error: unknown, retriesLeft: number): Decision | undefined => {
-    const decision = decideKind(error, retriesLeft);
-    return decision && policy.maxWaitMs !== undefined && decision.waitMs > policy.maxWaitMs
-      ? undefined
-      : decision;
-  };
-
-  const decideKind = (error: unknown, retriesLeft: number): Decision | undefined => {
-    if (retriesLeft <= 0 || typeof error !== 'object' || error === null || alreadyRetried.has(error)) {
-      return undefined;
-    }
+  const kindOfRetry = (error: object): Decision | undefined => {
     const kind = classify(error);
     if (kind === 'rejected') {
       const asked = error instanceof OARateLimitError ? error.retryAfterMs : undefined;
-      const waitMs = asked ?? backoffMs(++busyStep, BUSY_BACKOFF);
+      const waitMs = asked ?? backoffMs(busyStep + 1, BUSY_BACKOFF);
       if (busyWaitedMs + waitMs > policy.maxBusyWaitMs) return undefined;
-      busyWaitedMs += waitMs;
       return {
         reason: error instanceof OARateLimitError ? 'rate_limited' : 'job_busy',
         waitMs,
         consumes: false,
       };
     }
-    if (kind === 'not_sent') {
-      return { reason: 'not_sent', waitMs: backoffMs(++failureStep, FAILURE_BACKOFF), consumes: true };
-    }
-    if (kind === 'outcome_unknown' && !policy.isSend) {
-      return { reason: 'outcome_unknown', waitMs: backoffMs(++failureStep, FAILURE_BACKOFF), consumes: true };
+    if (kind === 'not_sent' || (kind === 'outcome_unknown' && !policy.isSend)) {
+      return { reason: kind, waitMs: backoffMs(failureStep + 1, FAILURE_BACKOFF), consumes: true };
     }
     return undefined;
+  };
+
+  const decide = (error: unknown, retriesLeft: number): Decision | undefined => {
+    if (retriesLeft <= 0 || typeof error !== 'object' || error === null || alreadyRetried.has(error)) {
+      return undefined;
+    }
+    const next = kindOfRetry(error);
+    if (!next || (policy.maxWaitMs !== undefined && next.waitMs > policy.maxWaitMs)) return undefined;
+    if (!policy.replayable) {
+      explainNotReplayable(error);
+      return undefined;
+    }
+    if (next.consumes) failureStep++;
+    else {
+      busyStep++;
+      busyWaitedMs += next.waitMs;
+    }
+    return next;
   };
 
   try {

@@ -86,12 +86,11 @@ export const BroadcastToMemberSessionParamsSchema = z.strictObject({
 /** Endpoints 9-11 take a multipart file, checked by the upload layer rather than a schema. */
 export const UploadParamsSchema = z.unknown();
 
-/** The options of the upload methods that a schema can check (the file itself is checked on reading). */
+/**
+ * The upload methods' own option: `onProgress`. `filename` and `contentType` are checked with the file
+ * (they may come inside `{ data, filename, contentType }` too).
+ */
 export const UploadOptionsSchema = z.looseObject({
-  filename: NonBlankSchema.refine((name) => !/[\\/\r\n"]/.test(name), {
-    message: 'Must be a plain file name, without slashes, quotes or line breaks',
-  }).optional(),
-  contentType: NonBlankSchema.optional(),
   onProgress: z
     .custom<(progress: unknown) => void>((value) => typeof value === 'function', 'Must be a function')
     .optional(),

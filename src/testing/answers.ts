@@ -7,6 +7,9 @@ export interface Answer {
   body: Uint8Array;
 }
 
+/** Where every operation of the API lives. */
+export const API = '/api/v2/public';
+
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 const pad = (n: number) => String(n).padStart(2, '0');

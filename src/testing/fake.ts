@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Answer,
+  API,
   dataAnswer,
   errorAnswer,
   formatTimestamp,
@@ -35,7 +36,6 @@ import { TEST_API_KEY, TEST_API_SECRET } from './types.js';
 import { UPLOAD_RULES, type UploadKind } from './uploads.js';
 import { validateBody } from './validation.js';
 
-const API = '/api/v2/public';
 const UPLOAD_PREFIX = `${API}/upload`;
 /** The info text of spec 12's convert-status error. */
 const CONVERTING = 'Video is in convert status';
@@ -275,7 +275,9 @@ export class FakeOA {
       return { status: 200, headers: { 'content-type': file.contentType }, body: file.bytes };
     }
     const route = path.startsWith(`${API}/`) ? path.slice(API.length + 1) : '';
-    const handler = record.method === 'POST' ? this.#routes[route] : undefined;
+    // Own routes only: `constructor` and the like are not endpoints.
+    const handler =
+      record.method === 'POST' && Object.hasOwn(this.#routes, route) ? this.#routes[route] : undefined;
     if (!handler) return errorAnswer(404, 'NOT_FOUND', `Cannot ${record.method} ${path}`, path, now);
 
     // As in NestJS: the throttler guard, then the auth guard, then the validation pipe.
@@ -302,7 +304,7 @@ export class FakeOA {
   }
 
   #rateLimit(path: string, now: number): Answer | undefined {
-    const isUpload = path === UPLOAD_PREFIX || path.startsWith(`${UPLOAD_PREFIX}/`);
+    const isUpload = path.startsWith(`${UPLOAD_PREFIX}/`);
     const windows = [this.#general, isUpload ? this.#upload : undefined].filter(
       (w): w is RateWindow => w !== undefined,
     );

@@ -1,9 +1,7 @@
 /** Injected faults: which requests they hit and how many times. */
 import { STATUS_CODES } from 'node:http';
-import { type Answer, codeForStatus, errorAnswer, jsonAnswer } from './answers.js';
+import { type Answer, API, codeForStatus, errorAnswer, jsonAnswer } from './answers.js';
 import type { Fault, FaultKind, FaultOptions, InjectedFault } from './types.js';
-
-const API = '/api/v2/public';
 
 interface Entry {
   fault: Fault;

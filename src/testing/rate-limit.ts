@@ -26,7 +26,11 @@ export function slidingWindow({ max, windowMs }: RateWindowOptions): RateWindow 
       return Math.max(1, oldest + windowMs - now);
     },
     record(now) {
-      accepted.push(now);
+      // Requests are stamped when they arrive but recorded once their body is read, so a slow upload
+      // may be recorded after a later request: keep the log in time order.
+      let at = accepted.length;
+      while (at > 0 && (accepted[at - 1] ?? 0) > now) at--;
+      accepted.splice(at, 0, now);
     },
     clear() {
       accepted = [];

@@ -123,6 +123,14 @@ export function acceptedFormat(
   return undefined;
 }
 
+/** What would make a refused file accepted, when one of the hints of {@link saysAudio} would. */
+export function refusalHint(kind: UploadKind, detected: DetectedType): string {
+  return kind === 'audio' && detected.ext === 'mp4'
+    ? ' (an MP4 file that holds only audio is accepted as M4A when its name ends in .m4a or .aac, ' +
+        "or its contentType is audio/*, e.g. 'audio/mp4')"
+    : '';
+}
+
 /** "a GIF image (image/gif)", "an MP4 video (video/mp4)", "a PDF file (application/pdf)". */
 export function describeDetected(detected: DetectedType): string {
   const label = detected.ext.toUpperCase();

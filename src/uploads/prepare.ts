@@ -7,6 +7,7 @@ import {
   describeOverLimit,
   type FormatHints,
   MB,
+  refusalHint,
   UPLOAD_RULES,
   type UploadRules,
 } from './formats.js';
@@ -47,13 +48,19 @@ function validationError(
 }
 
 function checkOptions(rules: UploadRules, opts: PrepareUploadOptions): void {
-  const { filename, contentType } = opts;
-  if (filename !== undefined && (typeof filename !== 'string' || basename(filename).trim() === '')) {
-    throw validationError(rules, 'filename must be a non-empty file name', ['filename']);
+  if (opts.filename !== undefined && typeof opts.filename !== 'string') {
+    throw validationError(rules, 'filename must be a string', ['filename']);
   }
-  if (contentType !== undefined && typeof contentType !== 'string') {
+  if (opts.contentType !== undefined && typeof opts.contentType !== 'string') {
     throw validationError(rules, 'contentType must be a string', ['contentType']);
   }
+}
+
+/** The name to send: the base name of the one given, which must not be blank (`'/'`, `'dir/ '`). */
+function fileNameOf(rules: UploadRules, given: string, path: string[]): string {
+  const name = basename(given);
+  if (name.trim() === '') throw validationError(rules, 'filename must be a non-empty file name', path);
+  return name;
 }
 
 /** Checks format and size, refusing with a message that says what was found and what is allowed. */
@@ -76,13 +83,9 @@ async function check(
   }
   const format = acceptedFormat(kind, detected, hints);
   if (format === undefined) {
-    const m4aHint =
-      kind === 'audio' && detected.ext === 'mp4'
-        ? ` (an MP4 file that holds only audio is accepted as M4A when its name ends in .m4a or contentType is 'audio/mp4')`
-        : '';
     throw validationError(
       rules,
-      `${label} is ${describeDetected(detected)}; allowed: ${rules.allowed.join(', ')}${m4aHint}`,
+      `${label} is ${describeDetected(detected)}; allowed: ${rules.allowed.join(', ')}${refusalHint(kind, detected)}`,
     );
   }
   if (source.size !== undefined && source.size > rules.maxBytes) {
@@ -119,8 +122,12 @@ export async function prepareUpload(
   try {
     const input = unwrapInput(file);
     source = await resolveSource(input.data);
-    const given = opts.filename ?? input.filename;
-    const givenName = given === undefined ? undefined : basename(given);
+    const givenName =
+      opts.filename !== undefined
+        ? fileNameOf(rules, opts.filename, ['filename'])
+        : input.filename !== undefined
+          ? fileNameOf(rules, input.filename, ['file', 'filename'])
+          : undefined;
     const hints: FormatHints = {
       filename: givenName ?? source.name,
       contentType: opts.contentType ?? input.contentType ?? source.declaredType,

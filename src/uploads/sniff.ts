@@ -1,23 +1,17 @@
 import type { Readable } from 'node:stream';
+import { toBuffer } from './upload-stream.js';
 
 /** As much as file-type needs for nearly every format (its own `reasonableDetectionSizeInBytes`). */
-export const SAMPLE_BYTES = 4100;
+const SAMPLE_BYTES = 4100;
 /** The most read ahead of a stream to look past an ID3 tag (cover art can make it large). */
 const MAX_ID3_SAMPLE_BYTES = 1024 * 1024;
 
 /** The first bytes of a stream, put back so that the stream still gives every byte. */
-export interface StreamSample {
+interface StreamSample {
   /** The first bytes read (all of them when `ended`). */
   head: Buffer;
   /** `true` when the stream ended within the sample: `head` is the whole content. */
   ended: boolean;
-}
-
-function toBuffer(chunk: unknown): Buffer {
-  if (Buffer.isBuffer(chunk)) return chunk;
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  if (typeof chunk === 'string') return Buffer.from(chunk);
-  throw new TypeError(`the stream gave a ${typeof chunk} chunk, not bytes`);
 }
 
 /**

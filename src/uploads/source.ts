@@ -105,8 +105,8 @@ export function unwrapInput(input: FileInput): {
         'data',
       ]);
     }
-    if (filename !== undefined && (typeof filename !== 'string' || filename.trim() === '')) {
-      throw new FileInputProblem('file.filename must be a non-empty string', ['file', 'filename']);
+    if (filename !== undefined && typeof filename !== 'string') {
+      throw new FileInputProblem('file.filename must be a string', ['file', 'filename']);
     }
     if (contentType !== undefined && typeof contentType !== 'string') {
       throw new FileInputProblem('file.contentType must be a string', ['file', 'contentType']);

@@ -40,7 +40,8 @@ export interface UploadStreamOptions {
 /** Chunks of at most this size: a big Buffer goes out in slices, so progress moves and nothing is copied. */
 export const CHUNK_BYTES = 64 * 1024;
 
-function toBuffer(chunk: unknown): Buffer {
+/** A stream's chunk as bytes, without copying. */
+export function toBuffer(chunk: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   if (typeof chunk === 'string') return Buffer.from(chunk);

@@ -15,7 +15,7 @@ export interface WebhookDedupeOptions {
 }
 
 /** The defaults `dedupe: true` stands for. */
-export const DEFAULT_DEDUPE = { max: 10_000, ttlMs: 60 * 60 * 1000 } as const;
+const DEFAULT_DEDUPE = { max: 10_000, ttlMs: 60 * 60 * 1000 } as const;
 
 /**
  * What identifies a delivery of one message: the OA account, the sender and Tencent's `MsgKey` (else
@@ -24,7 +24,8 @@ export const DEFAULT_DEDUPE = { max: 10_000, ttlMs: 60 * 60 * 1000 } as const;
  */
 export function dedupeKeyOf(event: WebhookEvent): string | undefined {
   const { data } = event;
-  let id: string | undefined = data.MsgKey ?? data.MsgId;
+  // `||`, not `??`: an empty MsgKey must not hide the MsgId.
+  let id: string | undefined = data.MsgKey || data.MsgId || undefined;
   if (
     id === undefined &&
     data.MsgSeq !== undefined &&

@@ -325,3 +325,13 @@ describe('video tickets', () => {
     expect(fake.deliveries[0]?.failure).toBe('Video is in convert status');
   });
 });
+
+describe('paths that are not endpoints', () => {
+  it('a name every object has (constructor, toString) is a 404, not a crash', async () => {
+    const { fake, token } = await start();
+    for (const path of ['/constructor', '/toString', '/__proto__']) {
+      const res = await post(fake.url, path, {}, { token });
+      expect(res.status).toBe(404);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/testing/index.js';
+import { slidingWindow } from '../../src/testing/rate-limit.js';
 import { API, manualClock, mockServerFixture, PNG_BYTES, post, sleep, TIMESTAMP, upload } from './support.js';
 
 const { start } = mockServerFixture();
@@ -117,5 +118,16 @@ describe('rate limits', () => {
     const { access_token } = fake.issueTokenPair();
     const all = await Promise.all(Array.from({ length: 250 }, () => send(fake, access_token)));
     expect(all.every((r) => r.status === 201)).toBe(true);
+  });
+});
+
+describe('the sliding window log', () => {
+  it('counts a request recorded after a later one (a slow upload) in time order', () => {
+    const window = slidingWindow({ max: 2, windowMs: 1000 });
+    window.record(500);
+    window.record(100);
+    // At 1000 both are in the window, and the one of 100 frees its slot first; at 1200 it has left.
+    expect(window.blockedForMs(1000)).toBe(100);
+    expect(window.blockedForMs(1200)).toBeUndefined();
   });
 });

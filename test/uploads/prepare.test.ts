@@ -83,6 +83,12 @@ describe('refusals: nothing is sent, the message says what was found and what is
     );
     const badName = await refusal(prepareUpload('image', png.bytes, { filename: '' }));
     expect(badName.issues[0]?.path).toEqual(['filename']);
+    // A name that is only a directory leaves nothing to send, given either way.
+    const onlyDir = await refusal(prepareUpload('image', { data: png.bytes, filename: '/' }));
+    expect(onlyDir.issues[0]?.path).toEqual(['file', 'filename']);
+    expect((await refusal(prepareUpload('image', png.bytes, { filename: 'dir/ ' }))).issues[0]?.path).toEqual(
+      ['filename'],
+    );
   });
 });
 

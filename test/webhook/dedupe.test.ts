@@ -45,6 +45,11 @@ describe('dedupeKeyOf', () => {
     expect(dedupeKeyOf(parts)).toBe(dedupeKeyOf(withKey));
   });
 
+  it('an empty MsgKey does not hide the MsgId', () => {
+    const event = parseWebhookEvent(eventWith(text, 5, { MsgKey: '', MsgId: 'id-2' }));
+    expect(dedupeKeyOf(event)).toContain('id-2');
+  });
+
   it('is undefined when nothing identifies the message', () => {
     const event = parseWebhookEvent(
       eventWith(text, 5, { MsgKey: undefined, MsgSeq: undefined, MsgRandom: undefined, MsgTime: undefined }),
