@@ -6,6 +6,7 @@ export default defineConfig({
     'webhook/index': 'src/webhook/index.ts',
     'testing/index': 'src/testing/index.ts',
     'testing/msw': 'src/testing/msw.ts',
+    'redis/index': 'src/redis/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

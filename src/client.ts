@@ -174,9 +174,15 @@ export class OAClient {
     this.#events = new ClientEvents(logger);
     // Bottleneck starts no timer until a request is queued, so constructing a client opens nothing.
     const { rateLimit } = this.#options;
-    this.#limiter = rateLimit ? new RateLimiter(rateLimit) : undefined;
+    const { coordination } = options;
+    this.#limiter = rateLimit
+      ? (coordination?.createLimiter(apiKey, rateLimit) ?? new RateLimiter(rateLimit))
+      : undefined;
     this.#tokens = new TokenManager({
-      store: options.tokenStore ?? new MemoryTokenStore(),
+      store: coordination?.tokenStore ?? options.tokenStore ?? new MemoryTokenStore(),
+      ...(coordination
+        ? { withRenewalLock: <T>(renew: () => Promise<T>) => coordination.withRenewalLock(apiKey, renew) }
+        : {}),
       key: apiKey,
       login: () => this.#call(endpoints.generateToken, { api_key: apiKey, api_secret: apiSecret }),
       refresh: (refresh_token) => this.#call(endpoints.refreshToken, { refresh_token }),

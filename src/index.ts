@@ -1,4 +1,5 @@
 export { OAClient, type SendVideoOptions } from './client.js';
+export type { Coordination } from './core/coordination.js';
 export type {
   OAClientEventName,
   OAClientEvents,
@@ -7,7 +8,13 @@ export type {
 } from './core/events.js';
 export type { Logger } from './core/logger.js';
 export type { OAClientOptions } from './core/options.js';
-export type { RateLimitBucket, RateLimitOptions, RateLimitWindow } from './core/rate-limit.js';
+export type {
+  Limiter,
+  Permit,
+  RateLimitBucket,
+  RateLimitOptions,
+  RateLimitWindow,
+} from './core/rate-limit.js';
 export type { RequestOptions } from './core/request.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
 export type { WaitForTranscodeOptions } from './core/transcode.js';

@@ -81,6 +81,11 @@ export interface TokenManagerDeps {
   /** Refresh this long before expiry (at most half the token's lifetime). */
   refreshBeforeExpiryMs: number;
   logger: Logger;
+  /**
+   * Runs a renewal under a lock shared with other processes (`coordination`); without it, renewals
+   * are single-flight within this process only.
+   */
+  withRenewalLock?: <T>(renew: () => Promise<T>) => Promise<T>;
   /** Told of each pair obtained by a renewal, and why the renewal ran. */
   onRenewed?: (kind: 'login' | 'refresh', reason: RenewalReason) => void;
   now?: () => number;
@@ -163,6 +168,17 @@ export class TokenManager {
   }
 
   async #doRenew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
+    const { withRenewalLock } = this.#deps;
+    if (!withRenewalLock) return this.#renewNow(current, reason);
+    return withRenewalLock(async () => {
+      // Another process may have renewed while this one waited for the lock: use its pair.
+      const latest = await this.#read();
+      if (latest && latest.access_token !== current?.access_token && !this.#isStale(latest)) return latest;
+      return this.#renewNow(latest ?? current, reason);
+    });
+  }
+
+  async #renewNow(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
     const { logger } = this.#deps;
     if (current?.refresh_token) {
       try {

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { OAConfigError } from '../errors.js';
+import type { Coordination } from './coordination.js';
 import type { Logger } from './logger.js';
 import { type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
 import type { TokenStore } from './token-store.js';
@@ -44,6 +45,13 @@ export interface OAClientOptions {
    * @default { general: { max: 200, windowMs: 60_000 }, upload: { max: 20, windowMs: 60_000 } }
    */
   rateLimit?: RateLimitOptions | false;
+  /**
+   * State shared by many processes with the same api key: one token pair (one renewal at a time) and
+   * the rate limits counted together. `createRedisCoordination()` from `oa-messaging/redis` makes one.
+   * It replaces `tokenStore`.
+   * @default none: this process alone
+   */
+  coordination?: Coordination;
   /**
    * Where the token pair lives.
    * @default an in-memory store

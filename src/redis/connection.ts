@@ -1,0 +1,120 @@
+/** The Redis connection of `oa-messaging/redis`: the caller's client, or one made from a URL on first use. */
+import { createHash } from 'node:crypto';
+import { OAConfigError, OAConnectionError } from '../errors.js';
+
+/**
+ * What `oa-messaging/redis` needs of a Redis client: Lua scripts, nothing else. An ioredis `Redis` or
+ * `Cluster` fits (every script touches keys of one hash slot).
+ */
+export interface RedisClient {
+  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/** A client this module made, and so closes. */
+interface OwnedClient extends RedisClient {
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** ioredis's `Redis` class, as far as it is used here. */
+type RedisConstructor = new (url: string) => OwnedClient;
+
+/** A Lua script and its SHA-1, so that Redis runs it from its script cache after the first call. */
+export interface Script {
+  source: string;
+  sha1: string;
+}
+
+export function script(source: string): Script {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
+
+const MISSING_IOREDIS =
+  'oa-messaging/redis needs the ioredis package, an optional peer dependency: npm install ioredis';
+
+/** ioredis, imported on first use so that loading `oa-messaging/redis` opens nothing and needs nothing. */
+async function loadIoredis(): Promise<RedisConstructor> {
+  let mod: { default?: unknown; Redis?: unknown };
+  try {
+    mod = (await import('ioredis')) as { default?: unknown; Redis?: unknown };
+  } catch (error) {
+    throw new OAConfigError(MISSING_IOREDIS, { cause: error });
+  }
+  const Redis = mod.Redis ?? mod.default;
+  if (typeof Redis !== 'function') throw new OAConfigError(MISSING_IOREDIS);
+  return Redis as RedisConstructor;
+}
+
+/** The connection shared by the token store, the renewal lock and the limiters of one coordination. */
+export class Connection {
+  readonly #url: string | undefined;
+  #client: Promise<RedisClient> | undefined;
+  #owned: OwnedClient | undefined;
+  #closed = false;
+
+  constructor(target: { url: string } | { client: RedisClient }) {
+    if ('client' in target) {
+      this.#url = undefined;
+      this.#client = Promise.resolve(target.client);
+    } else {
+      this.#url = target.url;
+    }
+  }
+
+  #connect(): Promise<RedisClient> {
+    if (this.#closed) return Promise.reject(new OAConnectionError('The Redis coordination is closed'));
+    if (!this.#client) {
+      const connecting = loadIoredis().then((Redis) => {
+        const client = new Redis(this.#url ?? '');
+        // Without a listener ioredis prints every reconnection failure; commands still reject.
+        client.on('error', () => {});
+        this.#owned = client;
+        return client;
+      });
+      // A failed import is tried again on the next call (the package may have been installed since).
+      connecting.catch(() => {
+        if (this.#client === connecting) this.#client = undefined;
+      });
+      this.#client = connecting;
+    }
+    return this.#client;
+  }
+
+  /**
+   * Runs `script` with `keys` and `args`. Failures of Redis itself become `OAConnectionError` (nothing
+   * was sent to the API); a missing ioredis stays `OAConfigError`.
+   */
+  async run(script: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const client = await this.#connect();
+    try {
+      try {
+        return await client.evalsha(script.sha1, keys.length, ...keys, ...args);
+      } catch (error) {
+        // The script cache is empty after a restart, a failover or SCRIPT FLUSH.
+        if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+        return await client.eval(script.source, keys.length, ...keys, ...args);
+      }
+    } catch (error) {
+      throw new OAConnectionError(`Redis coordination failed: ${(error as Error)?.message ?? error}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Quits the connection this module made; a client passed in stays open. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#url === undefined) return;
+    await this.#client?.catch(() => {});
+    const owned = this.#owned;
+    if (!owned) return;
+    try {
+      await owned.quit();
+    } catch {
+      owned.disconnect();
+    }
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * `oa-messaging/redis`: state shared in Redis by every process that uses one api key: the token pair
+ * (one login or refresh at a time) and both rate limits, counted together.
+ *
+ * @example
+ * ```ts
+ * import { createRedisCoordination } from 'oa-messaging/redis';
+ * const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379' });
+ * const client = new OAClient({ baseUrl, apiKey, apiSecret, coordination });
+ * // ...
+ * await client.close();
+ * await coordination.close();
+ * ```
+ */
+import type { Coordination } from '../core/coordination.js';
+import { type Logger, silentLogger } from '../core/logger.js';
+import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
+import { OAConfigError } from '../errors.js';
+import { Connection, type RedisClient } from './connection.js';
+import { RedisLimiter } from './limiter.js';
+import { withRenewalLock } from './lock.js';
+import { RedisTokenStore } from './token-store.js';
+
+export type { RedisClient } from './connection.js';
+
+/** Options of {@link createRedisCoordination} other than the connection. */
+export interface RedisCoordinationSettings {
+  /**
+   * Prepended to every key: `${prefix}token:${apiKey}`, `${prefix}lock:${apiKey}`,
+   * `${prefix}limit:{${apiKey}}:general` and `:upload`.
+   * @default 'oa:'
+   */
+  prefix?: string;
+  /**
+   * How long the token renewal lock lives without its holder extending it (the holder extends it every
+   * third of this while it logs in or refreshes). A process that dies holding it delays the others by
+   * at most this much.
+   * @default 10_000
+   */
+  lockTtlMs?: number;
+  /**
+   * How long a request in flight keeps its rate-limit slots without news from its process (which renews
+   * this lease every third of it). A process that dies mid-request gives its slots back this long, plus
+   * one window, after its last renewal.
+   * @default 30_000
+   */
+  inFlightLeaseMs?: number;
+  /**
+   * How long the token pair stays in Redis after its access token expired, so that the refresh token can
+   * still be used; `false` keeps it until it is replaced.
+   * @default 86_400_000 (one day)
+   */
+  keepTokenAfterExpiryMs?: number | false;
+  /**
+   * Told of background failures that only cost time: a lock that could not be extended, a rate-limit
+   * update that did not reach Redis. Never given a secret.
+   * @default silent
+   */
+  logger?: Logger;
+}
+
+/** Where to find Redis: a URL (ioredis, loaded on first use), or a client of yours. */
+export type RedisCoordinationOptions = RedisCoordinationSettings &
+  (
+    | {
+        /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
+        url: string;
+        client?: never;
+      }
+    | {
+        /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
+        client: RedisClient;
+        url?: never;
+      }
+  );
+
+/** A {@link Coordination} backed by Redis, and how to let go of it. */
+export interface RedisCoordination extends Coordination {
+  /**
+   * Stops the limiters it made (queued requests reject) and quits the connection it opened from `url`;
+   * a `client` you passed in stays open. Safe to call twice.
+   */
+  close(): Promise<void>;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new OAConfigError(`${name} must be a positive number of ms`);
+  }
+  // Redis takes whole milliseconds.
+  return Math.ceil(value);
+}
+
+/**
+ * Shares the token pair and the rate limits of each api key between processes through Redis. Pass it
+ * as the client's `coordination` option. Creating it opens nothing: with `url`, ioredis is imported and
+ * connected on first use.
+ *
+ * @example
+ * const coordination = createRedisCoordination({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
+ * const client = new OAClient({ apiKey, apiSecret, coordination });
+ */
+export function createRedisCoordination(options: RedisCoordinationOptions): RedisCoordination {
+  if (typeof options !== 'object' || options === null) {
+    throw new OAConfigError('createRedisCoordination needs { url } or { client }');
+  }
+  const { url, client } = options;
+  if ((url === undefined) === (client === undefined)) {
+    throw new OAConfigError('createRedisCoordination needs exactly one of url and client');
+  }
+  if (url !== undefined && (typeof url !== 'string' || url === '')) {
+    throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
+  }
+  if (client !== undefined && (typeof client?.eval !== 'function' || typeof client.evalsha !== 'function')) {
+    throw new OAConfigError(
+      'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
+    );
+  }
+  const prefix = options.prefix ?? 'oa:';
+  if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
+  const lockTtlMs = positive('lockTtlMs', options.lockTtlMs, 10_000);
+  const inFlightLeaseMs = positive('inFlightLeaseMs', options.inFlightLeaseMs, 30_000);
+  const keep = options.keepTokenAfterExpiryMs;
+  const keepTokenAfterExpiryMs =
+    keep === false ? false : positive('keepTokenAfterExpiryMs', keep, 86_400_000);
+  const logger = options.logger ?? silentLogger;
+
+  const connection = new Connection(client !== undefined ? { client } : { url: url as string });
+  const limiters = new Set<Limiter>();
+  return {
+    tokenStore: new RedisTokenStore(connection, prefix, keepTokenAfterExpiryMs),
+    withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      return withRenewalLock(connection, { prefix, lockTtlMs, logger }, key, renew, signal);
+    },
+    createLimiter(key: string, limits: Required<RateLimitOptions>): Limiter {
+      const limiter: Limiter = new RedisLimiter(connection, key, limits, {
+        prefix,
+        inFlightLeaseMs,
+        logger,
+        onStop: () => limiters.delete(limiter),
+      });
+      limiters.add(limiter);
+      return limiter;
+    },
+    async close() {
+      for (const limiter of [...limiters]) limiter.stop();
+      await connection.close();
+    },
+  };
+}

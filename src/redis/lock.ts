@@ -1,0 +1,72 @@
+/** The renewal lock: one process at a time logs in or refreshes the token of an api key. */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../core/logger.js';
+import type { Connection } from './connection.js';
+import { EXTEND_LOCK, RELEASE_LOCK, TAKE_LOCK } from './scripts.js';
+import { abortError, sleep } from './wait.js';
+
+export interface RenewalLockOptions {
+  prefix: string;
+  lockTtlMs: number;
+  logger: Logger;
+}
+
+/** First poll of a waiter, growing by half each time up to {@link MAX_POLL_MS}, with jitter. */
+const FIRST_POLL_MS = 20;
+const MAX_POLL_MS = 250;
+
+/**
+ * Runs `renew` while holding `${prefix}lock:${key}` (SET NX PX with a random value of this holder).
+ * The holder extends the lock every third of its ttl while `renew` runs, so a slow login keeps it; a
+ * holder that dies stops extending it, and it expires within `lockTtlMs`. Waiters poll with a growing
+ * delay and stop waiting, with `OAAbortError`, when `signal` fires.
+ */
+export async function withRenewalLock<T>(
+  connection: Connection,
+  options: RenewalLockOptions,
+  key: string,
+  renew: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const lockKey = `${options.prefix}lock:${key}`;
+  const owner = randomUUID();
+  const what = 'waiting for the token renewal lock';
+  for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(MAX_POLL_MS, pollMs * 1.5)) {
+    if (signal?.aborted) throw abortError(signal, what);
+    if ((await connection.run(TAKE_LOCK, [lockKey], [owner, options.lockTtlMs])) === 'OK') break;
+    await sleep(pollMs / 2 + (Math.random() * pollMs) / 2, signal, what).done;
+  }
+  const release = () => {
+    connection.run(RELEASE_LOCK, [lockKey], [owner]).catch(() => {
+      // It expires by itself within lockTtlMs.
+    });
+  };
+  if (signal?.aborted) {
+    release();
+    throw abortError(signal, what);
+  }
+  const extend = setInterval(() => {
+    connection.run(EXTEND_LOCK, [lockKey], [owner, options.lockTtlMs]).then(
+      (extended) => {
+        if (extended === 1) return;
+        clearInterval(extend);
+        options.logger.warn?.(
+          'oa-messaging: the token renewal lock expired before the renewal ended; another process may renew too',
+          { lockTtlMs: options.lockTtlMs },
+        );
+      },
+      (error: unknown) =>
+        options.logger.warn?.('oa-messaging: could not extend the token renewal lock', {
+          error: (error as Error).message,
+        }),
+    );
+  }, options.lockTtlMs / 3);
+  // The renewal itself keeps the process alive; the lock alone must not.
+  extend.unref();
+  try {
+    return await renew();
+  } finally {
+    clearInterval(extend);
+    release();
+  }
+}

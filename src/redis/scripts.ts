@@ -1,0 +1,120 @@
+/**
+ * The Lua scripts of `oa-messaging/redis`. Each runs atomically in Redis; the limiter's read Redis's own
+ * clock (TIME), the one clock every process shares.
+ */
+import { script } from './connection.js';
+
+/**
+ * Redis before 5 refuses writes after TIME in a script unless it replicates effects; later versions
+ * always do (the call is then a no-op).
+ */
+const NOW = `
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local function ms(value) return string.format('%.0f', value) end
+`;
+
+/** KEYS[1]: the token key. Returns the JSON, or nil. */
+export const GET_TOKEN = script(`return redis.call('GET', KEYS[1])`);
+
+/** KEYS[1]: the token key; ARGV[1]: the JSON; ARGV[2]: time to live in ms, 0 for none. */
+export const SET_TOKEN = script(`
+if tonumber(ARGV[2]) > 0 then
+  return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return redis.call('SET', KEYS[1], ARGV[1])
+`);
+
+/** KEYS[1]: the token key. */
+export const DELETE_TOKEN = script(`return redis.call('DEL', KEYS[1])`);
+
+/** KEYS[1]: the lock; ARGV[1]: this holder's random value; ARGV[2]: ttl in ms. 'OK' when taken. */
+export const TAKE_LOCK = script(`return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])`);
+
+/** Extends the lock only while it is still ours: 1, or 0 when it expired and someone else may hold it. */
+export const EXTEND_LOCK = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`);
+
+/** Deletes the lock only if it is still ours (compare and delete). */
+export const RELEASE_LOCK = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+/**
+ * Takes up to `#members` slots in every window of KEYS at once (an upload: its own and the general
+ * one). Each window is a sorted set of requests scored by when they ended; a request in flight is
+ * scored ahead (now + lease), renewed by its process, so that a crashed process's slots come back.
+ * A slot is free again `hold` (the window plus a margin) after its request ended.
+ *
+ * KEYS: the windows. ARGV: lease, then max and hold of each window, then one member id per slot wanted.
+ * Returns { granted, waitMs }: the first `granted` members got a slot; when some did not, `waitMs` is
+ * the earliest a slot can come back (a request still in flight ends no sooner than now).
+ */
+export const ACQUIRE = script(`${NOW}
+local lease = tonumber(ARGV[1])
+local first = 2 + 2 * #KEYS
+local wanted = #ARGV - first + 1
+local free = wanted
+local counts = {}
+for i, key in ipairs(KEYS) do
+  local max, hold = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ms(now - hold))
+  counts[i] = redis.call('ZCARD', key)
+  free = math.min(free, max - counts[i])
+end
+local granted = math.max(0, free)
+for i, key in ipairs(KEYS) do
+  local hold = tonumber(ARGV[2 * i + 1])
+  for j = 1, granted do redis.call('ZADD', key, ms(now + lease), ARGV[first + j - 1]) end
+  if granted > 0 then redis.call('PEXPIRE', key, ms(lease + hold + 1000)) end
+end
+local wait = 0
+if granted < wanted then
+  for i, key in ipairs(KEYS) do
+    local max, hold = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+    local count = counts[i] + granted
+    if count >= max then
+      local oldest = redis.call('ZRANGE', key, count - max, count - max, 'WITHSCORES')
+      local ended = math.min(tonumber(oldest[2]), now)
+      wait = math.max(wait, ended + hold - now)
+    end
+  end
+  wait = math.max(1, wait)
+end
+return { granted, wait }
+`);
+
+/** The request has ended: its slots are scored now. KEYS: its windows. ARGV: member, hold of each window. */
+export const ENDED = script(`${NOW}
+for i, key in ipairs(KEYS) do
+  local hold = tonumber(ARGV[i + 1])
+  redis.call('ZADD', key, ms(now), ARGV[1])
+  if redis.call('PTTL', key) < hold + 1000 then redis.call('PEXPIRE', key, ms(hold + 1000)) end
+end
+return 1
+`);
+
+/** The request was not sent: its slots are free now. KEYS: its windows. ARGV[1]: member. */
+export const RELEASE = script(`
+for _, key in ipairs(KEYS) do redis.call('ZREM', key, ARGV[1]) end
+return 1
+`);
+
+/**
+ * Keeps the slots of requests still in flight: scored now + lease again (and counted again, should a
+ * frozen process have let a lease lapse). KEYS: the windows these requests count in. ARGV: lease, hold
+ * of each window, then the members.
+ */
+export const RENEW_LEASES = script(`${NOW}
+local lease = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  local hold = tonumber(ARGV[i + 1])
+  for j = 2 + #KEYS, #ARGV do redis.call('ZADD', key, ms(now + lease), ARGV[j]) end
+  redis.call('PEXPIRE', key, ms(lease + hold + 1000))
+end
+return 1
+`);

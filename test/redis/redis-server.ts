@@ -1,0 +1,105 @@
+/** A throwaway redis-server for the tests: a free port, no persistence, a temp dir. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/** The redis-server binary: `REDIS_SERVER`, else the first on PATH, else undefined. */
+export function findRedisServer(): string | undefined {
+  const candidates = process.env.REDIS_SERVER
+    ? [process.env.REDIS_SERVER]
+    : (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'redis-server'));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {}
+  }
+  return undefined;
+}
+
+export const REDIS_SERVER = findRedisServer();
+if (!REDIS_SERVER) {
+  console.warn(
+    'test/redis: skipped, no redis-server binary (apt-get install redis-server, or set REDIS_SERVER)',
+  );
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function startOnce(binary: string, port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error(`redis-server did not start:\n${output}`)), 10_000);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    };
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.stdout?.removeAllListeners('data');
+        child.stdout?.resume();
+        resolve(child);
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code) => fail(new Error(`redis-server exited (${code}):\n${output}`)));
+  });
+}
+
+/** Starts redis-server on a free loopback port; retries on another port if that one was taken meanwhile. */
+export async function startRedisServer(): Promise<RedisServer> {
+  if (!REDIS_SERVER) throw new Error('no redis-server binary');
+  const dir = mkdtempSync(join(tmpdir(), 'oa-redis-'));
+  let lastError: unknown;
+  for (let tries = 0; tries < 3; tries++) {
+    const port = await freePort();
+    try {
+      const child = await startOnce(REDIS_SERVER, port, dir);
+      child.removeAllListeners('exit');
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        port,
+        stop: () =>
+          new Promise<void>((resolve) => {
+            child.once('exit', () => {
+              rmSync(dir, { recursive: true, force: true });
+              resolve();
+            });
+            child.kill('SIGKILL');
+          }),
+      };
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  throw lastError;
+}
