@@ -8,7 +8,8 @@ export type RetryReason =
   | 'rate_limited'
   /** 400 `JOB_BUSY`: a broadcast job is running. */
   | 'job_busy'
-  /** The connection failed before the request left (refused, DNS). */
+  /** The request never left: the connection was refused or not found, or a shared limiter or token
+   * store (oa-messaging/redis) could not be reached. */
   | 'not_sent'
   /** 401: the access token was renewed and the request is replayed once. */
   | 'unauthorized'

@@ -1,5 +1,6 @@
 import Bottleneck from 'bottleneck';
 import { OAAbortError, OAConfigError, OAConnectionError } from '../errors.js';
+import { markFinal } from './retry.js';
 
 /** At most `max` requests in any span of `windowMs`. */
 export interface RateLimitWindow {
@@ -30,7 +31,7 @@ export const SPEC_RATE_LIMITS: Required<RateLimitOptions> = {
  * counts them, wherever it counts them and whatever the latency. The cost is the latency over the
  * window: a few ms in 60 s for JSON calls.
  */
-function marginMs(windowMs: number): number {
+export function marginMs(windowMs: number): number {
   return Math.min(250, Math.ceil(windowMs * 0.01));
 }
 
@@ -102,9 +103,11 @@ class Window {
       abandoned = true;
       throw error instanceof OAAbortError
         ? error
-        : new OAConnectionError('Not sent: the client was closed while the request was queued', {
-            cause: error,
-          });
+        : markFinal(
+            new OAConnectionError('Not sent: the client was closed while the request was queued', {
+              cause: error,
+            }),
+          );
     } finally {
       this.#setWaiting(-1);
     }
@@ -173,7 +176,9 @@ class Window {
   }
 
   stop(): void {
-    const closed = new OAConnectionError('Not sent: the client was closed while the request was queued');
+    const closed = markFinal(
+      new OAConnectionError('Not sent: the client was closed while the request was queued'),
+    );
     for (const handOver of this.#first.splice(0)) handOver(closed);
     for (const timer of this.#refills) clearTimeout(timer);
     this.#refills.clear();

@@ -42,6 +42,15 @@ const NOT_SENT_CODES = new Set([
 
 const failedBeforeSending = new WeakSet<OAConnectionError>();
 
+/**
+ * Marks a failure that happened before the request could leave (a shared limiter or token store that
+ * could not be reached): retried like a refused connection, for sends too.
+ */
+export function markNotSent(error: OAConnectionError): OAConnectionError {
+  failedBeforeSending.add(error);
+  return error;
+}
+
 /** `true` when the connection failed before any byte of the request left (connection refused, DNS). */
 export function isFailureBeforeSending(error: unknown): boolean {
   return error instanceof OAConnectionError && failedBeforeSending.has(error);
@@ -92,9 +101,9 @@ export async function send(req: TransportRequest): Promise<TransportResponse> {
     }
     const code = errorCode(error);
     if (code && NOT_SENT_CODES.has(code)) {
-      const failure = new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error });
-      failedBeforeSending.add(failure);
-      throw failure;
+      throw markNotSent(
+        new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error }),
+      );
     }
     const reason = error instanceof Error ? error.message : String(error);
     throw new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {

@@ -1,5 +1,7 @@
 /** The Redis connection of `oa-messaging/redis`: the caller's client, or one made from a URL on first use. */
 import { createHash } from 'node:crypto';
+import { markFinal } from '../core/retry.js';
+import { markNotSent } from '../core/transport.js';
 import { OAConfigError, OAConnectionError } from '../errors.js';
 
 /**
@@ -64,7 +66,9 @@ export class Connection {
   }
 
   #connect(): Promise<RedisClient> {
-    if (this.#closed) return Promise.reject(new OAConnectionError('The Redis coordination is closed'));
+    if (this.#closed) {
+      return Promise.reject(markFinal(new OAConnectionError('Not sent: the Redis coordination is closed')));
+    }
     if (!this.#client) {
       const connecting = loadIoredis().then((Redis) => {
         const client = new Redis(this.#url ?? '');
@@ -97,9 +101,11 @@ export class Connection {
         return await client.eval(script.source, keys.length, ...keys, ...args);
       }
     } catch (error) {
-      throw new OAConnectionError(`Redis coordination failed: ${(error as Error)?.message ?? error}`, {
-        cause: error,
-      });
+      throw markNotSent(
+        new OAConnectionError(`Redis coordination failed: ${(error as Error)?.message ?? error}`, {
+          cause: error,
+        }),
+      );
     }
   }
 

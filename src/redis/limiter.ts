@@ -8,6 +8,8 @@ import type {
   RateLimitOptions,
   RateLimitWindow,
 } from '../core/rate-limit.js';
+import { marginMs } from '../core/rate-limit.js';
+import { markFinal } from '../core/retry.js';
 import { OAConnectionError } from '../errors.js';
 import type { Connection } from './connection.js';
 import { ACQUIRE, ENDED, RELEASE, RENEW_LEASES } from './scripts.js';
@@ -23,11 +25,11 @@ export interface SharedLimiterOptions {
 }
 
 /**
- * As in the in-process limiter: a slot comes back one window after its request ended, plus 1% (at most
- * 250 ms) for timer and clock granularity and the trip to Redis.
+ * As in the in-process limiter: a slot comes back one window after its request ended, plus a margin
+ * for timer and clock granularity (and here the trip to Redis).
  */
 function holdMs(windowMs: number): number {
-  return Math.ceil(windowMs + Math.min(250, Math.ceil(windowMs * 0.01)));
+  return Math.ceil(windowMs + marginMs(windowMs));
 }
 
 /** Slots asked for in one script call: a burst of `max` goes in a few round trips. */
@@ -119,7 +121,7 @@ export class RedisLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortError(signal, what));
     if (this.#stopped) {
       return Promise.reject(
-        new OAConnectionError('Not sent: the client or its Redis coordination is closed'),
+        markFinal(new OAConnectionError('Not sent: the client or its Redis coordination is closed')),
       );
     }
     const lane = bucket === 'upload' ? this.#upload : this.#general;
@@ -257,7 +259,7 @@ export class RedisLimiter implements Limiter {
       for (const waiter of [...lane.queue]) {
         if (settle(lane, waiter)) {
           waiter.reject(
-            new OAConnectionError('Not sent: the client was closed while the request was queued'),
+            markFinal(new OAConnectionError('Not sent: the client was closed while the request was queued')),
           );
         }
       }
