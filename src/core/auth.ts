@@ -110,13 +110,28 @@ export class TokenManager {
     this.#now = deps.now ?? Date.now;
   }
 
-  /** A token that is not close to expiry, obtaining or refreshing one first when needed. */
-  async accessToken(signal?: AbortSignal): Promise<string> {
-    if (signal?.aborted)
-      throw new OAAbortError('Aborted before the request was sent', { cause: signal.reason });
-    const current = await this.#read();
+  /**
+   * A token that is not close to expiry, obtaining or refreshing one first when needed. It runs before
+   * every call, so a store that answers synchronously (the default) gives the token without a promise.
+   */
+  accessToken(signal?: AbortSignal): string | Promise<string> {
+    if (signal?.aborted) {
+      return Promise.reject(
+        new OAAbortError('Aborted before the request was sent', { cause: signal.reason }),
+      );
+    }
+    const stored = this.#deps.store.get(this.#deps.key);
+    if (typeof (stored as PromiseLike<unknown> | undefined)?.then === 'function') {
+      return Promise.resolve(stored).then((current) => this.#usable(current, signal));
+    }
+    return this.#usable(stored as StoredToken | undefined, signal);
+  }
+
+  #usable(current: StoredToken | undefined, signal: AbortSignal | undefined): string | Promise<string> {
+    if (current) this.#lastSeen = current;
     if (current && !this.#isStale(current)) return current.access_token;
-    return (await abortable(this.#renew(current, current ? 'expiring' : 'no_token'), signal)).access_token;
+    const renewal = this.#renew(current, current ? 'expiring' : 'no_token');
+    return abortable(renewal, signal).then((pair) => pair.access_token);
   }
 
   /** After a 401 on `rejected`: a newer token if another call already renewed, else one renewal. */

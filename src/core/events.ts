@@ -74,6 +74,11 @@ export class ClientEvents {
     this.#listeners.get(name)?.delete(listener as (event: never) => void);
   }
 
+  /** Whether `name` has a listener: a hot path skips building an event nobody reads. */
+  has(name: OAClientEventName): boolean {
+    return (this.#listeners.get(name)?.size ?? 0) > 0;
+  }
+
   emit<E extends OAClientEventName>(name: E, event: OAClientEvents[E]): void {
     const set = this.#listeners.get(name);
     if (!set || set.size === 0) return;

@@ -76,9 +76,21 @@ interface AttemptBody {
 
 const USER_AGENT = `oa-messaging/${VERSION} node/${process.version}`;
 
+/** Each endpoint's URL, made once per client: nothing reads or changes it after. */
+const urls = new WeakMap<URL, Map<string, URL>>();
+
 function urlFor(base: URL, path: string): URL {
-  const url = new URL(base);
-  url.pathname = `${base.pathname.replace(/\/+$/, '')}${path}`;
+  let known = urls.get(base);
+  if (!known) {
+    known = new Map();
+    urls.set(base, known);
+  }
+  let url = known.get(path);
+  if (!url) {
+    url = new URL(base);
+    url.pathname = `${base.pathname.replace(/\/+$/, '')}${path}`;
+    known.set(path, url);
+  }
   return url;
 }
 
@@ -173,7 +185,8 @@ async function run<R extends z.ZodType>(
   const { signal } = options;
 
   const attemptOnce = async (token: string | undefined, attempt: number): Promise<z.output<R>> => {
-    const permit = await acquireSlot(ctx, what, bucket, endpoint.auth ? 5 : 0, options);
+    const permit =
+      ctx.limiter && (await acquireSlot(ctx.limiter, what, bucket, endpoint.auth ? 5 : 0, options));
     if (permit && permit.waitedMs > 0) {
       const waitedMs = Math.round(permit.waitedMs);
       logger.debug?.(`oa-messaging: ${what} waited ${waitedMs} ms for the ${bucket} rate limit`);
@@ -194,7 +207,9 @@ async function run<R extends z.ZodType>(
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     const started = performance.now();
     logger.debug?.(`oa-messaging: ${what}`, { attempt });
-    events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
+    if (events.has('request')) {
+      events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
+    }
     let res: TransportResponse;
     try {
       res = await send({
@@ -212,14 +227,16 @@ async function run<R extends z.ZodType>(
     }
     const durationMs = Math.round(performance.now() - started);
     logger.debug?.(`oa-messaging: ${what} -> ${res.status}`, { status: res.status, ms: durationMs });
-    events.emit('response', {
-      endpoint: endpoint.name,
-      method: 'POST',
-      path: endpoint.path,
-      attempt,
-      status: res.status,
-      durationMs,
-    });
+    if (events.has('response')) {
+      events.emit('response', {
+        endpoint: endpoint.name,
+        method: 'POST',
+        path: endpoint.path,
+        attempt,
+        status: res.status,
+        durationMs,
+      });
+    }
     return readAnswer(ctx, endpoint, res);
   };
 
@@ -249,7 +266,7 @@ async function run<R extends z.ZodType>(
         return attemptOnce(await ctx.tokens.accessTokenAfterRejection(token, signal), attempt);
       }
     },
-    {
+    () => ({
       maxRetries: ctx.maxRetries,
       replayable,
       maxBusyWaitMs: ctx.maxBusyWaitMs,
@@ -263,7 +280,7 @@ async function run<R extends z.ZodType>(
         );
         events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
       },
-    },
+    }),
   );
 }
 
@@ -273,21 +290,16 @@ async function run<R extends z.ZodType>(
  * with `OATimeoutError`, not sent, and is not retried.
  */
 async function acquireSlot(
-  ctx: RequestContext,
+  limiter: Limiter,
   what: string,
   bucket: RateLimitBucket,
   priority: number,
   { signal, timeoutMs }: RequestOptions,
-): Promise<Permit | undefined> {
-  if (!ctx.limiter) return undefined;
-  if (timeoutMs === undefined) return ctx.limiter.acquire(bucket, signal, priority);
+): Promise<Permit> {
+  if (timeoutMs === undefined) return limiter.acquire(bucket, signal, priority);
   const deadline = AbortSignal.timeout(timeoutMs);
   try {
-    return await ctx.limiter.acquire(
-      bucket,
-      signal ? AbortSignal.any([signal, deadline]) : deadline,
-      priority,
-    );
+    return await limiter.acquire(bucket, signal ? AbortSignal.any([signal, deadline]) : deadline, priority);
   } catch (error) {
     if (!deadline.aborted || signal?.aborted) throw error;
     throw markFinal(

@@ -121,8 +121,26 @@ export function sleep(ms: number, signal?: AbortSignal, what = 'waiting to retry
  */
 export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<T>,
+  policy: () => RetryPolicy,
+): Promise<T> {
+  // Most calls succeed at once, so the first attempt runs outside p-retry and the policy is made only
+  // when it fails: their set-up cost more than the rest of the SDK's own work on a call.
+  try {
+    return await attempt(1);
+  } catch (error) {
+    return retryAfter(error, attempt, policy());
+  }
+}
+
+/** The rest of {@link withRetries}: p-retry takes the first attempt's failure as its own first. */
+async function retryAfter<T>(
+  firstError: unknown,
+  attempt: (attemptNumber: number) => Promise<T>,
   policy: RetryPolicy,
 ): Promise<T> {
+  const nextAttempt = (attemptNumber: number): Promise<T> =>
+    attemptNumber === 1 ? Promise.reject(firstError) : attempt(attemptNumber);
+
   let busyWaitedMs = 0;
   let busyStep = 0;
   let failureStep = 0;
@@ -165,7 +183,7 @@ export async function withRetries<T>(
   };
 
   try {
-    return await pRetry(attempt, {
+    return await pRetry(nextAttempt, {
       // Rejected answers do not use up maxRetries (shouldConsumeRetry); their bound is maxBusyWaitMs.
       // p-retry stops everything once maxRetries is used up, so 0 turns retries off.
       retries: policy.maxRetries,
