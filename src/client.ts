@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { TokenManager } from './core/auth.js';
 import { ClientEvents, type OAClientEventName, type OAClientListener } from './core/events.js';
@@ -193,7 +193,7 @@ export class OAClient {
     this.#ctx = {
       baseUrl: this.#options.baseUrl,
       // Created on first use, so that constructing a client opens nothing.
-      dispatcher: () => {
+      dispatcher: ({ Agent }) => {
         // The client's own per-attempt timer bounds every request; undici's idle timers would cut a
         // long upload short.
         this.#dispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0 });

@@ -17,7 +17,7 @@ import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
 import { redactJson, redactText } from './redact.js';
 import { explainNotReplayable, markFinal, withRetries } from './retry.js';
-import { send, type TransportResponse } from './transport.js';
+import { send, type TransportResponse, type Undici } from './transport.js';
 import { formatIssues, toIssues, validate } from './validate.js';
 
 /** Per-call options, the last argument of every method. */
@@ -51,7 +51,7 @@ export interface Endpoint<P extends z.ZodType, R extends z.ZodType> {
 /** What every call needs from the client. */
 export interface RequestContext {
   baseUrl: URL;
-  dispatcher: () => Dispatcher;
+  dispatcher: (loaded: Undici) => Dispatcher;
   timeoutMs: number;
   /** The per-attempt default for uploads. */
   uploadTimeoutMs: number;
@@ -216,7 +216,7 @@ async function run<R extends z.ZodType>(
         url,
         headers,
         body: body.body,
-        dispatcher: ctx.dispatcher(),
+        dispatcher: ctx.dispatcher,
         timeoutMs,
         signal,
         isSend: endpoint.isSend,

@@ -1,4 +1,3 @@
-import pRetry from 'p-retry';
 import {
   OAAbortError,
   OAConnectionError,
@@ -182,6 +181,8 @@ async function retryAfter<T>(
     return next;
   };
 
+  // Loaded with the first failure: most processes never need it.
+  const { default: pRetry } = await import('p-retry');
   try {
     return await pRetry(nextAttempt, {
       // Rejected answers do not use up maxRetries (shouldConsumeRetry); their bound is maxBusyWaitMs.

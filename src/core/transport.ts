@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { isOAError, OAAbortError, OAConnectionError, OATimeoutError } from '../errors.js';
 
 /** One HTTP attempt, as the transport sees it. */
@@ -9,7 +9,8 @@ export interface TransportRequest {
   headers: Record<string, string>;
   /** JSON text, or a multipart stream (form-data) for uploads. */
   body: string | Readable;
-  dispatcher: Dispatcher;
+  /** The dispatcher to send with, given undici once it is loaded. */
+  dispatcher: (loaded: Undici) => Dispatcher;
   /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
   timeoutMs: number;
   signal?: AbortSignal | undefined;
@@ -65,6 +66,18 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+export type Undici = typeof import('undici');
+let undici: Undici | undefined;
+
+/**
+ * undici is loaded by the first request, not at import: it is most of what importing the SDK would
+ * cost, and a process that only builds messages or parses webhooks never needs it.
+ */
+async function loadUndici(): Promise<Undici> {
+  undici ??= await import('undici');
+  return undici;
+}
+
 /** Aborts one attempt, by its timer or the caller's signal. */
 class AttemptAbort extends EventEmitter {
   timedOut = false;
@@ -83,16 +96,17 @@ export async function send(req: TransportRequest): Promise<TransportResponse> {
 
   // undici takes an EventEmitter as the abort source (`signal: AbortSignal | EventEmitter`): making an
   // AbortController and listening on it cost more than all the rest of the SDK's own work on a call.
+  const loaded = undici ?? (await loadUndici());
   const attempt = new AttemptAbort();
   const timer = setTimeout(timeOut, req.timeoutMs, attempt);
   const onCallerAbort = caller && (() => attempt.emit('abort'));
   if (onCallerAbort) caller.addEventListener('abort', onCallerAbort, { once: true });
   try {
-    const res = await request(req.url, {
+    const res = await loaded.request(req.url, {
       method: 'POST',
       headers: req.headers,
       body: req.body,
-      dispatcher: req.dispatcher,
+      dispatcher: req.dispatcher(loaded),
       signal: attempt,
     });
     const text = await res.body.text();

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import FormData from 'form-data';
+import type FormDataClass from 'form-data';
 import { OAError, OAValidationError } from '../errors.js';
 import {
   acceptedFormat,
@@ -134,7 +134,9 @@ export async function prepareUpload(
     };
     const format = await check(kind, rules, source, givenName ?? source.label, hints);
     const filename = givenName ?? source.name ?? `${kind}.${format.ext}`;
-    return prepared(kind, rules, source, filename, format.contentType);
+    // Loaded by the first upload, not at import (with its MIME database, a large part of import time).
+    const { default: FormData } = await import('form-data');
+    return prepared(kind, rules, source, filename, format.contentType, FormData);
   } catch (error) {
     source?.discard();
     if (error instanceof FileInputProblem) {
@@ -150,6 +152,7 @@ function prepared(
   source: Source,
   filename: string,
   contentType: string,
+  FormData: typeof FormDataClass,
 ): PreparedUpload {
   const { size, replayable } = source;
   let sent = false;
