@@ -26,6 +26,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { firstLine, fmt, median, report, table, tokenPair } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -52,17 +53,7 @@ interface WorkerResult {
 
 /** The discarding server: answers the token endpoint and every upload with the spec's envelope. */
 function serve(): void {
-  const iat = Math.floor(Date.now() / 1000);
-  const jwt = (claims: object) =>
-    ['{"alg":"HS256","typ":"JWT"}', JSON.stringify(claims), 'sig']
-      .map((p) => Buffer.from(p).toString('base64url'))
-      .join('.');
-  const pair = {
-    access_token: jwt({ iat, exp: iat + 3600 }),
-    refresh_token: 'refresh-token-bench',
-    token_type: 'Bearer',
-    expires_in: '1h',
-  };
+  const pair = tokenPair();
   const server = createServer((req, res) => {
     let bytes = 0;
     req.on('data', (chunk: Buffer) => {
@@ -154,18 +145,6 @@ function child(args: string[]): ChildProcess {
   });
 }
 
-function firstLine(proc: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const end = out.indexOf('\n');
-      if (end >= 0) resolve(out.slice(0, end));
-    });
-    proc.on('exit', (code) => reject(new Error(`child exited with ${code} before answering`)));
-  });
-}
-
 /** A file of `sizeMB` that sniffs as MP4: the real MP4 fixture, then filler. */
 function makeVideo(dir: string, sizeMB: number): string {
   const path = join(dir, `bench-${sizeMB}mb.mp4`);
@@ -181,8 +160,6 @@ function makeVideo(dir: string, sizeMB: number): string {
   }
   return path;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function coordinate(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'oa-upload-bench-'));
@@ -212,47 +189,95 @@ async function coordinate(): Promise<void> {
       };
     };
 
-    console.log(
-      `Upload memory: peak RSS growth during one upload, median of ${RUNS} runs, each in a fresh process\n`,
-    );
-    console.log(
-      '| case | file | peak RSS growth (median) | runs | maxRSS growth (median) | time (median) | MB/s |',
-    );
-    console.log('|---|---:|---:|---|---:|---:|---:|');
-    for (const mode of MODES) {
-      for (const size of SIZES_MB) {
-        const f = figure(mode, size);
-        console.log(
-          `| ${MODE_LABEL[mode]} | ${size} MB | ${f.growth.toFixed(1)} MB | ${f.all} | ${f.maxRss.toFixed(1)} MB | ` +
-            `${Math.round(f.ms)} ms | ${Math.round(size / (f.ms / 1000))} |`,
-        );
-      }
-    }
-
     const [small, large] = SIZES_MB as [number, number];
+    const mb = (value: number) => `${value.toFixed(1)} MB`;
+    const timeRow = (size: number) => {
+      const sdk = figure('sdk', size).ms;
+      const raw = figure('raw-form-data', size).ms;
+      return {
+        figure: `upload of ${size} MB: time`,
+        sdk: `${fmt(sdk)} ms`,
+        baseline: `${fmt(raw)} ms (raw undici + form-data)`,
+        ratio: `${(sdk / raw).toFixed(2)}x`,
+      };
+    };
     const sdkSmall = figure('sdk', small).growth;
     const sdkLarge = figure('sdk', large).growth;
     const rawLarge = figure('raw-form-data', large).growth;
-    const goals = [
-      [
-        `SDK growth at ${large} MB is at most ${MAX_GROWTH_OVER_SMALL_MB} MB above its growth at ${small} MB`,
-        sdkLarge - sdkSmall,
-        MAX_GROWTH_OVER_SMALL_MB,
+    report({
+      title: 'Uploads',
+      command: 'npx tsx bench/upload-memory.bench.ts',
+      rows: [
+        timeRow(small),
+        timeRow(large),
+        {
+          figure: `upload peak RSS growth, ${small} MB`,
+          sdk: mb(sdkSmall),
+          baseline: `${mb(figure('raw-form-data', small).growth)} (raw undici + form-data)`,
+          ratio: `${(sdkSmall - figure('raw-form-data', small).growth).toFixed(1)} MB`,
+        },
+        {
+          figure: `upload peak RSS growth, ${large} MB`,
+          sdk: mb(sdkLarge),
+          baseline: `${mb(rawLarge)} (raw undici + form-data)`,
+          ratio: `${(sdkLarge - rawLarge).toFixed(1)} MB`,
+          goal: `<= +${MAX_GROWTH_OVER_RAW_MB} MB`,
+          pass: sdkLarge - rawLarge <= MAX_GROWTH_OVER_RAW_MB,
+        },
+        {
+          figure: `SDK upload peak RSS growth, ${large} MB against ${small} MB`,
+          sdk: mb(sdkLarge),
+          baseline: `${mb(sdkSmall)} (SDK, ${small} MB)`,
+          ratio: `${(sdkLarge - sdkSmall).toFixed(1)} MB`,
+          goal: `<= +${MAX_GROWTH_OVER_SMALL_MB} MB (flat)`,
+          pass: sdkLarge - sdkSmall <= MAX_GROWTH_OVER_SMALL_MB,
+        },
       ],
-      [
-        `SDK growth at ${large} MB is at most ${MAX_GROWTH_OVER_RAW_MB} MB above raw form-data streaming's`,
-        sdkLarge - rawLarge,
-        MAX_GROWTH_OVER_RAW_MB,
-      ],
-    ] as const;
-    console.log('');
-    let failed = 0;
-    for (const [goal, difference, limit] of goals) {
-      const pass = difference <= limit;
-      if (!pass) failed += 1;
-      console.log(`${pass ? 'PASS' : 'FAIL'}: ${goal} (difference: ${difference.toFixed(1)} MB)`);
-    }
-    process.exitCode = failed > 0 ? 1 : 0;
+      details: [
+        'Time and memory of a streaming upload: `client.uploadVideo(path)` sends a 24 MB and a 95 MB file (a',
+        'real MP4 header, then filler, so it passes the format check), against raw undici `request` with',
+        'form-data streaming the same file (`fs.createReadStream` with `knownLength`: the floor for a',
+        "streaming upload in Node), and undici's own `FormData` with `fs.openAsBlob`. The server runs in its",
+        'own process and discards what it receives. Every upload runs in a fresh process (with',
+        '`--expose-gc`) that first warms up with a small file (modules loaded, connection open, token',
+        'fetched), runs `gc()`, reads RSS, then samples it every 2 ms during the upload. Growth = peak RSS',
+        "during the upload minus RSS just before it; `maxRSS` is the kernel's own peak, as a cross-check.",
+        `${RUNS} runs per case, interleaved; the table shows the median and every run. MB = 1,048,576 bytes.`,
+        '',
+        table(
+          [
+            'case',
+            'file',
+            'peak RSS growth (median)',
+            'runs',
+            'maxRSS growth (median)',
+            'time (median)',
+            'MB/s',
+          ],
+          MODES.flatMap((mode) =>
+            SIZES_MB.map((size) => {
+              const f = figure(mode, size);
+              return [
+                MODE_LABEL[mode],
+                `${size} MB`,
+                mb(f.growth),
+                f.all,
+                mb(f.maxRss),
+                `${fmt(f.ms)} ms`,
+                fmt(size / (f.ms / 1000)),
+              ];
+            }),
+          ),
+          '---|---:|---:|---|---:|---:|---:',
+        ),
+        '',
+        'Growth plateaus whatever the file size: it is the young generation filling with 64 KB chunks',
+        'between scavenges, not the file being held (a 95 MB file buffered would add 95 MB). The SDK uses',
+        "form-data rather than undici's `FormData` because the latter takes only strings and Blobs: a",
+        "caller's Node Readable of unknown length (or the SDK's own counting stream, which reports progress",
+        'and stops a stream at the size limit) would have to be buffered into a Blob first.',
+      ].join('\n'),
+    });
   } finally {
     server.kill();
     rmSync(dir, { recursive: true, force: true });

@@ -27,6 +27,7 @@ export {
   OAConfigError,
   OAConnectionError,
   OAError,
+  type OAErrorOptions,
   OAInternalServerError,
   OAJobBusyError,
   OANotFoundError,

@@ -3,7 +3,7 @@
  * posted to a receiver the way the OA service would.
  */
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { Agent, type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 
 /** A message a client sends to the OA account. A string is a text message. */
 export type InboundMessage =
@@ -235,6 +235,8 @@ export async function sendInboundMessage(
 ): Promise<InboundDelivery> {
   const event = buildInboundEvent(message, options);
   const body = typeof event === 'string' || event instanceof Uint8Array ? event : JSON.stringify(event);
+  // Loaded here, not at import: importing the testing kit opens nothing.
+  const { Agent, request } = await import('undici');
   const dispatcher = options.dispatcher ?? new Agent();
   try {
     const res = await request(webhookUrl, {

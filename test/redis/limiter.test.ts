@@ -1,38 +1,27 @@
 // The shared limiter against a real redis-server: each coordination is a connection of its own, as a
 // separate process would have.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Limiter, Permit } from '../../src/core/rate-limit.js';
 import { OAAbortError, OAConnectionError } from '../../src/index.js';
 import { createRedisCoordination, type RedisCoordination } from '../../src/redis/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
+import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 
 const KEY = 'limiter-test-key';
 const GENERAL = `oa:limit:{${KEY}}:general`;
 const UPLOAD = `oa:limit:{${KEY}}:upload`;
 
 describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const shared = useRedisServer();
   let open: RedisCoordination[] = [];
 
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    await redis?.quit();
-    await server?.stop();
-  });
   afterEach(async () => {
     await Promise.all(open.map((c) => c.close()));
     open = [];
-    await redis.flushall();
   });
 
   /** A limiter in a "process" of its own. */
   const limiter = (general: [number, number], upload: [number, number] = [100, 1000], lease = 30_000) => {
-    const coordination = createRedisCoordination({ url: server.url, inFlightLeaseMs: lease });
+    const coordination = createRedisCoordination({ url: shared.server.url, inFlightLeaseMs: lease });
     open.push(coordination);
     return coordination.createLimiter(KEY, {
       general: { max: general[0], windowMs: general[1] },
@@ -93,13 +82,13 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(second).toBeUndefined();
-    expect(await redis.zcard(UPLOAD)).toBe(1);
-    expect(await redis.zcard(GENERAL)).toBe(2);
+    expect(await shared.redis.zcard(UPLOAD)).toBe(1);
+    expect(await shared.redis.zcard(GENERAL)).toBe(2);
     // Releasing the first upload (not sent after all) frees both its slots at once.
     upload.permit.release();
     await waiting;
-    expect(await redis.zcard(UPLOAD)).toBe(1);
-    expect(await redis.zcard(GENERAL)).toBe(2);
+    expect(await shared.redis.zcard(UPLOAD)).toBe(1);
+    expect(await shared.redis.zcard(GENERAL)).toBe(2);
   });
 
   it('stops waiting with OAAbortError when the signal fires, and takes no slot', async () => {
@@ -112,7 +101,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     const error = await waiting.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OAAbortError);
     expect(performance.now() - started).toBeLessThan(200);
-    expect(await redis.zcard(GENERAL)).toBe(1);
+    expect(await shared.redis.zcard(GENERAL)).toBe(1);
     // An already aborted signal rejects at once.
     await expect(a.acquire('general', AbortSignal.abort())).rejects.toBeInstanceOf(OAAbortError);
   });

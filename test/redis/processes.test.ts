@@ -1,39 +1,28 @@
 // Many processes, one api key: the fleet shares one token and counts both rate limits together.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { startWorker, type Worker } from './fleet.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
+import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 import type { WorkerConfig } from './worker.js';
 
 const TOKEN_PATH = '/api/v2/public/auth/token';
 const LIMITS = { general: { max: 20, windowMs: 2000 }, upload: { max: 4, windowMs: 2000 } };
 
 describe.skipIf(!REDIS_SERVER)('many processes share one api key through Redis', () => {
-  let redisServer: RedisServer;
-  let redis: Redis;
+  const shared = useRedisServer();
   let mock: MockServer | undefined;
   let workers: Worker[] = [];
 
-  beforeAll(async () => {
-    redisServer = await startRedisServer();
-    redis = new Redis(redisServer.url);
-  });
-  afterAll(async () => {
-    await redis?.quit();
-    await redisServer?.stop();
-  });
   afterEach(async () => {
     for (const worker of workers) if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
     workers = [];
     await mock?.close();
     mock = undefined;
-    await redis.flushall();
   });
 
   const config = (name: string, overrides: Partial<WorkerConfig> = {}): WorkerConfig => ({
     name,
-    redisUrl: redisServer.url,
+    redisUrl: shared.server.url,
     baseUrl: mock?.url ?? '',
     apiKey: mock?.apiKey ?? '',
     apiSecret: mock?.apiSecret ?? '',
@@ -89,7 +78,7 @@ describe.skipIf(!REDIS_SERVER)('many processes share one api key through Redis',
     await Promise.all(workers.map((w) => w.ready));
 
     holder.go();
-    while (!(await redis.exists(lockKey)) || mock.requests.length === 0) await sleep(10);
+    while (!(await shared.redis.exists(lockKey)) || mock.requests.length === 0) await sleep(10);
     for (const worker of others) worker.go();
     // Let the others reach the lock and wait on it.
     await sleep(300);

@@ -4,6 +4,8 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /** The redis-server binary: `REDIS_SERVER`, else the first on PATH, else undefined. */
 export function findRedisServer(): string | undefined {
@@ -102,4 +104,34 @@ export async function startRedisServer(): Promise<RedisServer> {
   }
   rmSync(dir, { recursive: true, force: true });
   throw lastError;
+}
+
+/**
+ * One redis-server for a describe block, with a connection of the test's own: started before its
+ * tests, emptied after each (after the block's own afterEach hooks), stopped after all.
+ */
+export function useRedisServer(): { readonly server: RedisServer; readonly redis: Redis } {
+  let server: RedisServer | undefined;
+  let redis: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    await redis?.quit();
+    await server?.stop();
+  });
+  afterEach(async () => {
+    await redis?.flushall();
+  });
+  return {
+    get server() {
+      if (!server) throw new Error('the redis-server is not started yet');
+      return server;
+    },
+    get redis() {
+      if (!redis) throw new Error('the redis-server is not started yet');
+      return redis;
+    },
+  };
 }

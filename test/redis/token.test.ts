@@ -1,11 +1,10 @@
 // The shared token pair and the renewal lock against a real redis-server.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredToken } from '../../src/index.js';
 import { OAAbortError, OAClient, OAConfigError } from '../../src/index.js';
 import { createRedisCoordination, type RedisCoordination } from '../../src/redis/index.js';
 import { createMockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
+import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 
 const pair = (expiresInMs: number): StoredToken => ({
   access_token: 'access-1',
@@ -18,26 +17,16 @@ const pair = (expiresInMs: number): StoredToken => ({
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const shared = useRedisServer();
   let open: RedisCoordination[] = [];
 
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    await redis?.quit();
-    await server?.stop();
-  });
   afterEach(async () => {
     await Promise.all(open.map((c) => c.close()));
     open = [];
-    await redis.flushall();
   });
 
   const coordination = (options: { lockTtlMs?: number; keepTokenAfterExpiryMs?: number | false } = {}) => {
-    const created = createRedisCoordination({ url: server.url, ...options });
+    const created = createRedisCoordination({ url: shared.server.url, ...options });
     open.push(created);
     return created;
   };
@@ -49,7 +38,7 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
     await a.tokenStore.set('key-1', token);
     expect(await b.tokenStore.get('key-1')).toEqual(token);
     expect(await b.tokenStore.get('key-2')).toBeUndefined();
-    const ttl = await redis.pttl('oa:token:key-1');
+    const ttl = await shared.redis.pttl('oa:token:key-1');
     expect(ttl).toBeGreaterThan(3_600_000 + 86_400_000 - 5000);
     expect(ttl).toBeLessThanOrEqual(3_600_000 + 86_400_000);
     await b.tokenStore.delete('key-1');
@@ -59,10 +48,10 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
   it('keeps the pair without a ttl when told, and ignores a value it did not write', async () => {
     const a = coordination({ keepTokenAfterExpiryMs: false });
     await a.tokenStore.set('key-1', pair(1000));
-    expect(await redis.pttl('oa:token:key-1')).toBe(-1);
-    await redis.set('oa:token:key-1', 'not json');
+    expect(await shared.redis.pttl('oa:token:key-1')).toBe(-1);
+    await shared.redis.set('oa:token:key-1', 'not json');
     expect(await a.tokenStore.get('key-1')).toBeUndefined();
-    await redis.set('oa:token:key-1', JSON.stringify({ access_token: 'x' }));
+    await shared.redis.set('oa:token:key-1', JSON.stringify({ access_token: 'x' }));
     expect(await a.tokenStore.get('key-1')).toBeUndefined();
   });
 
@@ -89,7 +78,7 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
     expect(tokens).toEqual(['from-the-one-login', 'from-the-one-login', 'from-the-one-login']);
     expect(most).toBe(1);
     expect(logins).toBe(1);
-    expect(await redis.exists('oa:lock:key-1')).toBe(0);
+    expect(await shared.redis.exists('oa:lock:key-1')).toBe(0);
   });
 
   it('extends the lock while a slow renewal runs past the lock ttl', async () => {
@@ -111,7 +100,7 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
 
   it('lets the lock of a dead holder expire after lockTtlMs', async () => {
     // A holder that died: its lock is there, nobody extends it.
-    await redis.set('oa:lock:key-1', 'dead-process', 'PX', 400);
+    await shared.redis.set('oa:lock:key-1', 'dead-process', 'PX', 400);
     const b = coordination({ lockTtlMs: 400 });
     const started = performance.now();
     await b.withRenewalLock('key-1', async () => {});
@@ -170,7 +159,7 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
 
   it('checks its options', () => {
     expect(() => createRedisCoordination({} as never)).toThrow(OAConfigError);
-    expect(() => createRedisCoordination({ url: server.url, lockTtlMs: 0 })).toThrow(OAConfigError);
+    expect(() => createRedisCoordination({ url: shared.server.url, lockTtlMs: 0 })).toThrow(OAConfigError);
     expect(() => createRedisCoordination({ client: {} as never })).toThrow(OAConfigError);
   });
 });

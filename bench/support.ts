@@ -1,0 +1,93 @@
+/**
+ * What the benchmarks share: the figures each one reports to `bench/run.ts`, the statistics, and the
+ * token pair their local servers hand out.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+
+/** One line of the summary table in BENCHMARKS.md. */
+export interface SummaryRow {
+  /** What is measured, e.g. "`sendText` per-call time, median". */
+  figure: string;
+  /** The SDK's figure, with its unit. */
+  sdk: string;
+  /** The figure it is set against, measured in the same run, with its unit. */
+  baseline: string;
+  /** The SDK's figure over the baseline's (or the figure itself when it has no baseline). */
+  ratio: string;
+  /** The goal, when there is one, e.g. "<= 1.3". */
+  goal?: string;
+  /** Whether the goal was met. */
+  pass?: boolean;
+}
+
+/** What one benchmark reports: the summary rows, and its own section of BENCHMARKS.md. */
+export interface BenchReport {
+  title: string;
+  /** The command that runs this benchmark alone. */
+  command: string;
+  rows: SummaryRow[];
+  /** Markdown: what is measured and how, then the full figures. */
+  details: string;
+}
+
+/**
+ * Prints the report and, under `npm run bench`, hands it to `bench/run.ts` (through the file named by
+ * `OA_BENCH_REPORT`). Sets a failing exit code when a goal was missed.
+ */
+export function report(result: BenchReport): void {
+  console.log(`\n${result.details}\n`);
+  for (const row of result.rows) {
+    const goal = row.goal ? `, goal ${row.goal}: ${row.pass ? 'met' : 'MISSED'}` : '';
+    console.log(`${row.figure}: SDK ${row.sdk}, baseline ${row.baseline}, ratio ${row.ratio}${goal}`);
+  }
+  const out = process.env.OA_BENCH_REPORT;
+  if (out) writeFileSync(out, JSON.stringify(result));
+  if (result.rows.some((row) => row.pass === false)) process.exitCode = 1;
+}
+
+export const median = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+/** The value below which `p` (0..1) of the sorted values lie. */
+export const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+};
+
+export const fmt = (value: number, digits = 0): string =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** A markdown table from a header row and body rows. */
+export function table(head: readonly string[], rows: readonly (readonly string[])[], align?: string): string {
+  const rule = align ?? head.map(() => '---').join('|');
+  return [`| ${head.join(' | ')} |`, `|${rule}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+/** An access token the SDK accepts (a JWT whose `exp` is an hour away) and the pair around it. */
+export function tokenPair() {
+  const iat = Math.floor(Date.now() / 1000);
+  const jwt = (claims: object) =>
+    ['{"alg":"HS256","typ":"JWT"}', JSON.stringify(claims), 'sig']
+      .map((part) => Buffer.from(part).toString('base64url'))
+      .join('.');
+  return {
+    access_token: jwt({ iat, exp: iat + 3600 }),
+    refresh_token: 'refresh-token-bench',
+    token_type: 'Bearer',
+    expires_in: '1h',
+  };
+}
+
+/** The first line a child process prints: its port, or its result. */
+export function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const end = out.indexOf('\n');
+      if (end >= 0) resolve(out.slice(0, end));
+    });
+    child.on('exit', (code) => reject(new Error(`child exited with ${code} before answering`)));
+  });
+}
