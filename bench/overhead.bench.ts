@@ -7,7 +7,7 @@
  *
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
