@@ -41,7 +41,7 @@ const MODE_LABEL: Record<Mode, string> = {
   'raw-form-data': 'raw undici `request` + form-data (fs stream, knownLength)',
   'raw-undici-formdata': "raw undici `request` + undici's FormData (`fs.openAsBlob`)",
 };
-// Goals of the "Media uploads that stream" issue.
+// The memory goals: growth flat in the file size, and close to raw streaming.
 const MAX_GROWTH_OVER_SMALL_MB = 24;
 const MAX_GROWTH_OVER_RAW_MB = 16;
 

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendInboundMessage } from '../src/testing/index.js';
+import { collectOutput } from './helpers/run-script.js';
 
 /**
  * Every example, and the demo, as a user runs them: a child process with tsx from the repository root
@@ -25,13 +26,7 @@ function start(script: string, args: string[] = [], extraEnv: Record<string, str
     env: { ...env, ...extraEnv },
     stdio: 'pipe',
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
+  const output = collectOutput(child);
   // An example must end by itself: a handle left open would keep it alive until this kill.
   const killer = setTimeout(() => child.kill(), 55_000);
   const exit = new Promise<number | null>((resolve) =>
@@ -40,7 +35,7 @@ function start(script: string, args: string[] = [], extraEnv: Record<string, str
       resolve(code);
     }),
   );
-  return { child, output: () => output, exit };
+  return { child, output, exit };
 }
 
 async function run(script: string): Promise<{ code: number | null; output: string }> {

@@ -1,10 +1,9 @@
 // What oa-messaging/redis opens and closes: nothing at import, everything at close() (but a client of
 // yours), and a clear message without ioredis.
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisCoordination } from '../../src/redis/index.js';
+import { runScript } from '../helpers/run-script.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
 
 describe.skipIf(!REDIS_SERVER)('closing oa-messaging/redis', () => {
@@ -18,19 +17,7 @@ describe.skipIf(!REDIS_SERVER)('closing oa-messaging/redis', () => {
   });
 
   it('opens nothing until used, and leaves no timer or socket after close()', async () => {
-    const script = fileURLToPath(new URL('./close-script.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', script, server.url], { stdio: 'pipe' });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    // The child must end by itself; a stray handle would keep it alive until this kill.
-    const killer = setTimeout(() => child.kill(), 10_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    clearTimeout(killer);
+    const { code, output } = await runScript(new URL('./close-script.ts', import.meta.url), [server.url]);
     expect(output).toContain('after create: handles 0, ioredis loaded false');
     expect(output).toContain('in use: ioredis loaded true');
     expect(output).toContain('queued request: OAConnectionError');
