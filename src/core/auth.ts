@@ -2,22 +2,9 @@ import { OAAbortError, OAApiError, OARateLimitError, OAUnauthorizedError } from 
 import type { TokenPair } from '../schemas/responses.js';
 import type { Logger } from './logger.js';
 import type { StoredToken, TokenStore } from './token-store.js';
+import { raceAbort } from './wait.js';
 
-/**
- * Lets one caller stop waiting for a shared promise (a renewal other calls also wait for) without
- * cancelling it for the others.
- */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted)
-    return Promise.reject(new OAAbortError('Aborted while waiting for a token', { cause: signal.reason }));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () =>
-      reject(new OAAbortError('Aborted while waiting for a token', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
+const TOKEN_WAIT = 'waiting for a token';
 
 /** The documented lifetime of an access token (`expires_in: '1h'`). */
 const DEFAULT_LIFETIME_MS = 60 * 60 * 1000;
@@ -102,7 +89,10 @@ export class TokenManager {
   readonly #deps: TokenManagerDeps;
   readonly #now: () => number;
   #renewal: Promise<StoredToken> | undefined;
-  /** The last pair this process saw, so that messages and logs can be scrubbed of it synchronously. */
+  /**
+   * The last pair this process saw (read, obtained or saved): the token of every call while it is
+   * fresh, and what messages and logs are scrubbed of.
+   */
   #lastSeen: StoredToken | undefined;
 
   constructor(deps: TokenManagerDeps) {
@@ -112,33 +102,30 @@ export class TokenManager {
 
   /**
    * A token that is not close to expiry, obtaining or refreshing one first when needed. It runs before
-   * every call, so a store that answers synchronously (the default) gives the token without a promise.
+   * every call, so the pair this process last saw is used while it is fresh, without a promise or a
+   * trip to the store (a shared store is a network round trip). The store is read when that pair is
+   * stale, and after a 401; a renewal under a shared lock reads it again first.
    */
   accessToken(signal?: AbortSignal): string | Promise<string> {
-    if (signal?.aborted) {
-      return Promise.reject(
-        new OAAbortError('Aborted before the request was sent', { cause: signal.reason }),
-      );
-    }
-    const stored = this.#deps.store.get(this.#deps.key);
-    if (typeof (stored as PromiseLike<unknown> | undefined)?.then === 'function') {
-      return Promise.resolve(stored).then((current) => this.#usable(current, signal));
-    }
-    return this.#usable(stored as StoredToken | undefined, signal);
+    const held = this.#lastSeen;
+    if (held && !this.#isStale(held) && !signal?.aborted) return held.access_token;
+    return this.#accessTokenFromStore(signal);
   }
 
-  #usable(current: StoredToken | undefined, signal: AbortSignal | undefined): string | Promise<string> {
-    if (current) this.#lastSeen = current;
+  async #accessTokenFromStore(signal: AbortSignal | undefined): Promise<string> {
+    if (signal?.aborted)
+      throw new OAAbortError('Aborted before the request was sent', { cause: signal.reason });
+    const current = await this.#read();
     if (current && !this.#isStale(current)) return current.access_token;
-    const renewal = this.#renew(current, current ? 'expiring' : 'no_token');
-    return abortable(renewal, signal).then((pair) => pair.access_token);
+    return (await raceAbort(this.#renew(current, current ? 'expiring' : 'no_token'), signal, TOKEN_WAIT))
+      .access_token;
   }
 
   /** After a 401 on `rejected`: a newer token if another call already renewed, else one renewal. */
   async accessTokenAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
     const current = await this.#read();
     if (current && current.access_token !== rejected && !this.#isStale(current)) return current.access_token;
-    return (await abortable(this.#renew(current, 'rejected'), signal)).access_token;
+    return (await raceAbort(this.#renew(current, 'rejected'), signal, TOKEN_WAIT)).access_token;
   }
 
   /** The credentials of the last pair seen, for scrubbing. */
@@ -215,7 +202,11 @@ export class TokenManager {
       this.#deps.onRenewed?.('login', reason);
       return stored;
     } catch (error) {
-      if (error instanceof OAUnauthorizedError) await this.#deps.store.delete(this.#deps.key);
+      // The credentials are refused: forget the pair too, so that the next call logs in, not replays it.
+      if (error instanceof OAUnauthorizedError) {
+        this.#lastSeen = undefined;
+        await this.#deps.store.delete(this.#deps.key);
+      }
       throw error;
     }
   }

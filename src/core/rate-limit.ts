@@ -1,6 +1,9 @@
 import Bottleneck from 'bottleneck';
 import { OAAbortError, OAConfigError, OAConnectionError } from '../errors.js';
 import { markFinal } from './retry.js';
+import { abortError, raceAbort } from './wait.js';
+
+const QUEUE_WAIT = 'waiting for the rate limit';
 
 /** At most `max` requests in any span of `windowMs`. */
 export interface RateLimitWindow {
@@ -88,7 +91,7 @@ class Window {
    * before 5 (everything else).
    */
   async take(signal: AbortSignal | undefined, priority: number): Promise<boolean> {
-    if (signal?.aborted) throw abortError(signal);
+    if (signal?.aborted) throw abortError(signal, QUEUE_WAIT);
     let abandoned = false;
     const queued = this.#free - this.#waiting <= 0;
     this.#setWaiting(+1);
@@ -98,7 +101,7 @@ class Window {
       if (abandoned) this.giveBack();
     });
     try {
-      await (signal ? raceAbort(taken, signal) : taken);
+      await raceAbort(taken, signal, QUEUE_WAIT);
     } catch (error) {
       abandoned = true;
       throw error instanceof OAAbortError
@@ -121,7 +124,7 @@ class Window {
    */
   async takeFirst(signal: AbortSignal | undefined): Promise<boolean> {
     if (this.#free - this.#waiting > 0) return this.take(signal, 0);
-    if (signal?.aborted) throw abortError(signal);
+    if (signal?.aborted) throw abortError(signal, QUEUE_WAIT);
     this.#setWaiting(+1);
     let handOver: ((error?: Error) => void) | undefined;
     const granted = new Promise<void>((resolve, reject) => {
@@ -130,7 +133,7 @@ class Window {
     const entry = handOver as (error?: Error) => void;
     this.#first.push(entry);
     try {
-      await (signal ? raceAbort(granted, signal) : granted);
+      await raceAbort(granted, signal, QUEUE_WAIT);
     } catch (error) {
       const at = this.#first.indexOf(entry);
       // Still waiting: leave the line. Already handed a slot: give it on.
@@ -184,18 +187,6 @@ class Window {
     this.#refills.clear();
     this.#limiter.stop({ dropWaitingJobs: true }).catch(() => {});
   }
-}
-
-function abortError(signal: AbortSignal): OAAbortError {
-  return new OAAbortError('Aborted while waiting for the rate limit', { cause: signal.reason });
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /** A slot in every window a request counts in. */

@@ -8,6 +8,7 @@ import {
 } from '../errors.js';
 import type { RetryReason } from './events.js';
 import { isFailureBeforeSending } from './transport.js';
+import { sleep } from './wait.js';
 
 /** How the SDK decides to repeat a call. */
 export interface RetryPolicy {
@@ -88,25 +89,6 @@ interface Decision {
   waitMs: number;
   /** Counts against `maxRetries`. */
   consumes: boolean;
-}
-
-/** Waits `ms`, or rejects with {@link OAAbortError} as soon as `signal` fires. */
-export function sleep(ms: number, signal?: AbortSignal, what = 'waiting to retry'): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new OAAbortError(`Aborted while ${what}`, { cause: signal.reason }));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new OAAbortError(`Aborted while ${what}`, { cause: signal?.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**
@@ -200,7 +182,7 @@ async function retryAfter<T>(
           waitMs: Math.round(decision.waitMs),
           error: error as OAError,
         });
-        await sleep(decision.waitMs, policy.signal);
+        await sleep(decision.waitMs, policy.signal, 'waiting to retry').done;
       },
       shouldConsumeRetry: () => decision?.consumes ?? true,
       shouldRetry: () => decision !== undefined,

@@ -1,5 +1,6 @@
 import { OABadRequestError, OATranscodeTimeoutError } from '../errors.js';
-import { backoffMs, sleep } from './retry.js';
+import { backoffMs } from './retry.js';
+import { sleep } from './wait.js';
 
 /** How long `sendVideo` waits for a ticket still in convert status. */
 export interface WaitForTranscodeOptions {
@@ -48,7 +49,7 @@ export async function untilTranscoded<T>(
       }
       const waitMs = Math.min(left, backoffMs(attempt, POLL_BACKOFF));
       opts.onWait(Math.round(waitMs), attempt, error);
-      await sleep(waitMs, opts.signal, 'waiting for the video transcode');
+      await sleep(waitMs, opts.signal, 'waiting for the video transcode').done;
     }
   }
 }

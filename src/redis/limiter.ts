@@ -10,10 +10,10 @@ import type {
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
 import { markFinal } from '../core/retry.js';
+import { abortError, sleep } from '../core/wait.js';
 import { OAConnectionError } from '../errors.js';
 import type { Connection } from './connection.js';
 import { ACQUIRE, ENDED, RELEASE, RENEW_LEASES } from './scripts.js';
-import { abortError, sleep } from './wait.js';
 
 export interface SharedLimiterOptions {
   prefix: string;

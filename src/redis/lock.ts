@@ -1,9 +1,9 @@
 /** The renewal lock: one process at a time logs in or refreshes the token of an api key. */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
+import { abortError, sleep } from '../core/wait.js';
 import type { Connection } from './connection.js';
 import { EXTEND_LOCK, RELEASE_LOCK, TAKE_LOCK } from './scripts.js';
-import { abortError, sleep } from './wait.js';
 
 export interface RenewalLockOptions {
   prefix: string;

@@ -5,6 +5,7 @@ import {
   type OAClientOptions,
   OAUnauthorizedError,
   type StoredToken,
+  type TokenStore,
 } from '../../src/index.js';
 import { json, type RawServer, startRawServer } from '../helpers/raw-server.js';
 import { makeJwt } from '../helpers/tokens.js';
@@ -179,6 +180,32 @@ describe('token life cycle', () => {
     expect(fake.count('/webhook/broadcast-message')).toBe(2);
     expect(fake.count('/auth/refresh-token')).toBe(1);
     expect(fake.count('/auth/token')).toBe(2);
+  });
+
+  it('reads a shared store only to renew: a fresh pair is used from memory', async () => {
+    const fake = await startAuthServer({ lifetimeSeconds: 2 });
+    server = fake.server;
+    // A store that answers asynchronously, as a shared one (Redis) does, counting its reads.
+    const inner = new MemoryTokenStore();
+    let reads = 0;
+    const store: TokenStore = {
+      get: async (key) => {
+        reads++;
+        return inner.get(key);
+      },
+      set: async (key, token) => inner.set(key, token),
+      delete: async (key) => inner.delete(key),
+    };
+    const c = connect(server.url, { tokenStore: store });
+    for (const msg of ['a', 'b', 'c', 'd', 'e']) await send(c, msg);
+    // One read before the first login; none for the four calls after it.
+    expect(reads).toBe(1);
+    await new Promise((r) => setTimeout(r, 1100));
+    await send(c, 'after half the lifetime');
+    // Stale: read again (another process may have renewed), then refreshed once.
+    expect(reads).toBe(2);
+    expect(fake.count('/auth/refresh-token')).toBe(1);
+    expect(fake.delivered).toHaveLength(6);
   });
 
   it('uses a pair from the token store without logging in', async () => {
