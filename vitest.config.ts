@@ -7,6 +7,12 @@ import { defineConfig } from 'vitest/config';
  */
 const TIMING = ['test/limits.test.ts', 'test/redis/processes.test.ts'];
 
+/**
+ * The `oa` command's tests: they run the binary, built once by their global setup. Tests of a file run
+ * a few at a time (each with a fake server of its own), so that the child processes use both cores.
+ */
+const CLI = ['test/cli/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 20_000,
@@ -14,7 +20,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: TIMING },
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...TIMING, ...CLI] },
+      },
+      {
+        extends: true,
+        test: { name: 'cli', include: CLI, globalSetup: ['test/cli/global-setup.ts'], maxConcurrency: 3 },
       },
       {
         extends: true,

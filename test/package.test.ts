@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VERSION } from '../src/version.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -129,6 +130,14 @@ describe('the packed tarball', () => {
       sideEffects: unknown;
     };
     expect(manifest.sideEffects).toBe(false);
+  });
+
+  it('installs the oa command, which runs through its shebang', async () => {
+    const { stdout } = await run(join(consumer, 'node_modules', '.bin', 'oa'), ['--version'], {
+      cwd: consumer,
+      timeout: 20_000,
+    });
+    expect(stdout.trim()).toBe(VERSION);
   });
 
   const probe = async (entry: string, how: 'require' | 'import') => {

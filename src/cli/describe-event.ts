@@ -1,0 +1,45 @@
+/** An inbound webhook event in a few readable lines, for `oa webhook listen`. */
+import { getMessageMedia, getMessageText, type WebhookEvent, type WebhookMedia } from '../webhook/index.js';
+import { formatBytes } from './format.js';
+
+/**
+ * Where a media file is, without the signed query of its URL: that part grants access to the file and
+ * has no place in a terminal's scrollback or a log. `--json` prints the event as received.
+ */
+function where(url: string | undefined): string {
+  if (url === undefined) return 'no URL';
+  try {
+    return `${new URL(url).origin}/… (signed)`;
+  } catch {
+    return 'an unreadable URL';
+  }
+}
+
+function describeMedia(media: WebhookMedia): string {
+  const size = media.size === undefined ? 'size unknown' : formatBytes(media.size);
+  switch (media.kind) {
+    case 'image':
+      return `image ${media.width ?? '?'}x${media.height ?? '?'} ${media.format ?? ''}, ${size}`;
+    case 'video':
+      return `video ${media.durationSeconds ?? '?'} s ${media.format ?? ''}, ${size}`;
+    case 'audio':
+      return `voice ${media.durationSeconds ?? '?'} s, ${size}`;
+    case 'file':
+      return `file ${media.fileName ?? ''}, ${size}`;
+  }
+}
+
+/** `message from user_1 to oa_account at 2024-05-01T10:00:00Z` and a line for its text and each media. */
+export function describeEvent(event: WebhookEvent): string[] {
+  const { data } = event;
+  const lines = [`${event.event_type} from ${data.From_Account} to ${event.username} at ${event.timestamp}`];
+  const text = getMessageText(event);
+  if (text) lines.push(`  text:  ${text}`);
+  for (const media of getMessageMedia(event)) {
+    lines.push(`  media: ${describeMedia(media)} at ${where(media.url)}`);
+  }
+  // Elements with neither text nor media (a face, a location, a custom element): named by their type.
+  if (lines.length === 1)
+    lines.push(`  elements: ${data.MsgBody.map((element) => element.MsgType).join(', ')}`);
+  return lines;
+}

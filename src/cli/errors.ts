@@ -1,0 +1,44 @@
+/**
+ * How a run of `oa` ends: its exit codes, the error for a mistake in the command line that the parser
+ * cannot see (a missing setting, an unreadable file), and which failures count as which.
+ */
+import { isOAError } from '../index.js';
+
+/** The exit codes of `oa`. */
+export const EXIT = {
+  /** The command did what it was asked. */
+  ok: 0,
+  /** The API refused the request, or it could not be reached: nothing may be assumed sent. */
+  failed: 1,
+  /** The command line, the configuration or the input was wrong: nothing was sent. */
+  usage: 2,
+} as const;
+
+/** A mistake in what the user asked for, found after parsing (a missing setting, a bad items file). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Ends a run with `code` once the failure has been reported. */
+export class ExitError extends Error {
+  override name = 'ExitError';
+  readonly code: number;
+
+  constructor(code: number) {
+    super(`exit ${code}`);
+    this.code = code;
+  }
+}
+
+/**
+ * The exit code for a failure. The SDK's validation and configuration errors are usage errors: the SDK
+ * refused them before anything was sent. Everything else (an API answer, the network, a timeout, an
+ * unexpected error) is a failure.
+ */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError) return EXIT.usage;
+  if (isOAError(error) && (error.name === 'OAValidationError' || error.name === 'OAConfigError')) {
+    return EXIT.usage;
+  }
+  return EXIT.failed;
+}

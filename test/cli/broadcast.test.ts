@@ -1,0 +1,159 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fakeServer, oa, workDir } from './run-oa.js';
+
+const GROUP = '0b7e4a52-2a8e-4b6e-9d55-3f1b7c1e9a10';
+const SESSION = '5d1c2b8e-7f4a-4c3d-8e9f-1a2b3c4d5e6f';
+const TICKET = '9f8e7d6c-5b4a-4321-8fed-cba987654321';
+
+describe.concurrent('oa broadcast', () => {
+  it('--target all with items from flags, in the order given, --desc and --link refining the one before', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const { code, stdout, stderr } = await oa(
+      [
+        'broadcast',
+        ...['--target', 'all'],
+        ...['--text', 'Spring sale', '--desc', 'Push text'],
+        ...['--image', 'https://cdn.example.com/a.png', '--link', 'https://shop.example.com'],
+        ...['--video', TICKET],
+        ...['--flex', '{"type":"bubble"}'],
+        ...['--image', 'https://cdn.example.com/b.png'],
+      ],
+      { env },
+    );
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^broadcast [\w-]+: 5 items \(message, oa_image_link, video, flex, image\)\nestimated job time: 0 min\n$/,
+    );
+    expect(mock.deliveries).toMatchObject([{ endpoint: 'broadcast', target: 'all', user_ids: [] }]);
+    expect(mock.deliveries[0]?.items).toEqual([
+      { type: 'message', msg: 'Spring sale', desc: 'Push text' },
+      { type: 'oa_image_link', msg: 'https://cdn.example.com/a.png', link: 'https://shop.example.com' },
+      { type: 'video', msg: TICKET },
+      { type: 'flex', msg: '{"type":"bubble"}' },
+      { type: 'image', msg: 'https://cdn.example.com/b.png' },
+    ]);
+  });
+
+  it('--target selected and single name their users; --json prints the broadcast record', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const selected = await oa(
+      ['broadcast', '--target', 'selected', '--user', 'u1', '--user', 'u2', '--text', 'Hi', '--json'],
+      { env },
+    );
+    expect(selected.code).toBe(0);
+    const record = JSON.parse(selected.stdout);
+    expect(record).toMatchObject({ id: expect.any(String), data: [{ type: 'message', msg: 'Hi' }] });
+    expect(record.estimate_time_detail.total_job_time_minutes).toBe(0);
+    const single = await oa(['broadcast', '--target', 'single', '--user', 'u3', '--text', 'Hi'], { env });
+    expect(single.code).toBe(0);
+    expect(mock.deliveries.map((d) => [d.target, d.user_ids])).toEqual([
+      ['selected', ['u1', 'u2']],
+      ['single', ['u3']],
+    ]);
+  });
+
+  it('--group and --member-session', async ({ onTestFinished }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const group = await oa(['broadcast', '--group', GROUP, '--text', 'To the group'], { env });
+    const session = await oa(['broadcast', '--member-session', SESSION, '--text', 'To the session'], { env });
+    expect([group.code, session.code]).toEqual([0, 0]);
+    expect(mock.deliveries).toMatchObject([
+      { endpoint: 'broadcastToGroup', account_provider_group_id: GROUP },
+      { endpoint: 'broadcastToMemberSession', member_group_broadcast_id: SESSION },
+    ]);
+  });
+
+  it('items from a JSON file (an array, or { items }), placed before the item flags', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const audio = {
+      type: 'audio',
+      msg: 'https://cdn.example.com/a.mp3',
+      audio_uuid: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+      audio_size: 2540,
+      audio_duration: 1,
+    };
+    const listFile = join(workDir, 'items.json');
+    const objectFile = join(workDir, 'items-object.json');
+    await writeFile(listFile, JSON.stringify([{ type: 'message', msg: 'From the file' }, audio]));
+    await writeFile(
+      objectFile,
+      JSON.stringify({ items: [{ type: 'image', msg: 'https://cdn.example.com/c.png' }] }),
+    );
+    const fromList = await oa(['broadcast', '--target', 'all', '--items-file', listFile, '--text', 'After'], {
+      env,
+    });
+    const fromObject = await oa(['broadcast', '--target', 'all', '--items-file', objectFile], { env });
+    expect([fromList.code, fromObject.code]).toEqual([0, 0]);
+    expect(mock.deliveries.map((d) => d.items.map((item) => item.type))).toEqual([
+      ['message', 'audio', 'message'],
+      ['image'],
+    ]);
+  });
+
+  it('--item adds any item as JSON', async ({ onTestFinished }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const item =
+      '{"type":"oa_image_link","msg":"https://cdn.example.com/a.png","link":"https://x.example.com"}';
+    const { code } = await oa(['broadcast', '--target', 'all', '--item', item], { env });
+    expect(code).toBe(0);
+    expect(mock.deliveries[0]?.items[0]).toMatchObject({ type: 'oa_image_link' });
+  });
+
+  it('usage errors exit 2 and send nothing', async ({ onTestFinished }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    await writeFile(join(workDir, 'not-json.json'), '[{');
+    const runs = await Promise.all([
+      oa(['broadcast', '--text', 'No audience'], { env }),
+      oa(['broadcast', '--target', 'all'], { env }),
+      oa(['broadcast', '--target', 'everyone', '--text', 'x'], { env }),
+      oa(['broadcast', '--target', 'all', '--group', GROUP, '--text', 'x'], { env }),
+      oa(['broadcast', '--target', 'all', '--link', 'https://x.example.com'], { env }),
+      oa(['broadcast', '--target', 'all', '--item', '[1]'], { env }),
+      oa(['broadcast', '--target', 'all', '--items-file', join(workDir, 'not-json.json')], { env }),
+      oa(['broadcast', '--target', 'all', '--items-file', join(workDir, 'missing.json')], { env }),
+    ]);
+    expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+    const errors = runs.map((run) => run.stderr.split('\n')[0]);
+    expect(errors).toEqual([
+      'error: give --target, --group or --member-session',
+      'error: give at least one item (see --help)',
+      "error: option '--target <target>' argument 'everyone' is invalid. Allowed choices are all, selected, single.",
+      "error: option '--target <target>' cannot be used with option '--group <account_provider_group_id>'",
+      "error: option '--link <url>' argument 'https://x.example.com' is invalid. It must come right after a --image.",
+      "error: option '--item <json>' argument '[1]' is invalid. It is not a JSON object.",
+      `oa: UsageError: cannot read the items file ${join(workDir, 'not-json.json')} (not valid JSON)`,
+      `oa: UsageError: cannot read the items file ${join(workDir, 'missing.json')} (ENOENT)`,
+    ]);
+    expect(mock.requests).toEqual([]);
+  });
+
+  it('items the SDK refuses: exit 2, every problem named, nothing sent; --json puts the error on stderr', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const sixTexts = ['1', '2', '3', '4', '5', '6'].flatMap((n) => ['--text', n]);
+    const human = await oa(['broadcast', '--target', 'selected', ...sixTexts], { env });
+    expect(human.code).toBe(2);
+    expect(human.stderr).toMatch(/^oa: OAValidationError: Invalid broadcast params: .*items/m);
+    const json = await oa(['broadcast', '--target', 'all', '--user', 'u1', '--text', 'x', '--json'], { env });
+    expect(json.code).toBe(2);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        name: 'OAValidationError',
+        message: expect.stringContaining('user_ids'),
+        issues: [{ path: [], message: expect.stringContaining('user_ids') }],
+      },
+    });
+    expect(mock.requests).toEqual([]);
+  });
+});

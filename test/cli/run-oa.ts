@@ -1,0 +1,102 @@
+/**
+ * Runs the built `oa` binary as a user would: executed through its shebang, in a directory of its own
+ * (so that no stray .env is read), with no OA_* variable but those a test gives.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { inject, type OnTestFinishedHandler } from 'vitest';
+import { createMockServer, type MockServer, type MockServerOptions } from '../../src/testing/index.js';
+
+export const oaBin = inject('oaBin');
+
+/** A working directory for the runs of one test file. */
+export const workDir = mkdtempSync(join(tmpdir(), 'oa-cli-'));
+
+const baseEnv: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => !entry[0].startsWith('OA_') && entry[1] !== undefined,
+    ),
+  ),
+  // `#!/usr/bin/env node` finds the node running the tests first.
+  PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+};
+
+/** The three settings that point `oa` at a fake server. */
+export function envFor(mock: MockServer): Record<string, string> {
+  return { OA_BASE_URL: mock.url, OA_API_KEY: mock.apiKey, OA_API_SECRET: mock.apiSecret };
+}
+
+/**
+ * A fake OA server of the test's own, closed when the test ends: tests that each have one can run
+ * concurrently, each asserting on what its fake received.
+ */
+export async function fakeServer(
+  onTestFinished: (fn: OnTestFinishedHandler) => void,
+  options: MockServerOptions = {},
+): Promise<{ mock: MockServer; env: Record<string, string> }> {
+  const mock = await createMockServer(options);
+  onTestFinished(() => mock.close());
+  return { mock, env: envFor(mock) };
+}
+
+export interface RunOptions {
+  env?: Record<string, string>;
+  cwd?: string;
+  /** @default 20_000 */
+  timeoutMs?: number;
+}
+
+/** A run in progress, for the commands that serve until signalled. */
+export interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/** Starts `oa ARGS`; the child is killed after `timeoutMs` if it has not ended by then. */
+export function startOa(args: string[], options: RunOptions = {}): Started {
+  const child = spawn(oaBin, args, {
+    cwd: options.cwd ?? workDir,
+    env: { ...baseEnv, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve(code);
+    }),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+}
+
+/** The outcome of a finished run. */
+export interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `oa ARGS` to its end. */
+export async function oa(args: string[], options: RunOptions = {}): Promise<Result> {
+  const run = startOa(args, options);
+  const code = await run.exit;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+/** No key secret and nothing shaped like a JWT. */
+export function hasNoSecret(text: string, secret: string): boolean {
+  return !text.includes(secret) && !/eyJ[\w-]{8,}\.[\w-]{8,}/.test(text);
+}
