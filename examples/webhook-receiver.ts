@@ -21,7 +21,6 @@ import {
   getMessageMedia,
   getMessageText,
   type WebhookEvent,
-  type WebhookMedia,
 } from 'oa-messaging/webhook';
 import { type Connection, connect } from './support/connect.js';
 import { formatBytes } from './support/progress.js';
@@ -38,20 +37,6 @@ function shortUrl(url: string | undefined): string {
   return url === undefined ? 'no URL (sent by an old Tencent SDK)' : `${new URL(url).origin}/… (signed)`;
 }
 
-function describeMedia(media: WebhookMedia): string {
-  const size = media.size === undefined ? '?' : formatBytes(media.size);
-  switch (media.kind) {
-    case 'image':
-      return `image ${media.width ?? '?'}x${media.height ?? '?'} ${media.format ?? ''}, ${size}`;
-    case 'video':
-      return `video ${media.durationSeconds ?? '?'} s ${media.format ?? ''}, ${size}`;
-    case 'audio':
-      return `voice ${media.durationSeconds ?? '?'} s, ${size}`;
-    case 'file':
-      return `file ${media.fileName ?? ''}, ${size}`;
-  }
-}
-
 let handled = 0;
 let failedReplies = 0;
 
@@ -63,7 +48,10 @@ async function onEvent(event: WebhookEvent): Promise<void> {
   if (text) console.log(`  text:  ${text}`);
   // Media URLs are signed and short-lived: fetch the file now if you need it; never store the URL.
   const media = getMessageMedia(event);
-  for (const item of media) console.log(`  media: ${describeMedia(item)} at ${shortUrl(item.url)}`);
+  for (const item of media) {
+    const size = item.size === undefined ? 'size unknown' : formatBytes(item.size);
+    console.log(`  media: ${item.kind}, ${size} at ${shortUrl(item.url)}`);
+  }
 
   if (!connection) return;
   // A reply is one quick call; slower work belongs in a queue, as the OA waits for this answer.

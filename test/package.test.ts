@@ -1,7 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../src/version.js';
@@ -138,6 +140,26 @@ describe('the packed tarball', () => {
       timeout: 20_000,
     });
     expect(stdout.trim()).toBe(VERSION);
+  });
+
+  it('the installed oa works with its installed dependencies: mock-server, send, upload', async () => {
+    const oa = join(consumer, 'node_modules', '.bin', 'oa');
+    const server = spawn(oa, ['mock-server', '--json'], { cwd: consumer, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
+      const { url, apiKey, apiSecret } = JSON.parse(line) as Record<string, string>;
+      const env = { ...process.env, OA_BASE_URL: url, OA_API_KEY: apiKey, OA_API_SECRET: apiSecret };
+      const options = { cwd: consumer, env, timeout: 20_000 };
+      const sent = await run(oa, ['send', 'text', '--user', 'user-1', '--msg', 'Hello', '--json'], options);
+      const image = join(root, 'test', 'fixtures', 'media', 'sample.png');
+      const upload = await run(oa, ['upload', 'image', image, '--json'], options);
+      expect(JSON.parse(sent.stdout)).toBe('success');
+      expect(JSON.parse(upload.stdout)).toEqual({ src_file: expect.any(String), url: expect.any(String) });
+      expect(upload.stderr).toBe('upload sample.png 0% 0 B/275 B\nupload sample.png 100% 275 B/275 B\n');
+    } finally {
+      server.kill('SIGTERM');
+      await once(server, 'close');
+    }
   });
 
   const probe = async (entry: string, how: 'require' | 'import') => {

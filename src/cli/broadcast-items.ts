@@ -55,14 +55,19 @@ export class ItemCollector {
   };
 }
 
-/** The items of a JSON file: an array of items, or an object with an `items` array. */
+/**
+ * The items of a JSON file, or of standard input for `-`: an array of items, or an object with an
+ * `items` array.
+ */
 export function readItemsFile(path: string): MessageItem[] {
+  const name = path === '-' ? 'standard input' : path;
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
+    // File descriptor 0 is read to its end: `oa broadcast --items-file - < items.json`, or from a pipe.
+    value = JSON.parse(readFileSync(path === '-' ? 0 : path, 'utf8'));
   } catch (error) {
     const reason = error instanceof SyntaxError ? 'not valid JSON' : (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read the items file ${path} (${reason ?? 'unreadable'})`);
+    throw new UsageError(`cannot read the items file ${name} (${reason ?? 'unreadable'})`);
   }
   const list = Array.isArray(value)
     ? value
@@ -70,7 +75,7 @@ export function readItemsFile(path: string): MessageItem[] {
       ? (value as { items: unknown[] }).items
       : undefined;
   if (!list)
-    throw new UsageError(`the items file ${path} must hold an array of items, or { "items": [...] }`);
+    throw new UsageError(`the items file ${name} must hold an array of items, or { "items": [...] }`);
   // The SDK checks each item; a wrong one fails with an OAValidationError naming it.
   return list as MessageItem[];
 }

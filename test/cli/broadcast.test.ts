@@ -99,6 +99,22 @@ describe.concurrent('oa broadcast', () => {
     ]);
   });
 
+  it('--items-file - reads the items from standard input', async ({ onTestFinished }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const input = JSON.stringify([{ type: 'message', msg: 'From stdin' }]);
+    const piped = await oa(['broadcast', '--target', 'all', '--items-file', '-', '--text', 'After'], {
+      env,
+      input,
+    });
+    const broken = await oa(['broadcast', '--target', 'all', '--items-file', '-'], { env, input: '[{' });
+    expect(piped.code).toBe(0);
+    expect(mock.deliveries.map((d) => d.items.map((item) => item.msg))).toEqual([['From stdin', 'After']]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toBe(
+      'oa: UsageError: cannot read the items file standard input (not valid JSON)\n',
+    );
+  });
+
   it('--item adds any item as JSON', async ({ onTestFinished }) => {
     const { mock, env } = await fakeServer(onTestFinished);
     const item =

@@ -45,6 +45,8 @@ export async function fakeServer(
 export interface RunOptions {
   env?: Record<string, string>;
   cwd?: string;
+  /** Written to the command's standard input, which is then closed; else it has none. */
+  input?: string;
   /** @default 20_000 */
   timeoutMs?: number;
 }
@@ -62,8 +64,9 @@ export function startOa(args: string[], options: RunOptions = {}): Started {
   const child = spawn(oaBin, args, {
     cwd: options.cwd ?? workDir,
     env: { ...baseEnv, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  child.stdin?.end(options.input);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {

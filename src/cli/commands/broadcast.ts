@@ -21,7 +21,8 @@ Items, in the order given (one to five):
   --video TICKET_ID                              an uploaded video (see: oa upload video)
   --flex '{"type":"bubble"}'                     a flex layout (JSON)
   --item '{"type":"audio",...}'                  any item as JSON, e.g. an audio item
-  --items-file items.json                        a JSON array of items (or { "items": [...] }), placed first
+  --items-file items.json                        a JSON array of items (or { "items": [...] }), placed first;
+                                                 --items-file - reads it from standard input
 
 Examples:
   oa broadcast --target all --text "Spring sale starts today"
@@ -82,7 +83,10 @@ export function broadcastCommand(): Command {
     .option('--video <ticket_id>', 'add a video item', collector.video)
     .option('--flex <json>', 'add a flex item', collector.flex)
     .option('--item <json>', 'add an item given as JSON', collector.item)
-    .option('--items-file <path>', 'read items from a JSON file (placed before the item flags)')
+    .option(
+      '--items-file <path>',
+      'read items from a JSON file, or from standard input for - (placed before the item flags)',
+    )
     .addHelpText('after', ITEMS_HELP);
   return withConnectionOptions(command).action((options: BroadcastFlags, cmd: Command) =>
     runAction(cmd, async (out) => {
