@@ -21,6 +21,16 @@ import * as res from './schemas/responses.js';
 import { prepareUpload } from './uploads/prepare.js';
 import type { FileInput, UploadKind, UploadOptions } from './uploads/types.js';
 
+/** Options of the one-call helpers `sendImageFile`, `sendAudioFile` and `sendVideoFile`. */
+export interface SendFileOptions<U> extends UploadOptions {
+  /**
+   * Called with the upload's answer once the file is stored, before the send. Should the send fail,
+   * this is what lets you send the stored file without uploading it again (a video's `ticket_id`, an
+   * image's `url`, the values `sendAudio` takes).
+   */
+  onUploaded?: (upload: U) => void;
+}
+
 /** Options of `sendVideo` and `sendVideoFile`. */
 export interface SendVideoOptions extends RequestOptions {
   /**
@@ -371,29 +381,37 @@ export class OAClient {
     return this.#upload('audio', uploads.audio, file, options);
   }
 
-  /** Uploads an image and sends it to one user: `uploadImage` then `sendImage`. */
+  /**
+   * Uploads an image and sends it to one user: `uploadImage` then `sendImage`. Every argument is checked
+   * before the upload.
+   */
   async sendImageFile(
     user_id: string,
     file: FileInput,
-    options: UploadOptions & { link?: string } = {},
+    options: SendFileOptions<res.UploadImageResult> & { link?: string } = {},
   ): Promise<res.SendResult> {
     const { link, ...uploadOptions } = options;
-    validate(req.SendFileParamsSchema, { user_id, link }, 'sendImageFile params');
-    const { url } = await this.uploadImage(file, uploadOptions);
+    checkSendFile('sendImageFile', { user_id, link }, options);
+    const image = await this.uploadImage(file, uploadOptions);
+    options.onUploaded?.(image);
     return this.sendImage(
-      { user_id, image_url: url, ...(link === undefined ? {} : { link }) },
+      { user_id, image_url: image.url, ...(link === undefined ? {} : { link }) },
       requestOnly(options),
     );
   }
 
-  /** Uploads an audio file and sends it to one user: `uploadAudio` then `sendAudio`. */
+  /**
+   * Uploads an audio file and sends it to one user: `uploadAudio` then `sendAudio`. Every argument is
+   * checked before the upload.
+   */
   async sendAudioFile(
     user_id: string,
     file: FileInput,
-    options: UploadOptions = {},
+    options: SendFileOptions<res.UploadAudioResult> = {},
   ): Promise<res.SendResult> {
-    validate(req.SendFileParamsSchema, { user_id }, 'sendAudioFile params');
+    checkSendFile('sendAudioFile', { user_id }, options);
     const audio = await this.uploadAudio(file, options);
+    options.onUploaded?.(audio);
     const { audio_url, audio_uuid, audio_size, audio_duration } = audio;
     return this.sendAudio(
       { user_id, audio_url, audio_uuid, audio_size, audio_duration },
@@ -403,18 +421,20 @@ export class OAClient {
 
   /**
    * Uploads a video, waits for its transcode and sends it to one user: `uploadVideo` then `sendVideo`.
-   * `timeoutMs` applies to each request; `waitForTranscode` bounds the wait.
+   * `timeoutMs` applies to each request; `waitForTranscode` bounds the wait. Every argument is checked
+   * before the upload.
    */
   async sendVideoFile(
     user_id: string,
     file: FileInput,
-    options: UploadOptions & Pick<SendVideoOptions, 'waitForTranscode'> = {},
+    options: SendFileOptions<res.UploadVideoResult> & Pick<SendVideoOptions, 'waitForTranscode'> = {},
   ): Promise<res.SendResult> {
     const { waitForTranscode, ...uploadOptions } = options;
-    validate(req.SendFileParamsSchema, { user_id }, 'sendVideoFile params');
-    const { ticket_id } = await this.uploadVideo(file, uploadOptions);
+    checkSendFile('sendVideoFile', { user_id }, options);
+    const video = await this.uploadVideo(file, uploadOptions);
+    options.onUploaded?.(video);
     return this.sendVideo(
-      { user_id, ticket_id },
+      { user_id, ticket_id: video.ticket_id },
       { ...requestOnly(options), ...(waitForTranscode === undefined ? {} : { waitForTranscode }) },
     );
   }
@@ -429,6 +449,19 @@ export class OAClient {
     this.#limiter?.stop();
     if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.close();
   }
+}
+
+/**
+ * The arguments of a one-call helper, all checked before its upload: a mistake found after it would
+ * leave a stored file and nothing sent.
+ */
+function checkSendFile(
+  name: string,
+  params: { user_id: string; link?: string | undefined },
+  options: object,
+) {
+  validate(req.SendFileParamsSchema, params, `${name} params`);
+  validate(req.SendFileOptionsSchema, options, `${name} options`);
 }
 
 /** The request options of a one-call helper, for its second request. */

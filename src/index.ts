@@ -1,4 +1,4 @@
-export { OAClient, type SendVideoOptions } from './client.js';
+export { OAClient, type SendFileOptions, type SendVideoOptions } from './client.js';
 export type { Coordination } from './core/coordination.js';
 export type {
   OAClientEventName,

@@ -31,11 +31,26 @@ export class ExitError extends Error {
 }
 
 /**
+ * A `--file` send that failed after its file was stored: the failure, and the upload's answer (a
+ * video's `ticket_id`, an image's `url`, an audio file's values) to send the file without a new upload.
+ */
+export class AfterUploadError extends Error {
+  override name = 'AfterUploadError';
+  readonly upload: unknown;
+
+  constructor(upload: unknown, cause: unknown) {
+    super('the send failed after the upload', { cause });
+    this.upload = upload;
+  }
+}
+
+/**
  * The exit code for a failure. The SDK's validation and configuration errors are usage errors: the SDK
  * refused them before anything was sent. Everything else (an API answer, the network, a timeout, an
  * unexpected error) is a failure.
  */
 export function exitCodeOf(error: unknown): number {
+  if (error instanceof AfterUploadError) return exitCodeOf(error.cause);
   if (error instanceof UsageError) return EXIT.usage;
   if (isOAError(error) && (error.name === 'OAValidationError' || error.name === 'OAConfigError')) {
     return EXIT.usage;

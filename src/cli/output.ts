@@ -5,7 +5,8 @@
  * the redaction of the secrets the command knows, as a second line of defence behind the SDK's own.
  */
 import { isOAError, type OAValidationIssue } from '../index.js';
-import { UsageError } from './errors.js';
+import { AfterUploadError, UsageError } from './errors.js';
+import { keyValueLines } from './format.js';
 
 /** The streams `oa` writes to; a TTY stderr shows progress bars. */
 export interface OutputStreams {
@@ -22,6 +23,8 @@ export interface ErrorReport {
   info?: string;
   deliveryUnknown?: boolean;
   issues?: OAValidationIssue[];
+  /** A `--file` send that failed after the upload: the upload's answer. */
+  upload?: unknown;
 }
 
 const REDACTED = '[redacted]';
@@ -90,6 +93,7 @@ export class Output {
 
 /** The safe fields of an error. Bodies and causes stay out: they may hold what the user did not type. */
 export function reportOf(error: unknown): ErrorReport {
+  if (error instanceof AfterUploadError) return { ...reportOf(error.cause), upload: error.upload };
   if (error instanceof UsageError) return { name: 'UsageError', message: error.message };
   if (!isOAError(error)) {
     const message = error instanceof Error ? error.message : String(error);
@@ -114,6 +118,10 @@ function describe(report: ErrorReport): string {
   if (report.info !== undefined) lines.push(`  info:   ${report.info}`);
   if (report.deliveryUnknown) {
     lines.push('  The message may have been delivered: check before sending it again.');
+  }
+  if (report.upload !== undefined) {
+    lines.push('  The file was stored before the failure; to send it without uploading it again, use:');
+    for (const line of keyValueLines(report.upload as Record<string, unknown>)) lines.push(`    ${line}`);
   }
   return lines.join('\n');
 }

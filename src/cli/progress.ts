@@ -84,18 +84,18 @@ export type TranscodeUpdate = { kind: 'waiting'; attempt: number; waitMs: number
 
 /** `transcode`: the wait while the API converts an uploaded video. */
 export function transcodeProgress(label: string, stream: ProgressStream): ProgressView<TranscodeUpdate> {
-  const startedAt = performance.now();
-  const seconds = () => ((performance.now() - startedAt) / 1000).toFixed(1);
   if (!isTerminal(stream)) {
-    let waited = false;
+    // From the first answer that the video is still converting: an upload may come before it.
+    let waitingSince: number | undefined;
     return {
       update(value) {
         if (value.kind === 'waiting') {
-          waited = true;
+          waitingSince ??= performance.now();
           const next = (value.waitMs / 1000).toFixed(1);
           stream.write(`${label} converting; try ${value.attempt + 1} in ${next} s\n`);
-        } else if (waited) {
-          stream.write(`${label} ready after ${seconds()} s\n`);
+        } else if (waitingSince !== undefined) {
+          const seconds = ((performance.now() - waitingSince) / 1000).toFixed(1);
+          stream.write(`${label} ready after ${seconds} s\n`);
         }
       },
       stop() {},

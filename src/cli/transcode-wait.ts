@@ -1,17 +1,16 @@
-/** `sendVideo` with its transcode wait shown on stderr. */
-import type { OAClient, OAClientListener, SendResult, SendVideoOptions } from '../index.js';
+/** A video send with its transcode wait shown on stderr. */
+import type { OAClient, OAClientListener, SendResult } from '../index.js';
 import type { Output } from './output.js';
 import { transcodeProgress } from './progress.js';
 
 /**
- * Sends a video, showing each wait while the API still converts it. The SDK reports those waits as
- * `retry` events with the reason `video_converting`.
+ * Runs `send` (`sendVideo` or `sendVideoFile`), showing each wait while the API still converts the
+ * video. The SDK reports those waits as `retry` events with the reason `video_converting`.
  */
-export async function sendVideoShowingWait(
+export async function showingTranscodeWait(
   client: OAClient,
-  params: { user_id: string; ticket_id: string },
-  options: SendVideoOptions,
   out: Output,
+  send: () => Promise<SendResult>,
 ): Promise<SendResult> {
   const view = transcodeProgress('transcode', out.progressStream);
   const onRetry: OAClientListener<'retry'> = (event) => {
@@ -21,7 +20,7 @@ export async function sendVideoShowingWait(
   };
   client.on('retry', onRetry);
   try {
-    const result = await client.sendVideo(params, options);
+    const result = await send();
     view.update({ kind: 'ready' });
     return result;
   } finally {

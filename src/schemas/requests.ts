@@ -90,11 +90,11 @@ export const UploadParamsSchema = z.unknown();
  * The upload methods' own option: `onProgress`. `filename` and `contentType` are checked with the file
  * (they may come inside `{ data, filename, contentType }` too).
  */
-export const UploadOptionsSchema = z.looseObject({
-  onProgress: z
-    .custom<(progress: unknown) => void>((value) => typeof value === 'function', 'Must be a function')
-    .optional(),
-});
+const OptionalCallbackSchema = z
+  .custom<(value: never) => void>((value) => typeof value === 'function', 'Must be a function')
+  .optional();
+
+export const UploadOptionsSchema = z.looseObject({ onProgress: OptionalCallbackSchema });
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
 export const WaitForTranscodeSchema = z
@@ -105,6 +105,16 @@ export const WaitForTranscodeSchema = z
 export const SendFileParamsSchema = z.strictObject({
   user_id: NonBlankSchema,
   link: HttpUrlSchema.optional(),
+});
+
+/**
+ * The one-call helpers' own options, checked with their params before the upload: a mistake in either
+ * would otherwise surface only after the file had been stored.
+ */
+export const SendFileOptionsSchema = z.looseObject({
+  onProgress: OptionalCallbackSchema,
+  onUploaded: OptionalCallbackSchema,
+  waitForTranscode: WaitForTranscodeSchema,
 });
 
 export type SendGreetingParams = z.input<typeof SendGreetingParamsSchema>;

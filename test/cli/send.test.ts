@@ -172,6 +172,42 @@ describe.concurrent('oa send', () => {
     expect(mock.deliveries).toEqual([]);
   });
 
+  it('video --file failing after the upload: exit 1, with the ticket_id to send it again', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
+    const args = ['send', 'video', '-u', 'user-1', '--file', fixture('sample.mp4'), '--wait-timeout', '300'];
+    const human = await oa(args, { env });
+    const json = await oa([...args, '--json'], { env });
+    expect([human.code, json.code]).toEqual([1, 1]);
+    const [first, second] = mock.uploads.map((upload) => upload.result.ticket_id);
+    expect(human.stderr).toMatch(/^oa: OATranscodeTimeoutError: /m);
+    expect(human.stderr).toContain(
+      `  The file was stored before the failure; to send it without uploading it again, use:\n    ticket_id: ${first}\n`,
+    );
+    // Progress lines come first on stderr; the error is its last line.
+    expect(JSON.parse(json.stderr.trimEnd().split('\n').at(-1) ?? '')).toMatchObject({
+      error: { name: 'OATranscodeTimeoutError', upload: { ticket_id: second } },
+    });
+    expect(json.stdout).toBe('');
+    expect(mock.deliveries).toEqual([]);
+  });
+
+  it('a --file send with a wrong argument: exit 2 before the upload, nothing stored', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const image = ['send', 'image', '-u', 'user-1', '--file', fixture('sample.png'), '--link', 'not a url'];
+    const video = ['send', 'video', '-u', ' ', '--file', fixture('sample.mp4')];
+    const runs = await Promise.all([oa(image, { env }), oa(video, { env })]);
+    expect(runs.map((run) => run.code)).toEqual([2, 2]);
+    expect(runs[0]?.stderr).toBe(
+      'oa: OAValidationError: Invalid sendImageFile params: link: Expected an absolute http(s) URL\n',
+    );
+    expect(runs[1]?.stderr).toMatch(/^oa: OAValidationError: Invalid sendVideoFile params: user_id: /);
+    expect(mock.requests).toEqual([]);
+  });
+
   it('usage errors exit 2 and send nothing', async ({ onTestFinished }) => {
     const { mock, env } = await fakeServer(onTestFinished);
     const runs = await Promise.all([

@@ -1,11 +1,11 @@
 /** `oa send text|greeting|image|audio|video`: one message to one user. */
 import { Command, Option } from 'commander';
-import type { SendImageParams, WaitForTranscodeOptions } from '../../index.js';
+import type { WaitForTranscodeOptions } from '../../index.js';
 import { type ClientFlags, withClient } from '../client.js';
 import { positiveInteger, withConnectionOptions } from '../options.js';
 import { runAction } from '../run-action.js';
-import { sendVideoShowingWait } from '../transcode-wait.js';
-import { uploadWithProgress } from '../upload-file.js';
+import { showingTranscodeWait } from '../transcode-wait.js';
+import { sendFileWithProgress } from '../upload-file.js';
 
 interface UserFlags extends ClientFlags {
   user: string;
@@ -20,7 +20,7 @@ function sendCommand(name: string, description: string): Command {
   );
 }
 
-const sent = (kind: string, user: string, result: string) => `sent ${kind} to ${user}: ${result}`;
+const sentLine = (kind: string, user: string, result: string) => `sent ${kind} to ${user}: ${result}`;
 
 function textCommand(): Command {
   return sendCommand('text', 'send a text message')
@@ -35,7 +35,7 @@ function textCommand(): Command {
             msg,
             ...(desc === undefined ? {} : { desc }),
           });
-          out.result(result, sent('text', user, result));
+          out.result(result, sentLine('text', user, result));
         }),
       ),
     );
@@ -61,18 +61,19 @@ function imageCommand(): Command {
     .action((options: UserFlags & { url?: string; file?: string; link?: string }, command: Command) =>
       runAction(command, async (out) => {
         if (!options.url && !options.file) command.error('error: give --url or --file', { exitCode: 2 });
+        const { user, url, file, link } = options;
+        const withLink = link === undefined ? {} : { link };
         await withClient(options, out, async (client) => {
-          const upload = options.file
-            ? await uploadWithProgress(client, 'image', options.file, out)
-            : undefined;
-          const params: SendImageParams = {
-            user_id: options.user,
-            // Without --file, --url was checked as given above.
-            image_url: upload?.url ?? options.url!,
-            ...(options.link === undefined ? {} : { link: options.link }),
-          };
-          const result = await client.sendImage(params);
-          out.result(upload ? { upload, result } : result, sent('image', options.user, result));
+          if (file) {
+            const sent = await sendFileWithProgress(file, out, (fileOptions) =>
+              client.sendImageFile(user, file, { ...fileOptions, ...withLink }),
+            );
+            out.result(sent, sentLine('image', user, sent.result));
+            return;
+          }
+          // Without --file, --url was checked as given above.
+          const result = await client.sendImage({ user_id: user, image_url: url!, ...withLink });
+          out.result(result, sentLine('image', user, result));
         });
       }),
     );
@@ -106,17 +107,22 @@ function audioCommand(): Command {
           });
         }
         await withClient(options, out, async (client) => {
-          const upload = file ? await uploadWithProgress(client, 'audio', file, out) : undefined;
+          if (file) {
+            const sent = await sendFileWithProgress(file, out, (fileOptions) =>
+              client.sendAudioFile(options.user, file, fileOptions),
+            );
+            out.result(sent, sentLine('audio', options.user, sent.result));
+            return;
+          }
           // Without --file, all four values were checked as given above.
-          const audio = upload ?? {
+          const result = await client.sendAudio({
+            user_id: options.user,
             audio_url: url!,
             audio_uuid: uuid!,
             audio_size: size!,
             audio_duration: duration!,
-          };
-          // sendAudio drops the fields of an upload answer it does not take.
-          const result = await client.sendAudio({ user_id: options.user, ...audio });
-          out.result(upload ? { upload, result } : result, sent('audio', options.user, result));
+          });
+          out.result(result, sentLine('audio', options.user, result));
         });
       }),
     );
@@ -149,19 +155,24 @@ function videoCommand(): Command {
       runAction(command, async (out) => {
         if (!options.ticket && !options.file)
           command.error('error: give --ticket or --file', { exitCode: 2 });
+        const { user, ticket, file } = options;
+        const waitForTranscode = transcodeWait(options);
         await withClient(options, out, async (client) => {
-          const upload = options.file
-            ? await uploadWithProgress(client, 'video', options.file, out)
-            : undefined;
+          if (file) {
+            // The upload's progress, then the transcode wait's.
+            const sent = await sendFileWithProgress(file, out, (fileOptions) =>
+              showingTranscodeWait(client, out, () =>
+                client.sendVideoFile(user, file, { ...fileOptions, waitForTranscode }),
+              ),
+            );
+            out.result(sent, sentLine('video', user, sent.result));
+            return;
+          }
           // Without --file, --ticket was checked as given above.
-          const ticket_id = upload?.ticket_id ?? options.ticket!;
-          const result = await sendVideoShowingWait(
-            client,
-            { user_id: options.user, ticket_id },
-            { waitForTranscode: transcodeWait(options) },
-            out,
+          const result = await showingTranscodeWait(client, out, () =>
+            client.sendVideo({ user_id: user, ticket_id: ticket! }, { waitForTranscode }),
           );
-          out.result(upload ? { upload, result } : result, sent('video', options.user, result));
+          out.result(result, sentLine('video', user, result));
         });
       }),
     );
