@@ -86,14 +86,14 @@ export const BroadcastToMemberSessionParamsSchema = z.strictObject({
 /** Endpoints 9-11 take a multipart file, checked by the upload layer rather than a schema. */
 export const UploadParamsSchema = z.unknown();
 
-/**
- * The upload methods' own option: `onProgress`. `filename` and `contentType` are checked with the file
- * (they may come inside `{ data, filename, contentType }` too).
- */
 const OptionalCallbackSchema = z
   .custom<(value: never) => void>((value) => typeof value === 'function', 'Must be a function')
   .optional();
 
+/**
+ * The upload methods' own option: `onProgress`. `filename` and `contentType` are checked with the file
+ * (they may come inside `{ data, filename, contentType }` too).
+ */
 export const UploadOptionsSchema = z.looseObject({ onProgress: OptionalCallbackSchema });
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
