@@ -1,160 +1,39 @@
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { TokenManager } from './core/auth.js';
+import { CallRegistry } from './core/call-control.js';
+import type { Endpoint } from './core/endpoint.js';
 import { ClientEvents, type OAClientEventName, type OAClientListener } from './core/events.js';
-import { type Logger, silentLogger } from './core/logger.js';
+import { containLogger, type Logger, silentLogger } from './core/logger.js';
 import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
 import { type Limiter, RateLimiter } from './core/rate-limit.js';
 import {
   callEndpoint,
   callUpload,
-  type Endpoint,
+  checkRequestOptions,
   type RequestContext,
   type RequestOptions,
+  tokenExchange,
 } from './core/request.js';
 import { MemoryTokenStore } from './core/token-store.js';
-import { untilTranscoded, type WaitForTranscodeOptions } from './core/transcode.js';
+import { untilTranscoded } from './core/transcode.js';
 import { validate } from './core/validate.js';
+import { endpoints, uploads } from './endpoints.js';
 import { OAValidationError } from './errors.js';
 import * as req from './schemas/requests.js';
-import * as res from './schemas/responses.js';
+import type * as res from './schemas/responses.js';
+import {
+  type SendFileOptions,
+  type SendVideoOptions,
+  sendAudioFile,
+  sendImageFile,
+  sendVideoFile,
+} from './send-file.js';
 import { prepareUpload } from './uploads/prepare.js';
+import { discardInput } from './uploads/source.js';
 import type { FileInput, UploadKind, UploadOptions } from './uploads/types.js';
 
-/** Options of the one-call helpers `sendImageFile`, `sendAudioFile` and `sendVideoFile`. */
-export interface SendFileOptions<U> extends UploadOptions {
-  /**
-   * Called with the upload's answer once the file is stored, before the send. Should the send fail,
-   * this is what lets you send the stored file without uploading it again (a video's `ticket_id`, an
-   * image's `url`, the values `sendAudio` takes).
-   */
-  onUploaded?: (upload: U) => void;
-}
-
-/** Options of `sendVideo` and `sendVideoFile`. */
-export interface SendVideoOptions extends RequestOptions {
-  /**
-   * While the ticket is in convert status, wait and try again (about 1 s growing to 10 s between
-   * tries) for up to `timeoutMs`, then `OATranscodeTimeoutError`. `false` fails at once with the API's
-   * `OABadRequestError`.
-   * @default { timeoutMs: 600_000 }
-   */
-  waitForTranscode?: WaitForTranscodeOptions | false;
-}
-
-const API = '/api/v2/public';
-
-/** The JSON endpoints of the spec, declared: the path, what goes in, what comes out, how it may repeat. */
-const endpoints = {
-  generateToken: {
-    name: 'generateToken',
-    path: `${API}/auth/token`,
-    params: req.GenerateTokenParamsSchema,
-    response: res.TokenPairSchema,
-    auth: false,
-    isSend: false,
-  },
-  refreshToken: {
-    name: 'refreshToken',
-    path: `${API}/auth/refresh-token`,
-    params: req.RefreshTokenParamsSchema,
-    response: res.TokenPairSchema,
-    auth: false,
-    isSend: false,
-  },
-  sendGreeting: {
-    name: 'sendGreeting',
-    path: `${API}/webhook/broadcast-greeting`,
-    params: req.SendGreetingParamsSchema,
-    response: res.GreetingSchema,
-    auth: true,
-    isSend: true,
-  },
-  sendImage: {
-    name: 'sendImage',
-    path: `${API}/webhook/broadcast-image-link`,
-    params: req.SendImageParamsSchema,
-    response: res.SuccessSchema,
-    auth: true,
-    isSend: true,
-  },
-  sendText: {
-    name: 'sendText',
-    path: `${API}/webhook/broadcast-message`,
-    params: req.SendTextParamsSchema,
-    response: res.SuccessSchema,
-    auth: true,
-    isSend: true,
-  },
-  broadcast: {
-    name: 'broadcast',
-    path: `${API}/message/broadcast-message`,
-    params: req.BroadcastParamsSchema,
-    response: res.BroadcastRecordSchema,
-    auth: true,
-    isSend: true,
-  },
-  broadcastToGroup: {
-    name: 'broadcastToGroup',
-    path: `${API}/message/broadcast-group-message`,
-    params: req.BroadcastToGroupParamsSchema,
-    response: res.BroadcastRecordSchema,
-    auth: true,
-    isSend: true,
-  },
-  broadcastToMemberSession: {
-    name: 'broadcastToMemberSession',
-    path: `${API}/message/broadcast-member-session`,
-    params: req.BroadcastToMemberSessionParamsSchema,
-    response: res.BroadcastRecordSchema,
-    auth: true,
-    isSend: true,
-  },
-  sendVideo: {
-    name: 'sendVideo',
-    path: `${API}/webhook/broadcast-video`,
-    params: req.SendVideoParamsSchema,
-    response: res.SuccessSchema,
-    auth: true,
-    isSend: true,
-  },
-  sendAudio: {
-    name: 'sendAudio',
-    path: `${API}/webhook/broadcast-audio`,
-    params: req.SendAudioParamsSchema,
-    response: res.SuccessSchema,
-    auth: true,
-    isSend: true,
-  },
-} as const;
-
-/** The multipart endpoints: no effect a user would see twice, so they are retried like auth. */
-const uploads = {
-  image: {
-    name: 'uploadImage',
-    path: `${API}/upload/image`,
-    params: req.UploadParamsSchema,
-    response: res.UploadImageResultSchema,
-    auth: true,
-    isSend: false,
-  },
-  video: {
-    name: 'uploadVideo',
-    path: `${API}/upload/video`,
-    params: req.UploadParamsSchema,
-    response: res.UploadVideoResultSchema,
-    auth: true,
-    isSend: false,
-  },
-  audio: {
-    name: 'uploadAudio',
-    path: `${API}/upload/audio`,
-    params: req.UploadParamsSchema,
-    response: res.UploadAudioResultSchema,
-    auth: true,
-    isSend: false,
-  },
-} as const satisfies Record<UploadKind, Endpoint<z.ZodType, z.ZodType>>;
+export type { SendFileOptions, SendVideoOptions } from './send-file.js';
 
 /**
  * The client of the OA Public Messaging API. Tokens are handled for you: the first call obtains a
@@ -171,18 +50,18 @@ export class OAClient {
   readonly #ctx: RequestContext;
   readonly #events: ClientEvents;
   readonly #limiter: Limiter | undefined;
+  readonly #calls = new CallRegistry();
   readonly #ownDispatcher: boolean;
   #dispatcher: Dispatcher | undefined;
-  #closed = false;
 
   constructor(options: OAClientOptions = {}) {
     this.#options = resolveOptions(options);
-    const logger: Logger = options.logger ?? silentLogger;
+    const logger: Logger = options.logger ? containLogger(options.logger) : silentLogger;
     this.#dispatcher = options.dispatcher;
     this.#ownDispatcher = options.dispatcher === undefined;
     const { apiKey, apiSecret } = this.#options;
     this.#events = new ClientEvents(logger);
-    // Bottleneck starts no timer until a request is queued, so constructing a client opens nothing.
+    // The limiter starts no timer until a request ends, so constructing a client opens nothing.
     const { rateLimit } = this.#options;
     const { coordination } = options;
     this.#limiter = rateLimit
@@ -194,8 +73,10 @@ export class OAClient {
         ? { withRenewalLock: <T>(renew: () => Promise<T>) => coordination.withRenewalLock(apiKey, renew) }
         : {}),
       key: apiKey,
-      login: () => this.#call(endpoints.generateToken, { api_key: apiKey, api_secret: apiSecret }),
-      refresh: (refresh_token) => this.#call(endpoints.refreshToken, { refresh_token }),
+      // Straight to the transport: the call that needs the token is already in a retry loop.
+      login: () =>
+        tokenExchange(this.#ctx, endpoints.generateToken, { api_key: apiKey, api_secret: apiSecret }),
+      refresh: (refresh_token) => tokenExchange(this.#ctx, endpoints.refreshToken, { refresh_token }),
       refreshBeforeExpiryMs: this.#options.refreshBeforeExpiryMs,
       logger,
       onRenewed: (kind, reason) => this.#events.emit('tokenRefresh', { kind, reason }),
@@ -217,8 +98,8 @@ export class OAClient {
       events: this.#events,
       logger,
       tokens: this.#tokens,
+      calls: this.#calls,
       secrets: () => [apiSecret, ...this.#tokens.knownSecrets()],
-      isClosed: () => this.#closed,
     };
   }
 
@@ -230,11 +111,22 @@ export class OAClient {
     kind: UploadKind,
     endpoint: Endpoint<z.ZodType, R>,
     file: FileInput,
-    options: UploadOptions = {},
+    options: UploadOptions | undefined,
   ): Promise<z.output<R>> {
-    validate(req.UploadOptionsSchema, options, `${endpoint.name} options`);
-    const prepared = await prepareUpload(kind, file, options);
-    return callUpload(this.#ctx, endpoint, prepared, options);
+    let checked: UploadOptions;
+    try {
+      checked = checkRequestOptions(this.#ctx, endpoint, options, req.UploadOptionsSchema);
+    } catch (error) {
+      // Refused before it was read: a stream handed over is not left open.
+      discardInput(file);
+      throw error;
+    }
+    const prepared = await prepareUpload(kind, file, checked);
+    try {
+      return await callUpload(this.#ctx, endpoint, prepared, checked);
+    } finally {
+      prepared.discard();
+    }
   }
 
   /**
@@ -326,14 +218,17 @@ export class OAClient {
    * `POST /api/v2/public/webhook/broadcast-video`: a video (`ticket_id` of `uploadVideo`) to one user.
    * While the ticket is still converting, it waits and tries again (see `waitForTranscode`).
    */
-  async sendVideo(params: req.SendVideoParams, options: SendVideoOptions = {}): Promise<res.SendResult> {
-    const { waitForTranscode, ...requestOptions } = options;
+  async sendVideo(params: req.SendVideoParams, options?: SendVideoOptions): Promise<res.SendResult> {
+    const checked = checkRequestOptions(this.#ctx, endpoints.sendVideo, options, req.SendVideoOptionsSchema);
+    const { waitForTranscode, ...requestOptions } = checked;
     const valid = validate(req.SendVideoParamsSchema, params, 'sendVideo params');
-    validate(req.WaitForTranscodeSchema, waitForTranscode, 'sendVideo options.waitForTranscode');
+    // Each try is a call of its own (its own deadline); the waits between them end on the caller's
+    // signal and on close().
+    const control = this.#calls.start(`POST ${endpoints.sendVideo.path}`, { signal: checked.signal });
     return untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
       ticket_id: valid.ticket_id,
       wait: waitForTranscode,
-      signal: options.signal,
+      control,
       onWait: (waitMs, attempt, error) => {
         this.#ctx.logger.info?.(
           `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
@@ -347,7 +242,7 @@ export class OAClient {
           error,
         });
       },
-    });
+    }).finally(() => control.end());
   }
 
   /** `POST /api/v2/public/webhook/broadcast-audio`: an uploaded audio file to one user. */
@@ -385,58 +280,37 @@ export class OAClient {
    * Uploads an image and sends it to one user: `uploadImage` then `sendImage`. Every argument is checked
    * before the upload.
    */
-  async sendImageFile(
+  sendImageFile(
     user_id: string,
     file: FileInput,
-    options: SendFileOptions<res.UploadImageResult> & { link?: string } = {},
+    options?: SendFileOptions<res.UploadImageResult> & { link?: string | undefined },
   ): Promise<res.SendResult> {
-    const { link, ...uploadOptions } = options;
-    checkSendFile('sendImageFile', { user_id, link }, options);
-    const image = await this.uploadImage(file, uploadOptions);
-    options.onUploaded?.(image);
-    return this.sendImage(
-      { user_id, image_url: image.url, ...(link === undefined ? {} : { link }) },
-      requestOnly(options),
-    );
+    return sendImageFile(this, user_id, file, options);
   }
 
   /**
    * Uploads an audio file and sends it to one user: `uploadAudio` then `sendAudio`. Every argument is
    * checked before the upload.
    */
-  async sendAudioFile(
+  sendAudioFile(
     user_id: string,
     file: FileInput,
-    options: SendFileOptions<res.UploadAudioResult> = {},
+    options?: SendFileOptions<res.UploadAudioResult>,
   ): Promise<res.SendResult> {
-    checkSendFile('sendAudioFile', { user_id }, options);
-    const audio = await this.uploadAudio(file, options);
-    options.onUploaded?.(audio);
-    const { audio_url, audio_uuid, audio_size, audio_duration } = audio;
-    return this.sendAudio(
-      { user_id, audio_url, audio_uuid, audio_size, audio_duration },
-      requestOnly(options),
-    );
+    return sendAudioFile(this, user_id, file, options);
   }
 
   /**
    * Uploads a video, waits for its transcode and sends it to one user: `uploadVideo` then `sendVideo`.
-   * `timeoutMs` applies to each request; `waitForTranscode` bounds the wait. Every argument is checked
-   * before the upload.
+   * `timeoutMs` applies to each of the two calls; `waitForTranscode` bounds the wait. Every argument is
+   * checked before the upload.
    */
-  async sendVideoFile(
+  sendVideoFile(
     user_id: string,
     file: FileInput,
-    options: SendFileOptions<res.UploadVideoResult> & Pick<SendVideoOptions, 'waitForTranscode'> = {},
+    options?: SendFileOptions<res.UploadVideoResult> & Pick<SendVideoOptions, 'waitForTranscode'>,
   ): Promise<res.SendResult> {
-    const { waitForTranscode, ...uploadOptions } = options;
-    checkSendFile('sendVideoFile', { user_id }, options);
-    const video = await this.uploadVideo(file, uploadOptions);
-    options.onUploaded?.(video);
-    return this.sendVideo(
-      { user_id, ticket_id: video.ticket_id },
-      { ...requestOnly(options), ...(waitForTranscode === undefined ? {} : { waitForTranscode }) },
-    );
+    return sendVideoFile(this, user_id, file, options);
   }
 
   /**
@@ -444,30 +318,11 @@ export class OAClient {
    * `close()` reject. A script that simply ends needs no `close()`.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#calls.closed) return;
+    // Every wait ends now (queue, token, backoff, transcode), and requests in flight are aborted: a
+    // call that never sent its request says so (`deliveryUnknown: false`).
+    this.#calls.closeAll();
     this.#limiter?.stop();
-    if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.close();
+    if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.destroy();
   }
-}
-
-/**
- * The arguments of a one-call helper, all checked before its upload: a mistake found after it would
- * leave a stored file and nothing sent.
- */
-function checkSendFile(
-  name: string,
-  params: { user_id: string; link?: string | undefined },
-  options: object,
-) {
-  validate(req.SendFileParamsSchema, params, `${name} params`);
-  validate(req.SendFileOptionsSchema, options, `${name} options`);
-}
-
-/** The request options of a one-call helper, for its second request. */
-function requestOnly(options: RequestOptions): RequestOptions {
-  return {
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-  };
 }

@@ -11,14 +11,29 @@ export interface OAValidationIssue {
   message: string;
 }
 
+/**
+ * How the SDK's retry loop may treat a failure, when its class alone does not say:
+ * - `not_sent`: the request never left (a refused connection, a shared limiter or token store that
+ *   could not be reached): safe to send again, sends included;
+ * - `final`: never retried (a closed client or coordination, a deadline that ran out).
+ */
+export type OAFailureKind = 'not_sent' | 'final';
+
 /** Options shared by every error constructor. */
 export interface OAErrorOptions {
   cause?: unknown;
   /** See {@link OAError.deliveryUnknown}. */
-  deliveryUnknown?: boolean;
+  deliveryUnknown?: boolean | undefined;
+  /**
+   * How the retry loop treats this failure; unset, its class decides (see "Retries" in the README).
+   * A coordination (`coordination` option) marks a Redis failure `not_sent` and its own closing `final`.
+   */
+  failure?: OAFailureKind | undefined;
 }
 
 const OA_ERROR_BRAND = Symbol.for('oa-messaging.error');
+/** Where an error carries its {@link OAFailureKind}: decided once, where the failure is classified. */
+export const FAILURE_KIND = Symbol.for('oa-messaging.failure');
 
 /** The base class of every error thrown by the SDK. */
 export class OAError extends Error {
@@ -34,6 +49,13 @@ export class OAError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.deliveryUnknown = options.deliveryUnknown ?? false;
     Object.defineProperty(this, OA_ERROR_BRAND, { value: true });
+    if (options.failure) {
+      Object.defineProperty(this, FAILURE_KIND, {
+        value: options.failure,
+        writable: true,
+        configurable: true,
+      });
+    }
   }
 
   /** What `JSON.stringify(err)` shows: the error's own safe fields, never a request's secrets. */

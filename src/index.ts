@@ -15,7 +15,7 @@ export type {
   RateLimitOptions,
   RateLimitWindow,
 } from './core/rate-limit.js';
-export type { RequestOptions } from './core/request.js';
+export type { RequestOptions } from './core/request-options.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
 export type { WaitForTranscodeOptions } from './core/transcode.js';
 export {

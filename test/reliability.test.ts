@@ -344,7 +344,7 @@ describe('events and the logger', () => {
     const { client } = await setup(
       tokensThen((_req, res) =>
         ++calls === 1
-          ? json(res, 429, tooMany, { 'retry-after-ms': '20' })
+          ? json(res, 429, tooMany, { 'retry-after-ms': '120' })
           : json(res, 201, { data: 'success' }),
       ),
       { logger: { debug: log, info: log, warn: log, error: log } },
@@ -354,9 +354,9 @@ describe('events and the logger', () => {
     expect(events.tokenRefresh).toEqual([{ kind: 'login', reason: 'no_token' }]);
     expect(events.request.map((e) => e.endpoint)).toEqual(['generateToken', 'sendText', 'sendText']);
     expect(events.response.map((e) => e.status)).toEqual([201, 429, 201]);
-    expect(events.retry).toMatchObject([{ reason: 'rate_limited', attempt: 1, waitMs: 20 }]);
+    expect(events.retry).toMatchObject([{ reason: 'rate_limited', attempt: 1, waitMs: 120 }]);
     const all = lines.join('\n');
-    expect(all).toContain('retrying in 20 ms');
+    expect(all).toContain('retrying in 120 ms');
     expect(all).not.toContain('secret-abcdef');
     expect(all).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
   });

@@ -1,10 +1,7 @@
-import { OAAbortError, OAApiError, OARateLimitError, OAUnauthorizedError } from '../errors.js';
+import { OAApiError, OARateLimitError, OAUnauthorizedError } from '../errors.js';
 import type { TokenPair } from '../schemas/responses.js';
 import type { Logger } from './logger.js';
 import type { StoredToken, TokenStore } from './token-store.js';
-import { raceAbort } from './wait.js';
-
-const TOKEN_WAIT = 'waiting for a token';
 
 /** The documented lifetime of an access token (`expires_in: '1h'`). */
 const DEFAULT_LIFETIME_MS = 60 * 60 * 1000;
@@ -38,22 +35,23 @@ export function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
 }
 
 /**
- * When a fresh pair expires on our clock. With `iat` and `exp` the lifetime is `exp - iat`, which
- * does not depend on the two clocks agreeing; with `exp` alone the server's clock is trusted; else
- * `expires_in`.
+ * When a fresh pair expires, on this machine's clock: its lifetime is measured from its receipt, as
+ * `exp - iat` when the JWT has both (a difference, whatever the server's clock says), else
+ * `expires_in`, else the documented hour. `exp` alone is never compared with our clock: a server
+ * whose clock is behind would make every pair look expired on arrival, and renewed before every call.
  */
 export function toStoredToken(pair: TokenPair, now: number): StoredToken {
   const { iat, exp } = decodeJwtTimes(pair.access_token);
-  let expires_at: number;
-  if (exp !== undefined && iat !== undefined && exp > iat) expires_at = now + (exp - iat) * 1000;
-  else if (exp !== undefined) expires_at = exp * 1000;
-  else expires_at = now + (parseExpiresIn(pair.expires_in) ?? DEFAULT_LIFETIME_MS);
+  const lifetimeMs =
+    exp !== undefined && iat !== undefined && exp > iat
+      ? (exp - iat) * 1000
+      : (parseExpiresIn(pair.expires_in) ?? DEFAULT_LIFETIME_MS);
   return {
     access_token: pair.access_token,
     refresh_token: pair.refresh_token,
     token_type: pair.token_type,
     obtained_at: now,
-    expires_at,
+    expires_at: now + lifetimeMs,
   };
 }
 
@@ -61,9 +59,9 @@ export interface TokenManagerDeps {
   store: TokenStore;
   /** The store key: one pair per api key. */
   key: string;
-  /** Endpoint 1 with the client's credentials. */
+  /** Endpoint 1 with the client's credentials: one request, straight to the transport. */
   login: () => Promise<TokenPair>;
-  /** Endpoint 2. */
+  /** Endpoint 2: one request, straight to the transport. */
   refresh: (refresh_token: string) => Promise<TokenPair>;
   /** Refresh this long before expiry (at most half the token's lifetime). */
   refreshBeforeExpiryMs: number;
@@ -101,31 +99,25 @@ export class TokenManager {
   }
 
   /**
-   * A token that is not close to expiry, obtaining or refreshing one first when needed. It runs before
-   * every call, so the pair this process last saw is used while it is fresh, without a promise or a
-   * trip to the store (a shared store is a network round trip). The store is read when that pair is
-   * stale, and after a 401; a renewal under a shared lock reads it again first.
+   * The access token of the pair this process holds, while it is fresh: no promise and no trip to the
+   * store (a shared store is a network round trip). `undefined` when there is none or it is stale:
+   * then {@link renewed}.
    */
-  accessToken(signal?: AbortSignal): string | Promise<string> {
+  current(): string | undefined {
     const held = this.#lastSeen;
-    if (held && !this.#isStale(held) && !signal?.aborted) return held.access_token;
-    return this.#accessTokenFromStore(signal);
+    return held && !this.#isStale(held) ? held.access_token : undefined;
   }
 
-  async #accessTokenFromStore(signal: AbortSignal | undefined): Promise<string> {
-    if (signal?.aborted)
-      throw new OAAbortError('Aborted before the request was sent', { cause: signal.reason });
-    const current = await this.#read();
-    if (current && !this.#isStale(current)) return current.access_token;
-    return (await raceAbort(this.#renew(current, current ? 'expiring' : 'no_token'), signal, TOKEN_WAIT))
-      .access_token;
-  }
-
-  /** After a 401 on `rejected`: a newer token if another call already renewed, else one renewal. */
-  async accessTokenAfterRejection(rejected: string, signal?: AbortSignal): Promise<string> {
+  /**
+   * A fresh access token from the store (another call or process may have renewed), else from one
+   * renewal shared by every call that needs it. With `rejected` (the token a 401 refused), a token
+   * other than that one.
+   */
+  async renewed(rejected?: string): Promise<string> {
     const current = await this.#read();
     if (current && current.access_token !== rejected && !this.#isStale(current)) return current.access_token;
-    return (await raceAbort(this.#renew(current, 'rejected'), signal, TOKEN_WAIT)).access_token;
+    const reason: RenewalReason = rejected !== undefined ? 'rejected' : current ? 'expiring' : 'no_token';
+    return (await this.#renew(current, reason)).access_token;
   }
 
   /** The credentials of the last pair seen, for scrubbing. */

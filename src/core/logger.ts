@@ -11,3 +11,32 @@ export interface Logger {
 
 /** The default: silent. */
 export const silentLogger: Logger = {};
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/**
+ * The caller's logger, made harmless: a method that throws never affects a call (it may run while the
+ * call holds a rate-limit slot). The first throw is reported once, as a process warning.
+ */
+export function containLogger(logger: Logger): Logger {
+  let reported = false;
+  const contained: Logger = {};
+  for (const level of LEVELS) {
+    const method = logger[level];
+    if (typeof method !== 'function') continue;
+    contained[level] = (message, details) => {
+      try {
+        method.call(logger, message, details);
+      } catch (error) {
+        if (reported) return;
+        reported = true;
+        process.emitWarning(
+          `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
+            'its lines are dropped, the calls go on',
+          'OALoggerWarning',
+        );
+      }
+    };
+  }
+  return contained;
+}

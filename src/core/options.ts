@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { OAConfigError } from '../errors.js';
+import { MAX_TIMEOUT_MS } from '../schemas/requests.js';
 import type { Coordination } from './coordination.js';
 import type { Logger } from './logger.js';
 import { type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
@@ -11,73 +12,73 @@ export interface OAClientOptions {
    * The API's `{base_url}`, e.g. `https://oa.example.com`. Must be https, except for localhost.
    * @default process.env.OA_BASE_URL
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** @default process.env.OA_API_KEY */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** @default process.env.OA_API_SECRET */
-  apiSecret?: string;
+  apiSecret?: string | undefined;
   /**
    * Per-attempt limit in ms, from sending to the last byte of the answer.
    * @default 30_000
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Per-attempt limit in ms for uploads, which may carry 100 MB.
    * @default 600_000 (10 minutes)
    */
-  uploadTimeoutMs?: number;
+  uploadTimeoutMs?: number | undefined;
   /**
    * How many times a failure that is safe to repeat (a connection that never opened; for auth and
    * uploads also a reset, a timeout or a 5xx) is retried. 0 turns every retry off.
    * @default 2
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /**
    * The longest a call keeps waiting, in all, on answers that ask it to wait: 429 (after its
    * `Retry-After`, or a backoff) and `JOB_BUSY`. These retries do not use up `maxRetries`.
    * @default 60_000
    */
-  maxBusyWaitMs?: number;
+  maxBusyWaitMs?: number | undefined;
   /**
    * The client's own rate limiter, kept at the API's limits so that calls wait in the client rather
    * than meet a 429: every 60 s span holds at most 200 requests, and at most 20 uploads.
    * `false` turns it off (for example when a proxy already limits).
    * @default { general: { max: 200, windowMs: 60_000 }, upload: { max: 20, windowMs: 60_000 } }
    */
-  rateLimit?: RateLimitOptions | false;
+  rateLimit?: RateLimitOptions | false | undefined;
   /**
    * State shared by many processes with the same api key: one token pair (one renewal at a time) and
    * the rate limits counted together. `createRedisCoordination()` from `oa-messaging/redis` makes one.
    * It replaces `tokenStore`.
    * @default none: this process alone
    */
-  coordination?: Coordination;
+  coordination?: Coordination | undefined;
   /**
    * Where the token pair lives.
    * @default an in-memory store
    */
-  tokenStore?: TokenStore;
+  tokenStore?: TokenStore | undefined;
   /**
    * An undici Dispatcher (a proxy agent, a custom Agent). The caller owns it: `close()` leaves it open.
    * @default a keep-alive undici Agent owned by the client
    */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
   /**
    * Receives request, retry and token log lines; never a secret.
    * @default silent
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * Refresh the access token this long before it expires (at most half its lifetime).
    * @default 300_000 (5 minutes)
    */
-  refreshBeforeExpiryMs?: number;
+  refreshBeforeExpiryMs?: number | undefined;
   /**
    * Allow a plain-http `baseUrl` on a host other than localhost. Tokens and the key secret would travel
    * in clear: only for a trusted network.
    * @default false
    */
-  allowInsecureHttp?: boolean;
+  allowInsecureHttp?: boolean | undefined;
 }
 
 export interface ResolvedOptions {
@@ -99,11 +100,24 @@ function checkedNumber(
   value: number | undefined,
   fallback: number,
   min: 'zero' | 'positive',
+  /** A time in ms: a Node timer takes at most 2^31-1 (a longer one fires after 1 ms). */
+  isTime = true,
 ): number {
   if (value === undefined) return fallback;
-  const ok = Number.isFinite(value) && (min === 'zero' ? value >= 0 : value > 0);
-  if (!ok)
-    throw new OAConfigError(`${name} must be a ${min === 'zero' ? 'non-negative' : 'positive'} number`);
+  const max = isTime ? MAX_TIMEOUT_MS : Number.MAX_SAFE_INTEGER;
+  const ok =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    (min === 'zero' ? value >= 0 : value > 0) &&
+    value <= max;
+  if (!ok) {
+    const least = min === 'zero' ? 'from 0' : 'above 0';
+    throw new OAConfigError(
+      isTime
+        ? `${name} must be a number of ms ${least} to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`
+        : `${name} must be a whole number ${least}`,
+    );
+  }
   return value;
 }
 
@@ -140,7 +154,7 @@ export function resolveOptions(
     apiSecret,
     timeoutMs: checkedNumber('timeoutMs', options.timeoutMs, 30_000, 'positive'),
     uploadTimeoutMs: checkedNumber('uploadTimeoutMs', options.uploadTimeoutMs, 600_000, 'positive'),
-    maxRetries: Math.floor(checkedNumber('maxRetries', options.maxRetries, 2, 'zero')),
+    maxRetries: Math.floor(checkedNumber('maxRetries', options.maxRetries, 2, 'zero', false)),
     maxBusyWaitMs: checkedNumber('maxBusyWaitMs', options.maxBusyWaitMs, 60_000, 'zero'),
     rateLimit: resolveRateLimit(options.rateLimit),
     refreshBeforeExpiryMs: checkedNumber(

@@ -1,6 +1,5 @@
 import Bottleneck from 'bottleneck';
 import { OAAbortError, OAConfigError, OAConnectionError } from '../errors.js';
-import { markFinal } from './retry.js';
 import { abortError, raceAbort } from './wait.js';
 
 const QUEUE_WAIT = 'waiting for the rate limit';
@@ -106,11 +105,10 @@ class Window {
       abandoned = true;
       throw error instanceof OAAbortError
         ? error
-        : markFinal(
-            new OAConnectionError('Not sent: the client was closed while the request was queued', {
-              cause: error,
-            }),
-          );
+        : new OAConnectionError('Not sent: the client was closed while the request was queued', {
+            cause: error,
+            failure: 'final',
+          });
     } finally {
       this.#setWaiting(-1);
     }
@@ -179,9 +177,9 @@ class Window {
   }
 
   stop(): void {
-    const closed = markFinal(
-      new OAConnectionError('Not sent: the client was closed while the request was queued'),
-    );
+    const closed = new OAConnectionError('Not sent: the client was closed while the request was queued', {
+      failure: 'final',
+    });
     for (const handOver of this.#first.splice(0)) handOver(closed);
     for (const timer of this.#refills) clearTimeout(timer);
     this.#refills.clear();
@@ -200,12 +198,16 @@ export interface Permit {
 }
 
 /** What the client needs of a rate limiter: one slot per request in every window it counts in. */
+export interface AcquireOptions {
+  /** Rejects a queued request with OAAbortError when it fires; the request leaves the queue. */
+  signal?: AbortSignal | undefined;
+  /** Ahead of every queued request: token calls, a 401 replay, a call that gave its slot back to wait for a token. */
+  first?: boolean | undefined;
+}
+
 export interface Limiter {
-  /**
-   * Waits until the request may go in every window it counts in (uploads count in both). Rejects
-   * with `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for the rest.
-   */
-  acquire(bucket: RateLimitBucket, signal: AbortSignal | undefined, priority?: number): Promise<Permit>;
+  /** A permit at once when every window it counts in has a free slot and nothing is queued ahead; else a promise of one. */
+  acquire(bucket: RateLimitBucket, options?: AcquireOptions): Permit | Promise<Permit>;
   /** Drops queued requests (they reject) and clears every timer. */
   stop(): void;
 }
@@ -224,7 +226,8 @@ export class RateLimiter implements Limiter {
    * Waits until the request may go in every window it counts in (uploads in both). Rejects with
    * `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for everything else.
    */
-  async acquire(bucket: RateLimitBucket, signal: AbortSignal | undefined, priority = 5): Promise<Permit> {
+  async acquire(bucket: RateLimitBucket, { signal, first }: AcquireOptions = {}): Promise<Permit> {
+    const priority = first ? 0 : 5;
     const started = performance.now();
     const windows = bucket === 'upload' ? [this.#upload, this.#general] : [this.#general];
     const taken: Window[] = [];

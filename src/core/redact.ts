@@ -3,16 +3,34 @@ const SECRET_KEYS = /^(api_secret|access_token|refresh_token|authorization)$/i;
 export const REDACTED = '[redacted]';
 
 /**
- * Removes every known secret from a text, so an answer that echoes a credential cannot carry it into
- * an error message, a log line or `JSON.stringify(err)`.
+ * A credential key and its string value in JSON text, also when the text is cut short inside the
+ * value (a truncated token answer): the value runs to its closing quote or to the end of the text.
+ */
+const SECRET_PAIRS =
+  /("(?:api_secret|access_token|refresh_token|authorization)"\s*:\s*")((?:[^"\\]|\\.)*)("?)/gi;
+/** A JWT (three base64url parts, the first a JSON header): an access token wherever it appears. */
+const JWT = /\beyJ[\w-]{4,}\.[\w-]+\.[\w-]*/g;
+
+/** The forms a secret takes in an answer that echoes it: as is, JSON-escaped (`\/` too), URL-encoded. */
+function formsOf(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  return [...new Set([secret, json, json.replaceAll('/', '\\/'), encodeURIComponent(secret)])];
+}
+
+/**
+ * Removes every known secret from a text (in each form an answer may echo it), every credential
+ * field's value and every JWT, so that an answer cannot carry a credential into an error message, a
+ * log line or `JSON.stringify(err)`: not the key secret, not a token the client holds, not a token
+ * the answer itself just issued.
  */
 export function redactText(text: string, secrets: Iterable<string | undefined>): string {
   let out = text;
   for (const secret of secrets) {
     // Very short values would blank out ordinary words; real keys and tokens are long.
-    if (secret && secret.length >= 6) out = out.split(secret).join(REDACTED);
+    if (!secret || secret.length < 6) continue;
+    for (const form of formsOf(secret)) if (out.includes(form)) out = out.split(form).join(REDACTED);
   }
-  return out;
+  return out.replace(SECRET_PAIRS, `$1${REDACTED}$3`).replace(JWT, REDACTED);
 }
 
 /** A copy of a parsed JSON value with the values of credential keys replaced. */

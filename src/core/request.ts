@@ -1,59 +1,43 @@
+/**
+ * The one way a call flows, in the order the server sees it:
+ *
+ *   check params and options (before any I/O)
+ *   -> retry loop (one budget, one deadline)
+ *      -> per attempt: rate-limit slot -> access token -> transport -> map the answer -> parse
+ *
+ * None of the steps knows which endpoint it serves. A login or refresh is one exchange (slot ->
+ * transport -> answer) run by the token step: no retry loop inside a retry loop.
+ */
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import {
-  errorFromAnswer,
-  OAConnectionError,
-  OAResponseValidationError,
-  OATimeoutError,
-  OAUnauthorizedError,
-  OAValidationError,
-} from '../errors.js';
+import { isOAError, OAConnectionError, type OAError } from '../errors.js';
+import { RequestOptionsSchema, UploadOptionsSchema } from '../schemas/requests.js';
 import type { PreparedUpload, UploadProgress } from '../uploads/types.js';
 import { VERSION } from '../version.js';
+import { readAnswer } from './answer.js';
 import type { TokenManager } from './auth.js';
+import type { CallControl, CallRegistry } from './call-control.js';
+import { bucketOf, type Endpoint } from './endpoint.js';
 import type { ClientEvents } from './events.js';
+import { classifyAs, failureKind } from './failure.js';
 import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
-import { redactJson, redactText } from './redact.js';
-import { explainNotReplayable, markFinal, withRetries } from './retry.js';
-import { send, type TransportResponse, type Undici } from './transport.js';
-import { formatIssues, toIssues, validate } from './validate.js';
+import type { RequestOptions } from './request-options.js';
+import { type Retry, withRetries } from './retry.js';
+import { dispatcherOf, send, type TransportResponse, type Undici } from './transport.js';
+import { validate } from './validate.js';
 
-/** Per-call options, the last argument of every method. */
-export interface RequestOptions {
-  /**
-   * Cancels the call wherever it is waiting (the rate limiter's queue, a backoff, the transcode wait,
-   * the request itself); the call rejects with `OAAbortError`.
-   */
-  signal?: AbortSignal;
-  /**
-   * Per-attempt limit in ms, overriding the client's `timeoutMs` (or `uploadTimeoutMs`). Given here, it
-   * also bounds each wait: the time queued in the rate limiter (then `OATimeoutError`, not sent) and a
-   * retry's backoff (a longer one is not started).
-   */
-  timeoutMs?: number;
-}
-
-/** An endpoint, declared: what it is called, what it takes, what it answers, and how it may be repeated. */
-export interface Endpoint<P extends z.ZodType, R extends z.ZodType> {
-  path: string;
-  params: P;
-  response: R;
-  /** Sends `Authorization: Bearer`; endpoints 1 and 2 do not. */
-  auth: boolean;
-  /** A send or broadcast: at most once (see "Retries" in API.md). */
-  isSend: boolean;
-  /** Named in validation messages, e.g. `sendText params`. */
-  name: string;
-}
+export type { Endpoint } from './endpoint.js';
+export type { RequestOptions } from './request-options.js';
 
 /** What every call needs from the client. */
 export interface RequestContext {
   baseUrl: URL;
   dispatcher: (loaded: Undici) => Dispatcher;
+  /** Per-attempt limit. */
   timeoutMs: number;
-  /** The per-attempt default for uploads. */
+  /** The per-attempt limit of uploads. */
   uploadTimeoutMs: number;
   maxRetries: number;
   maxBusyWaitMs: number;
@@ -62,19 +46,25 @@ export interface RequestContext {
   events: ClientEvents;
   logger: Logger;
   tokens: TokenManager;
+  calls: CallRegistry;
   /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
   secrets: () => Iterable<string | undefined>;
-  isClosed: () => boolean;
 }
 
 /** What one attempt sends: the same JSON text each time, or a fresh multipart stream. */
 interface AttemptBody {
   body: string | Readable;
+  /** Content headers: `content-type`, and `content-length` when known. */
   headers: Record<string, string>;
   dispose(): void;
 }
 
 const USER_AGENT = `oa-messaging/${VERSION} node/${process.version}`;
+const JSON_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json',
+  'user-agent': USER_AGENT,
+} as const;
 
 /** Each endpoint's URL, made once per client: nothing reads or changes it after. */
 const urls = new WeakMap<URL, Map<string, URL>>();
@@ -94,81 +84,63 @@ function urlFor(base: URL, path: string): URL {
   return url;
 }
 
-/** Maps an answer to the endpoint's typed `data`, or throws the error it stands for. */
-function readAnswer<R extends z.ZodType>(
-  ctx: RequestContext,
-  endpoint: Endpoint<z.ZodType, R>,
-  res: TransportResponse,
-): z.output<R> {
-  // Only what leaves in an error is scrubbed: a successful token answer may rightly hold a token the
-  // client already has (a refresh token that does not rotate) and must reach the token store intact.
-  const scrub = (text: string) => redactText(text, ctx.secrets());
-  if (res.status < 200 || res.status >= 300) {
-    throw errorFromAnswer({
-      status: res.status,
-      headers: res.headers,
-      text: scrub(res.text),
-      path: endpoint.path,
-      isSend: endpoint.isSend,
-    });
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(res.text);
-  } catch (error) {
-    // JSON.parse's message quotes the body: keep it as the cause, scrubbed like the body.
-    throw new OAResponseValidationError(
-      `POST ${endpoint.path} answered ${res.status} with a body that is not JSON`,
-      { status: res.status, path: endpoint.path, body: scrub(res.text.slice(0, 1000)), issues: [] },
-      { cause: new SyntaxError(scrub((error as Error).message)) },
-    );
-  }
-  const data = (body as { data?: unknown } | null)?.data;
-  const result = endpoint.response.safeParse(data);
-  if (result.success) return result.data;
-  const issues = toIssues(result.error).map((issue) => ({ ...issue, path: ['data', ...issue.path] }));
-  throw new OAResponseValidationError(
-    `POST ${endpoint.path} answered ${res.status} with an unexpected body: ${formatIssues(issues)}`,
-    { status: res.status, path: endpoint.path, body: redactJson(body), issues },
-  );
-}
-
-function checkCall(ctx: RequestContext, endpoint: Endpoint<z.ZodType, z.ZodType>, options: RequestOptions) {
-  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
-    throw new OAValidationError(`Invalid ${endpoint.name} options: timeoutMs must be a positive number`, [
-      { path: ['timeoutMs'], message: 'Must be a positive number' },
-    ]);
-  }
-  if (ctx.isClosed()) throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`);
+/** The JSON headers with a bearer token, built once per token rather than spread on every call. */
+let bearer: { token: string; headers: Record<string, string> } | undefined;
+function jsonHeadersWith(token: string): Record<string, string> {
+  if (bearer?.token !== token)
+    bearer = { token, headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` } };
+  return bearer.headers;
 }
 
 /**
- * The one way a JSON call flows: validate -> retry policy -> auth (token, one 401 refresh) -> rate
- * limiter -> transport -> map the answer -> parse the response. None of the steps knows which
- * endpoint it serves.
+ * Checks the per-call options (and that the client is open) before anything else happens: a mistake
+ * there must not cost a login. Returns them as given.
  */
-export async function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
+export function checkRequestOptions<O extends RequestOptions>(
+  ctx: RequestContext,
+  endpoint: { name: string; path: string },
+  options: O | undefined,
+  schema: z.ZodType = RequestOptionsSchema,
+): O {
+  if (options !== undefined) validate(schema, options, `${endpoint.name} options`);
+  if (ctx.calls.closed) {
+    throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`, { failure: 'final' });
+  }
+  return options ?? ({} as O);
+}
+
+/** A JSON call: params and options checked, then the pipeline. */
+export function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
   ctx: RequestContext,
   endpoint: Endpoint<P, R>,
   params: unknown,
-  options: RequestOptions = {},
+  options?: RequestOptions,
 ): Promise<z.output<R>> {
-  const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
-  checkCall(ctx, endpoint, options);
-  const headers = { 'content-type': 'application/json' };
-  return run(ctx, endpoint, options, true, () => ({ body: text, headers, dispose() {} }));
+  try {
+    const checked = checkRequestOptions(ctx, endpoint, options);
+    const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
+    const body: AttemptBody = { body: text, headers: JSON_HEADERS, dispose() {} };
+    return run(ctx, endpoint, checked, true, () => body);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
-/** An upload: the same flow with a multipart body made afresh for each attempt. */
-export async function callUpload<R extends z.ZodType>(
+/** An upload: the same pipeline with a multipart body made afresh for each attempt. */
+export function callUpload<R extends z.ZodType>(
   ctx: RequestContext,
   endpoint: Endpoint<z.ZodType, R>,
   upload: PreparedUpload,
   options: RequestOptions & { onProgress?: ((progress: UploadProgress) => void) | undefined },
 ): Promise<z.output<R>> {
-  checkCall(ctx, endpoint, options);
-  return run(ctx, endpoint, options, upload.replayable, () => upload.body(options.onProgress));
+  return run(ctx, endpoint, options, upload.replayable, () => {
+    const made = upload.body(options.onProgress);
+    return { body: made.body as unknown as Readable, headers: made.headers, dispose: () => made.dispose() };
+  });
 }
+
+/** The upload options' schema, for the upload methods' own check. */
+export { UploadOptionsSchema };
 
 async function run<R extends z.ZodType>(
   ctx: RequestContext,
@@ -178,134 +150,220 @@ async function run<R extends z.ZodType>(
   makeBody: () => AttemptBody,
 ): Promise<z.output<R>> {
   const what = `POST ${endpoint.path}`;
-  const url = urlFor(ctx.baseUrl, endpoint.path);
-  const bucket = endpoint.path.includes('/upload/') ? 'upload' : 'general';
-  const timeoutMs = options.timeoutMs ?? (bucket === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs);
-  const { events, logger } = ctx;
-  const { signal } = options;
-
-  const attemptOnce = async (token: string | undefined, attempt: number): Promise<z.output<R>> => {
-    const permit =
-      ctx.limiter && (await acquireSlot(ctx.limiter, what, bucket, endpoint.auth ? 5 : 0, options));
-    if (permit && permit.waitedMs > 0) {
-      const waitedMs = Math.round(permit.waitedMs);
-      logger.debug?.(`oa-messaging: ${what} waited ${waitedMs} ms for the ${bucket} rate limit`);
-      events.emit('rateLimitWait', { endpoint: endpoint.name, path: endpoint.path, bucket, waitedMs });
-    }
-    let body: AttemptBody;
-    try {
-      body = makeBody();
-    } catch (error) {
-      permit?.release();
-      throw error;
-    }
-    const headers: Record<string, string> = {
-      ...body.headers,
-      accept: 'application/json',
-      'user-agent': USER_AGENT,
-    };
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    const started = performance.now();
-    logger.debug?.(`oa-messaging: ${what}`, { attempt });
-    if (events.has('request')) {
-      events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
-    }
-    let res: TransportResponse;
-    try {
-      res = await send({
-        url,
-        headers,
-        body: body.body,
-        dispatcher: ctx.dispatcher,
-        timeoutMs,
-        signal,
+  const control = ctx.calls.start(what, options);
+  try {
+    return await withRetries(
+      (attempt, previous) => attemptOnce(ctx, endpoint, control, makeBody, attempt, previous),
+      {
+        maxRetries: ctx.maxRetries,
+        maxBusyWaitMs: ctx.maxBusyWaitMs,
         isSend: endpoint.isSend,
-      });
-    } finally {
-      permit?.ended();
-      body.dispose();
-    }
-    const durationMs = Math.round(performance.now() - started);
-    logger.debug?.(`oa-messaging: ${what} -> ${res.status}`, { status: res.status, ms: durationMs });
-    if (events.has('response')) {
-      events.emit('response', {
-        endpoint: endpoint.name,
-        method: 'POST',
-        path: endpoint.path,
-        attempt,
-        status: res.status,
-        durationMs,
-      });
-    }
-    return readAnswer(ctx, endpoint, res);
-  };
-
-  return withRetries(
-    async (attempt) => {
-      if (!endpoint.auth) return attemptOnce(undefined, attempt);
-      const token = await ctx.tokens.accessToken(signal);
-      try {
-        return await attemptOnce(token, attempt);
-      } catch (error) {
-        // A 401 means the API did not act on the request: renew once (shared by every call that got
-        // one) and replay once. A second 401 is final.
-        if (!(error instanceof OAUnauthorizedError)) throw error;
-        if (!replayable) {
-          explainNotReplayable(error);
-          throw error;
-        }
-        logger.info?.(`oa-messaging: ${what} answered 401; renewing the access token`);
-        events.emit('retry', {
-          endpoint: endpoint.name,
-          path: endpoint.path,
-          attempt,
-          reason: 'unauthorized',
-          waitMs: 0,
-          error,
-        });
-        return attemptOnce(await ctx.tokens.accessTokenAfterRejection(token, signal), attempt);
-      }
-    },
-    () => ({
-      maxRetries: ctx.maxRetries,
-      replayable,
-      maxBusyWaitMs: ctx.maxBusyWaitMs,
-      maxWaitMs: options.timeoutMs,
-      isSend: endpoint.isSend,
-      signal,
-      onRetry: (retry) => {
-        logger.warn?.(
-          `oa-messaging: ${what} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
-          { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
-        );
-        events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
+        usesToken: endpoint.auth,
+        replayable,
       },
-    }),
-  );
+      control,
+      (retry) => reportRetry(ctx, endpoint, retry),
+    );
+  } finally {
+    control.end();
+  }
+}
+
+/** The token each attempt used, so that a 401 renews from that one. */
+const usedTokens = new WeakMap<CallControl, string>();
+
+/** One attempt: slot -> token -> transport -> answer. */
+async function attemptOnce<R extends z.ZodType>(
+  ctx: RequestContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  control: CallControl,
+  makeBody: () => AttemptBody,
+  attempt: number,
+  previous: Retry | undefined,
+): Promise<z.output<R>> {
+  const bucket = bucketOf(endpoint.path);
+  // A replay after a 401 goes ahead of the queue: it already waited its turn once.
+  const replay = previous?.reason === 'unauthorized';
+  let permit = await takeSlot(ctx, endpoint, bucket, control, replay);
+  let token: string | undefined;
+  if (endpoint.auth) {
+    token = replay ? undefined : ctx.tokens.current();
+    if (token === undefined) {
+      // No fresh token: give the slot back while the renewal runs (it needs a slot itself, and sends
+      // holding every slot while they wait for it would never let it go), then go ahead of the queue.
+      permit?.release();
+      token = await renewToken(ctx, control, replay ? usedTokens.get(control) : undefined);
+      permit = await takeSlot(ctx, endpoint, bucket, control, true);
+      token = ctx.tokens.current() ?? token;
+    }
+    usedTokens.set(control, token);
+  }
+  return exchange(ctx, endpoint, makeBody, token, permit, control, attempt);
 }
 
 /**
- * A slot in the client's rate limiter. A per-call `timeoutMs` also bounds the time spent queued (the
- * client-wide default does not, so that a bulk send simply waits its turn): past it, the call fails
- * with `OATimeoutError`, not sent, and is not retried.
+ * Slot -> transport -> answer with a slot already held (`permit`): one request. A login or refresh
+ * runs this alone, with no call of its own around it.
  */
-async function acquireSlot(
-  limiter: Limiter,
-  what: string,
-  bucket: RateLimitBucket,
-  priority: number,
-  { signal, timeoutMs }: RequestOptions,
-): Promise<Permit> {
-  if (timeoutMs === undefined) return limiter.acquire(bucket, signal, priority);
-  const deadline = AbortSignal.timeout(timeoutMs);
+export async function exchange<R extends z.ZodType>(
+  ctx: RequestContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  makeBody: () => AttemptBody,
+  token: string | undefined,
+  permit: Permit | undefined,
+  control: CallControl | undefined,
+  attempt: number,
+): Promise<z.output<R>> {
+  let body: AttemptBody | undefined;
+  let res: TransportResponse;
+  let sending = false;
+  const started = performance.now();
   try {
-    return await limiter.acquire(bucket, signal ? AbortSignal.any([signal, deadline]) : deadline, priority);
+    body = makeBody();
+    const headers =
+      body.headers === JSON_HEADERS
+        ? token === undefined
+          ? JSON_HEADERS
+          : jsonHeadersWith(token)
+        : {
+            ...body.headers,
+            accept: 'application/json',
+            'user-agent': USER_AGENT,
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          };
+    const url = urlFor(ctx.baseUrl, endpoint.path);
+    const request = {
+      url,
+      headers,
+      body: body.body,
+      dispatcher: ctx.dispatcher,
+      timeoutMs: bucketOf(endpoint.path) === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs,
+      isSend: endpoint.isSend,
+    };
+    const dispatcher = dispatcherOf(request);
+    const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
+    ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
+    if (ctx.events.has('request')) {
+      ctx.events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
+    }
+    sending = true;
+    res = await send(request, ready, control);
   } catch (error) {
-    if (!deadline.aborted || signal?.aborted) throw error;
-    throw markFinal(
-      new OATimeoutError(`${what} not sent: it waited ${timeoutMs} ms for the ${bucket} rate limit`, {
-        cause: error,
-      }),
-    );
+    // A request that went to the transport counts in its window; one that never got there does not.
+    if (sending) permit?.ended();
+    else permit?.release();
+    throw error;
+  } finally {
+    body?.dispose();
   }
+  permit?.ended();
+  const durationMs = Math.round(performance.now() - started);
+  ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path} -> ${res.status}`, {
+    status: res.status,
+    ms: durationMs,
+  });
+  if (ctx.events.has('response')) {
+    ctx.events.emit('response', {
+      endpoint: endpoint.name,
+      method: 'POST',
+      path: endpoint.path,
+      attempt,
+      status: res.status,
+      durationMs,
+    });
+  }
+  return readAnswer(endpoint, res, ctx.secrets());
+}
+
+/**
+ * A slot in the client's rate limiter: at once when one is free, else after a wait that the call's
+ * deadline, signal and `close()` can end (the slot, granted later, then goes straight back).
+ */
+async function takeSlot(
+  ctx: RequestContext,
+  endpoint: { name: string; path: string },
+  bucket: RateLimitBucket,
+  control: CallControl | undefined,
+  first: boolean,
+): Promise<Permit | undefined> {
+  const { limiter } = ctx;
+  if (!limiter) return undefined;
+  let granted: Permit | Promise<Permit>;
+  try {
+    granted = limiter.acquire(bucket, { first });
+  } catch (error) {
+    throw notSent(error, `POST ${endpoint.path} not sent: the rate limiter failed`);
+  }
+  if (!(granted instanceof Promise)) return granted;
+  let permit: Permit;
+  try {
+    permit = control ? await control.wait(granted, `waiting for the ${bucket} rate limit`) : await granted;
+  } catch (error) {
+    // Given up while queued: whenever the slot comes, it goes straight to the next request.
+    granted.then(
+      (late) => late.release(),
+      () => {},
+    );
+    throw notSent(error, `POST ${endpoint.path} not sent: the rate limiter failed`);
+  }
+  if (permit.waitedMs > 0) {
+    const waitedMs = Math.round(permit.waitedMs);
+    ctx.logger.debug?.(
+      `oa-messaging: POST ${endpoint.path} waited ${waitedMs} ms for the ${bucket} rate limit`,
+    );
+    ctx.events.emit('rateLimitWait', { endpoint: endpoint.name, path: endpoint.path, bucket, waitedMs });
+  }
+  return permit;
+}
+
+/**
+ * A fresh token for a call, from the store or a renewal shared with every call that needs one. The
+ * call waits for it no longer than its deadline; whatever failed there, the call's own request has
+ * not left.
+ */
+async function renewToken(ctx: RequestContext, control: CallControl, rejected: string | undefined) {
+  try {
+    return await control.wait(ctx.tokens.renewed(rejected), 'waiting for an access token');
+  } catch (error) {
+    const kind = failureKind(error);
+    // The credentials were refused: final for this call too (not a 401 of its own to replay).
+    if (kind === 'unauthorized') throw classifyAs(error as object, 'final');
+    if (kind === 'final' || kind === 'rejected') throw error;
+    throw notSent(error, 'Not sent: the access token could not be obtained');
+  }
+}
+
+/** A failure before the request left: an SDK error classed `not_sent` (retried, for sends too). */
+function notSent(error: unknown, message: string): OAError {
+  if (isOAError(error)) {
+    const kind = failureKind(error);
+    return kind === 'final' || kind === 'rejected' ? error : classifyAs(error, 'not_sent');
+  }
+  return new OAConnectionError(`${message}: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+    failure: 'not_sent',
+  });
+}
+
+function reportRetry(ctx: RequestContext, endpoint: Endpoint<z.ZodType, z.ZodType>, retry: Retry): void {
+  ctx.logger.warn?.(
+    `oa-messaging: POST ${endpoint.path} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
+    { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
+  );
+  ctx.events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
+}
+
+/**
+ * Endpoint 1 or 2 for the token manager: one exchange, straight to the transport, ahead of the rate
+ * limiter's queue. Not bounded by any one caller (every call waiting for the token shares it): each
+ * caller stops waiting at its own deadline; the request itself has the client's per-attempt limit.
+ */
+export async function tokenExchange<R extends z.ZodType>(
+  ctx: RequestContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  params: unknown,
+): Promise<z.output<R>> {
+  const body: AttemptBody = { body: JSON.stringify(params), headers: JSON_HEADERS, dispose() {} };
+  const permit = await takeSlot(ctx, endpoint, 'general', undefined, true);
+  return exchange(ctx, endpoint, () => body, undefined, permit, undefined, 1);
 }

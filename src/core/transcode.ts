@@ -1,11 +1,11 @@
 import { OABadRequestError, OATranscodeTimeoutError } from '../errors.js';
+import type { CallControl } from './call-control.js';
 import { backoffMs } from './retry.js';
-import { sleep } from './wait.js';
 
 /** How long `sendVideo` waits for a ticket still in convert status. */
 export interface WaitForTranscodeOptions {
   /** @default 600_000 (10 minutes) */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -27,7 +27,8 @@ export async function untilTranscoded<T>(
   opts: {
     ticket_id: string;
     wait: WaitForTranscodeOptions | false | undefined;
-    signal: AbortSignal | undefined;
+    /** Ends the wait on the caller's signal and the client's `close()`. */
+    control: CallControl;
     onWait: (waitMs: number, attempt: number, error: OABadRequestError) => void;
   },
 ): Promise<T> {
@@ -49,7 +50,7 @@ export async function untilTranscoded<T>(
       }
       const waitMs = Math.min(left, backoffMs(attempt, POLL_BACKOFF));
       opts.onWait(Math.round(waitMs), attempt, error);
-      await sleep(waitMs, opts.signal, 'waiting for the video transcode').done;
+      await opts.control.sleep(waitMs, 'waiting for the video transcode');
     }
   }
 }

@@ -1,7 +1,8 @@
-import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { isOAError, OAAbortError, OAConnectionError, OATimeoutError } from '../errors.js';
+import { isOAError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
+import type { CallControl } from './call-control.js';
+import { classifyAs } from './failure.js';
 
 /** One HTTP attempt, as the transport sees it. */
 export interface TransportRequest {
@@ -13,7 +14,6 @@ export interface TransportRequest {
   dispatcher: (loaded: Undici) => Dispatcher;
   /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
   timeoutMs: number;
-  signal?: AbortSignal | undefined;
   /**
    * A send or broadcast: when the outcome of such a request is unknown, the error says
    * `deliveryUnknown: true`.
@@ -21,12 +21,23 @@ export interface TransportRequest {
   isSend: boolean;
 }
 
-/** The answer, read whole (JSON answers of this API are small). */
+/** The answer: its status, headers and body text (an error answer's body only up to a cap). */
 export interface TransportResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** The body was longer than the SDK keeps: `text` is its start, and the rest was not read. */
+  truncated: boolean;
 }
+
+/**
+ * How much of an error answer is kept: enough for any JSON error of this API and the start of a
+ * proxy's HTML page. The rest is not read (the connection is dropped), so a 400 MB error page costs
+ * nothing.
+ */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** How much of a successful answer is read; this API's answers are a few KB. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
  * Failures where the request cannot have reached the server: nothing was connected, so the request
@@ -41,22 +52,6 @@ const NOT_SENT_CODES = new Set([
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-
-const failedBeforeSending = new WeakSet<OAConnectionError>();
-
-/**
- * Marks a failure that happened before the request could leave (a shared limiter or token store that
- * could not be reached): retried like a refused connection, for sends too.
- */
-export function markNotSent(error: OAConnectionError): OAConnectionError {
-  failedBeforeSending.add(error);
-  return error;
-}
-
-/** `true` when the connection failed before any byte of the request left (connection refused, DNS). */
-export function isFailureBeforeSending(error: unknown): boolean {
-  return error instanceof OAConnectionError && failedBeforeSending.has(error);
-}
 
 function errorCode(error: unknown): string | undefined {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
@@ -78,65 +73,138 @@ async function loadUndici(): Promise<Undici> {
   return undici;
 }
 
-/** Aborts one attempt, by its timer or the caller's signal. */
-class AttemptAbort extends EventEmitter {
-  timedOut = false;
+/** The dispatcher, loading undici first when it is not loaded yet. */
+export function dispatcherOf(req: TransportRequest): Dispatcher | Promise<Dispatcher> {
+  if (undici) return req.dispatcher(undici);
+  return loadUndici().then((loaded) => req.dispatcher(loaded));
 }
 
-function timeOut(attempt: AttemptAbort): void {
-  attempt.timedOut = true;
-  attempt.emit('abort');
-}
-
-/** Sends one request with undici and reads the answer; maps every failure to an SDK error. */
-export async function send(req: TransportRequest): Promise<TransportResponse> {
-  const caller = req.signal;
-  if (caller?.aborted)
-    throw new OAAbortError('The request was aborted before it was sent', { cause: caller.reason });
-
-  // undici takes an EventEmitter as the abort source (`signal: AbortSignal | EventEmitter`): making an
-  // AbortController and listening on it cost more than all the rest of the SDK's own work on a call.
-  const loaded = undici ?? (await loadUndici());
-  const attempt = new AttemptAbort();
-  const timer = setTimeout(timeOut, req.timeoutMs, attempt);
-  const onCallerAbort = caller && (() => attempt.emit('abort'));
-  if (onCallerAbort) caller.addEventListener('abort', onCallerAbort, { once: true });
-  try {
-    const res = await loaded.request(req.url, {
-      method: 'POST',
-      headers: req.headers,
-      body: req.body,
-      dispatcher: req.dispatcher(loaded),
-      signal: attempt,
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, text };
-  } catch (error) {
+/**
+ * Sends one request and reads the answer, mapping every failure to an SDK error. It goes through
+ * `Dispatcher.dispatch` with a handler that collects the body: no response stream and no abort
+ * emitter per request; the attempt's timer and the call's stop conditions abort through the
+ * controller undici hands over.
+ */
+export function send(
+  req: TransportRequest,
+  dispatcher: Dispatcher,
+  control: CallControl | undefined,
+): Promise<TransportResponse> {
+  return new Promise<TransportResponse>((resolve, reject) => {
     const what = `POST ${req.url.pathname}`;
-    if (caller?.aborted) {
-      throw new OAAbortError(`${what} was aborted`, { cause: caller.reason, deliveryUnknown: req.isSend });
+    let controller: Dispatcher.DispatchController | undefined;
+    /** The request may have left: undici has started writing it. */
+    let started = false;
+    let settled = false;
+    let status = 0;
+    let headers: TransportResponse['headers'] = {};
+    let keep = MAX_BODY_BYTES;
+    let kept = 0;
+    let truncated = false;
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let offStop: (() => void) | undefined;
+
+    const finish = (error: OAError | undefined, abortReason?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      offStop?.();
+      if (abortReason && controller && !controller.aborted) controller.abort(abortReason);
+      if (error) reject(error);
+      else resolve({ status, headers, text: Buffer.concat(chunks).toString('utf8'), truncated });
+    };
+    /** Ends the attempt with `error`, dropping the connection. */
+    const stopWith = (error: OAError) => finish(error, error);
+
+    const deliveryUnknown = () => req.isSend && started;
+    // The attempt's own limit, unless the call's deadline comes first (it stops the call itself).
+    const remaining = control?.remainingMs();
+    if (remaining === undefined || req.timeoutMs < remaining) {
+      timer = setTimeout(() => {
+        const error = new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
+          deliveryUnknown: deliveryUnknown(),
+        });
+        // Nothing was written yet: safe to send again.
+        stopWith(started ? error : classifyAs(error, 'not_sent'));
+      }, req.timeoutMs);
     }
-    // The body itself refused to go on (an upload stream past its size limit): that is the answer.
-    if (isOAError(error)) throw error;
-    if (attempt.timedOut) {
-      throw new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
-        cause: error,
-        deliveryUnknown: req.isSend,
-      });
+    if (control) {
+      offStop = control.onStop(() => stopWith(control.errorInFlight(deliveryUnknown())));
+      if (control.stopped) {
+        stopWith(control.error('sending'));
+        return;
+      }
     }
-    const code = errorCode(error);
-    if (code && NOT_SENT_CODES.has(code)) {
-      throw markNotSent(
-        new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error }),
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(ctl) {
+        controller = ctl;
+        started = true;
+        // Given up before undici began: it must not send now.
+        if (settled) ctl.abort(new Error('The attempt was abandoned before it was sent'));
+      },
+      onResponseStart(_ctl, statusCode, responseHeaders) {
+        status = statusCode;
+        headers = responseHeaders;
+        if (statusCode < 200 || statusCode >= 300) keep = MAX_ERROR_BODY_BYTES;
+      },
+      onResponseData(ctl, chunk) {
+        if (settled) return;
+        const room = keep - kept;
+        if (chunk.length <= room) {
+          chunks.push(chunk);
+          kept += chunk.length;
+          return;
+        }
+        chunks.push(chunk.subarray(0, room));
+        kept = keep;
+        truncated = true;
+        // The answer is known; the rest of the body is not worth the wait or the memory.
+        finish(undefined);
+        ctl.abort(new Error('The rest of the answer was not read'));
+      },
+      onResponseEnd() {
+        finish(undefined);
+      },
+      onResponseError(_ctl, error) {
+        if (settled) return;
+        finish(mapFailure(error, what, req.isSend, started));
+      },
+    };
+
+    try {
+      dispatcher.dispatch(
+        {
+          origin: req.url.origin,
+          path: `${req.url.pathname}${req.url.search}`,
+          method: 'POST',
+          headers: req.headers,
+          body: req.body,
+        },
+        handler,
       );
+    } catch (error) {
+      finish(mapFailure(error, what, req.isSend, false));
     }
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {
-      cause: error,
-      deliveryUnknown: req.isSend,
-    });
-  } finally {
-    clearTimeout(timer);
-    if (onCallerAbort) caller.removeEventListener('abort', onCallerAbort);
+  });
+}
+
+/** Maps a transport failure to the SDK's error, with what is known of the request's fate. */
+function mapFailure(error: unknown, what: string, isSend: boolean, started: boolean): OAError {
+  // The body itself refused to go on (an upload stream past its size limit): that is the answer.
+  if (isOAError(error)) return error;
+  const code = errorCode(error);
+  if (code && NOT_SENT_CODES.has(code)) {
+    return classifyAs(
+      new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error }),
+      'not_sent',
+    );
   }
+  const reason = error instanceof Error ? error.message : String(error);
+  const failure = new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {
+    cause: error,
+    deliveryUnknown: isSend && started,
+  });
+  return started ? failure : classifyAs(failure, 'not_sent');
 }

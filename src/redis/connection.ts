@@ -1,7 +1,5 @@
 /** The Redis connection of `oa-messaging/redis`: the caller's client, or one made from a URL on first use. */
 import { createHash } from 'node:crypto';
-import { markFinal } from '../core/retry.js';
-import { markNotSent } from '../core/transport.js';
 import { OAConfigError, OAConnectionError } from '../errors.js';
 
 /**
@@ -67,7 +65,9 @@ export class Connection {
 
   #connect(): Promise<RedisClient> {
     if (this.#closed) {
-      return Promise.reject(markFinal(new OAConnectionError('Not sent: the Redis coordination is closed')));
+      return Promise.reject(
+        new OAConnectionError('Not sent: the Redis coordination is closed', { failure: 'final' }),
+      );
     }
     if (!this.#client) {
       const connecting = loadIoredis().then((Redis) => {
@@ -101,11 +101,11 @@ export class Connection {
         return await client.eval(script.source, keys.length, ...keys, ...args);
       }
     } catch (error) {
-      throw markNotSent(
-        new OAConnectionError(`Redis coordination failed: ${(error as Error)?.message ?? error}`, {
-          cause: error,
-        }),
-      );
+      // Nothing was sent: the request waits on Redis before it leaves.
+      throw new OAConnectionError(`Redis coordination failed: ${(error as Error)?.message ?? error}`, {
+        cause: error,
+        failure: 'not_sent',
+      });
     }
   }
 

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
 import type {
+  AcquireOptions,
   Limiter,
   Permit,
   RateLimitBucket,
@@ -9,7 +10,6 @@ import type {
   RateLimitWindow,
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
-import { markFinal } from '../core/retry.js';
 import { abortError, sleep } from '../core/wait.js';
 import { OAConnectionError } from '../errors.js';
 import type { Connection } from './connection.js';
@@ -116,12 +116,15 @@ export class RedisLimiter implements Limiter {
    * Waits until the request may go in every window it counts in (uploads in both). Rejects with
    * `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for everything else.
    */
-  acquire(bucket: RateLimitBucket, signal: AbortSignal | undefined, priority = 5): Promise<Permit> {
+  acquire(bucket: RateLimitBucket, { signal, first }: AcquireOptions = {}): Promise<Permit> {
+    const priority = first ? 0 : 5;
     const what = 'waiting for the rate limit';
     if (signal?.aborted) return Promise.reject(abortError(signal, what));
     if (this.#stopped) {
       return Promise.reject(
-        markFinal(new OAConnectionError('Not sent: the client or its Redis coordination is closed')),
+        new OAConnectionError('Not sent: the client or its Redis coordination is closed', {
+          failure: 'final',
+        }),
       );
     }
     const lane = bucket === 'upload' ? this.#upload : this.#general;
@@ -259,7 +262,9 @@ export class RedisLimiter implements Limiter {
       for (const waiter of [...lane.queue]) {
         if (settle(lane, waiter)) {
           waiter.reject(
-            markFinal(new OAConnectionError('Not sent: the client was closed while the request was queued')),
+            new OAConnectionError('Not sent: the client was closed while the request was queued', {
+              failure: 'final',
+            }),
           );
         }
       }

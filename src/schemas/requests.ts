@@ -90,16 +90,47 @@ const OptionalCallbackSchema = z
   .custom<(value: never) => void>((value) => typeof value === 'function', 'Must be a function')
   .optional();
 
-/**
- * The upload methods' own option: `onProgress`. `filename` and `contentType` are checked with the file
- * (they may come inside `{ data, filename, contentType }` too).
- */
-export const UploadOptionsSchema = z.looseObject({ onProgress: OptionalCallbackSchema });
+/** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A time limit in ms: more than 0 and at most {@link MAX_TIMEOUT_MS}. */
+export const TimeoutMsSchema = z
+  .number()
+  .positive()
+  .max(MAX_TIMEOUT_MS, `Must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`);
+
+/** An `AbortSignal`, also one from another realm. */
+const AbortSignalSchema = z.custom<AbortSignal>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function',
+  'Must be an AbortSignal',
+);
+
+/** Every method's last argument (`RequestOptions`); methods with more options extend it. */
+export const RequestOptionsSchema = z.looseObject({
+  signal: AbortSignalSchema.optional(),
+  timeoutMs: TimeoutMsSchema.optional(),
+});
+
+/** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */
+export const UploadOptionsSchema = RequestOptionsSchema.extend({
+  filename: z.string().optional(),
+  contentType: z.string().optional(),
+  onProgress: OptionalCallbackSchema,
+});
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
 export const WaitForTranscodeSchema = z
-  .union([z.literal(false), z.strictObject({ timeoutMs: z.number().positive().optional() })])
+  .union([z.literal(false), z.strictObject({ timeoutMs: TimeoutMsSchema.optional() })])
   .optional();
+
+/** `sendVideo`'s options. */
+export const SendVideoOptionsSchema = RequestOptionsSchema.extend({
+  waitForTranscode: WaitForTranscodeSchema,
+});
 
 /** The one-call helpers: who gets the file, and for images an optional link. */
 export const SendFileParamsSchema = z.strictObject({
@@ -111,8 +142,7 @@ export const SendFileParamsSchema = z.strictObject({
  * The one-call helpers' own options, checked with their params before the upload: a mistake in either
  * would otherwise surface only after the file had been stored.
  */
-export const SendFileOptionsSchema = z.looseObject({
-  onProgress: OptionalCallbackSchema,
+export const SendFileOptionsSchema = UploadOptionsSchema.extend({
   onUploaded: OptionalCallbackSchema,
   waitForTranscode: WaitForTranscodeSchema,
 });

@@ -200,5 +200,14 @@ function prepared(
     return { body: form, headers, dispose };
   };
 
-  return { kind, field: rules.field, filename, contentType, size, replayable, body };
+  return {
+    kind,
+    field: rules.field,
+    filename,
+    contentType,
+    size,
+    replayable,
+    body,
+    discard: () => source.discard(),
+  };
 }

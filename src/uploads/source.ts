@@ -80,6 +80,17 @@ function isFileSource(value: unknown): value is FileSource {
   );
 }
 
+/**
+ * Destroys a stream the caller handed over (as the file or its `data`) when the call refuses it before
+ * reading it: its file is not left open.
+ */
+export function discardInput(input: unknown): void {
+  const data = typeof input === 'object' && input !== null && 'data' in input ? input.data : input;
+  if (!isReadable(data)) return;
+  data.on('error', () => {});
+  data.destroy();
+}
+
 const ACCEPTED_SOURCES = 'a path, a file: URL, a Buffer or Uint8Array, a Blob or File, or a Readable';
 const ACCEPTED_INPUTS = `${ACCEPTED_SOURCES.replace(', or ', ', ')}, or { data, filename?, contentType? }`;
 

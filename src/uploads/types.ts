@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type FormData from 'form-data';
-import type { RequestOptions } from '../core/request.js';
+import type { RequestOptions } from '../core/request-options.js';
 
 /** The three upload endpoints (9-11 of the spec). */
 export type UploadKind = 'image' | 'video' | 'audio';
@@ -65,4 +65,6 @@ export interface PreparedUpload {
    * when a file changed size since it was checked; undici rejects the request with that error.
    */
   body(onProgress?: (progress: UploadProgress) => void): UploadBody;
+  /** Releases what was taken from the caller (destroys a one-shot stream) once the call has settled. */
+  discard(): void;
 }

@@ -1,0 +1,120 @@
+import type { z } from 'zod';
+import type { Endpoint } from './core/endpoint.js';
+import * as req from './schemas/requests.js';
+import * as res from './schemas/responses.js';
+import type { UploadKind } from './uploads/types.js';
+
+/** The API's path prefix (spec: `{base_url}/api/v2/public/...`). */
+export const API = '/api/v2/public';
+
+/** The JSON endpoints of the spec, declared: the path, what goes in, what comes out, how it may repeat. */
+export const endpoints = {
+  generateToken: {
+    name: 'generateToken',
+    path: `${API}/auth/token`,
+    params: req.GenerateTokenParamsSchema,
+    response: res.TokenPairSchema,
+    auth: false,
+    isSend: false,
+  },
+  refreshToken: {
+    name: 'refreshToken',
+    path: `${API}/auth/refresh-token`,
+    params: req.RefreshTokenParamsSchema,
+    response: res.TokenPairSchema,
+    auth: false,
+    isSend: false,
+  },
+  sendGreeting: {
+    name: 'sendGreeting',
+    path: `${API}/webhook/broadcast-greeting`,
+    params: req.SendGreetingParamsSchema,
+    response: res.GreetingSchema,
+    auth: true,
+    isSend: true,
+  },
+  sendImage: {
+    name: 'sendImage',
+    path: `${API}/webhook/broadcast-image-link`,
+    params: req.SendImageParamsSchema,
+    response: res.SuccessSchema,
+    auth: true,
+    isSend: true,
+  },
+  sendText: {
+    name: 'sendText',
+    path: `${API}/webhook/broadcast-message`,
+    params: req.SendTextParamsSchema,
+    response: res.SuccessSchema,
+    auth: true,
+    isSend: true,
+  },
+  broadcast: {
+    name: 'broadcast',
+    path: `${API}/message/broadcast-message`,
+    params: req.BroadcastParamsSchema,
+    response: res.BroadcastRecordSchema,
+    auth: true,
+    isSend: true,
+  },
+  broadcastToGroup: {
+    name: 'broadcastToGroup',
+    path: `${API}/message/broadcast-group-message`,
+    params: req.BroadcastToGroupParamsSchema,
+    response: res.BroadcastRecordSchema,
+    auth: true,
+    isSend: true,
+  },
+  broadcastToMemberSession: {
+    name: 'broadcastToMemberSession',
+    path: `${API}/message/broadcast-member-session`,
+    params: req.BroadcastToMemberSessionParamsSchema,
+    response: res.BroadcastRecordSchema,
+    auth: true,
+    isSend: true,
+  },
+  sendVideo: {
+    name: 'sendVideo',
+    path: `${API}/webhook/broadcast-video`,
+    params: req.SendVideoParamsSchema,
+    response: res.SuccessSchema,
+    auth: true,
+    isSend: true,
+  },
+  sendAudio: {
+    name: 'sendAudio',
+    path: `${API}/webhook/broadcast-audio`,
+    params: req.SendAudioParamsSchema,
+    response: res.SuccessSchema,
+    auth: true,
+    isSend: true,
+  },
+} as const;
+
+/** The multipart endpoints: no effect a user would see twice, so they are retried like auth. */
+export const uploads = {
+  image: {
+    name: 'uploadImage',
+    path: `${API}/upload/image`,
+    params: req.UploadParamsSchema,
+    response: res.UploadImageResultSchema,
+    auth: true,
+    isSend: false,
+  },
+  video: {
+    name: 'uploadVideo',
+    path: `${API}/upload/video`,
+    params: req.UploadParamsSchema,
+    response: res.UploadVideoResultSchema,
+    auth: true,
+    isSend: false,
+  },
+  audio: {
+    name: 'uploadAudio',
+    path: `${API}/upload/audio`,
+    params: req.UploadParamsSchema,
+    response: res.UploadAudioResultSchema,
+    auth: true,
+    isSend: false,
+  },
+} as const satisfies Record<UploadKind, Endpoint<z.ZodType, z.ZodType>>;

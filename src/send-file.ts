@@ -1,0 +1,113 @@
+/**
+ * The one-call helpers (`sendImageFile`, `sendAudioFile`, `sendVideoFile`): an upload, then the send
+ * that uses it. Every argument is checked before the upload: a mistake found after it would leave a
+ * stored file and nothing sent.
+ */
+
+import type { RequestOptions } from './core/request-options.js';
+import type { WaitForTranscodeOptions } from './core/transcode.js';
+import { validate } from './core/validate.js';
+import * as req from './schemas/requests.js';
+import type * as res from './schemas/responses.js';
+import { discardInput } from './uploads/source.js';
+import type { FileInput, UploadOptions } from './uploads/types.js';
+
+/** Options of the one-call helpers `sendImageFile`, `sendAudioFile` and `sendVideoFile`. */
+export interface SendFileOptions<U> extends UploadOptions {
+  /**
+   * Called with the upload's answer once the file is stored, before the send. Should the send fail,
+   * this is what lets you send the stored file without uploading it again (a video's `ticket_id`, an
+   * image's `url`, the values `sendAudio` takes).
+   */
+  onUploaded?: ((upload: U) => void) | undefined;
+}
+
+/** Options of `sendVideo` and `sendVideoFile`. */
+export interface SendVideoOptions extends RequestOptions {
+  /**
+   * While the ticket is in convert status, wait and try again (about 1 s growing to 10 s between
+   * tries) for up to `timeoutMs`, then `OATranscodeTimeoutError`. `false` fails at once with the API's
+   * `OABadRequestError`.
+   * @default { timeoutMs: 600_000 }
+   */
+  waitForTranscode?: WaitForTranscodeOptions | false | undefined;
+}
+
+/** What the helpers need of the client: its public upload and send methods. */
+export interface FileSender {
+  uploadImage(file: FileInput, options?: UploadOptions): Promise<res.UploadImageResult>;
+  uploadAudio(file: FileInput, options?: UploadOptions): Promise<res.UploadAudioResult>;
+  uploadVideo(file: FileInput, options?: UploadOptions): Promise<res.UploadVideoResult>;
+  sendImage(params: req.SendImageParams, options?: RequestOptions): Promise<res.SendResult>;
+  sendAudio(params: req.SendAudioParams, options?: RequestOptions): Promise<res.SendResult>;
+  sendVideo(params: req.SendVideoParams, options?: SendVideoOptions): Promise<res.SendResult>;
+}
+
+function check(
+  name: string,
+  file: FileInput,
+  params: { user_id: string; link?: string | undefined },
+  options: object,
+) {
+  try {
+    validate(req.SendFileParamsSchema, params, `${name} params`);
+    validate(req.SendFileOptionsSchema, options, `${name} options`);
+  } catch (error) {
+    discardInput(file);
+    throw error;
+  }
+}
+
+/** The request options of a one-call helper, for its second request. */
+function requestOnly(options: RequestOptions): RequestOptions {
+  return { signal: options.signal, timeoutMs: options.timeoutMs };
+}
+
+export async function sendImageFile(
+  client: FileSender,
+  user_id: string,
+  file: FileInput,
+  options: SendFileOptions<res.UploadImageResult> & { link?: string | undefined } = {},
+): Promise<res.SendResult> {
+  const { link, onUploaded, ...uploadOptions } = options;
+  check('sendImageFile', file, { user_id, link }, options);
+  const image = await client.uploadImage(file, uploadOptions);
+  onUploaded?.(image);
+  return client.sendImage(
+    { user_id, image_url: image.url, ...(link === undefined ? {} : { link }) },
+    requestOnly(options),
+  );
+}
+
+export async function sendAudioFile(
+  client: FileSender,
+  user_id: string,
+  file: FileInput,
+  options: SendFileOptions<res.UploadAudioResult> = {},
+): Promise<res.SendResult> {
+  const { onUploaded, ...uploadOptions } = options;
+  check('sendAudioFile', file, { user_id }, options);
+  const audio = await client.uploadAudio(file, uploadOptions);
+  onUploaded?.(audio);
+  const { audio_url, audio_uuid, audio_size, audio_duration } = audio;
+  return client.sendAudio(
+    { user_id, audio_url, audio_uuid, audio_size, audio_duration },
+    requestOnly(options),
+  );
+}
+
+export async function sendVideoFile(
+  client: FileSender,
+  user_id: string,
+  file: FileInput,
+  options: SendFileOptions<res.UploadVideoResult> & Pick<SendVideoOptions, 'waitForTranscode'> = {},
+): Promise<res.SendResult> {
+  const { waitForTranscode, onUploaded, ...uploadOptions } = options;
+  check('sendVideoFile', file, { user_id }, options);
+  const video = await client.uploadVideo(file, uploadOptions);
+  onUploaded?.(video);
+  return client.sendVideo(
+    { user_id, ticket_id: video.ticket_id },
+    { ...requestOnly(options), ...(waitForTranscode === undefined ? {} : { waitForTranscode }) },
+  );
+}
