@@ -31,6 +31,7 @@ export interface FaultHit {
   delivered: boolean;
 }
 
+/** A running fault server and its request log. */
 export interface FaultServer {
   url: string;
   hits: FaultHit[];

@@ -48,86 +48,47 @@ const KINDS: Record<Kind, { path: string; isSend: boolean; call: (c: OAClient) =
   },
 };
 
-/** A class the call may reject with (the first is the documented one), and its `deliveryUnknown`. */
-type Outcome = { classes: (abstract new (...args: never[]) => OAError)[]; deliveryUnknown: boolean };
+type ErrorClass = abstract new (...args: never[]) => OAError;
+
+/** The classes a call may reject with (the first is the documented one), and its `deliveryUnknown`. */
+type Outcome = { classes: ErrorClass[]; deliveryUnknown: boolean };
+
+/** One row of the contract: a send or broadcast's outcome, then a token call's or an upload's. */
+const row = (send: ErrorClass[], sendUnknown: boolean, other: ErrorClass[], otherUnknown: boolean) => ({
+  send: { classes: send, deliveryUnknown: sendUnknown },
+  other: { classes: other, deliveryUnknown: otherUnknown },
+});
+
+const RATE_LIMITED = row([OARateLimitError], false, [OARateLimitError], false);
 
 /**
- * The contract (API.md "Errors" and "Retries"), per fault: what a send or broadcast rejects with,
- * and what a token call or an upload rejects with. Sends are never repeated once the request may
- * have reached the server, so they report `deliveryUnknown: true` there; token calls and uploads
- * retry those failures and, whatever the last failure, nothing a user sees happened twice. Where
- * token calls and uploads retry until the deadline, the deadline may end the call
- * (`OATimeoutError`) before the last answer does.
+ * The contract (API.md "Errors" and "Retries"), per fault: what a send or broadcast rejects with and
+ * its `deliveryUnknown`, then the same for a token call or an upload. Sends are never repeated once
+ * the request may have reached the server, so they report `deliveryUnknown: true` there; token calls
+ * and uploads retry those failures, and nothing a user sees happened twice. Where they retry until
+ * the deadline, the deadline may end the call (`OATimeoutError`) before the last answer does.
+ * 429, `JOB_BUSY` and a 401 replay are retried within the budget: the API did not act.
  */
 const CONTRACT: Record<FaultName, { send: Outcome; other: Outcome }> = {
   // The client cannot tell a reset before the server read the body from one after it: bytes left.
-  'reset before read': {
-    send: { classes: [OAConnectionError], deliveryUnknown: true },
-    other: { classes: [OAConnectionError], deliveryUnknown: false },
-  },
-  'reset after read': {
-    send: { classes: [OAConnectionError], deliveryUnknown: true },
-    other: { classes: [OAConnectionError], deliveryUnknown: false },
-  },
-  '502 HTML': {
-    send: { classes: [OAInternalServerError], deliveryUnknown: true },
-    other: { classes: [OAInternalServerError, OATimeoutError], deliveryUnknown: false },
-  },
-  '503 Retry-After: 1': {
-    send: { classes: [OAInternalServerError], deliveryUnknown: true },
-    other: { classes: [OAInternalServerError, OATimeoutError], deliveryUnknown: false },
-  },
-  hang: {
-    send: { classes: [OATimeoutError], deliveryUnknown: true },
-    other: { classes: [OATimeoutError], deliveryUnknown: false },
-  },
-  trickle: {
-    send: { classes: [OATimeoutError], deliveryUnknown: true },
-    other: { classes: [OATimeoutError], deliveryUnknown: false },
-  },
+  'reset before read': row([OAConnectionError], true, [OAConnectionError], false),
+  'reset after read': row([OAConnectionError], true, [OAConnectionError], false),
+  '502 HTML': row([OAInternalServerError], true, [OAInternalServerError, OATimeoutError], false),
+  '503 Retry-After: 1': row([OAInternalServerError], true, [OAInternalServerError, OATimeoutError], false),
+  hang: row([OATimeoutError], true, [OATimeoutError], false),
+  trickle: row([OATimeoutError], true, [OATimeoutError], false),
   // A 2xx: the request succeeded; only its answer is unreadable.
-  'invalid JSON': {
-    send: { classes: [OAResponseValidationError], deliveryUnknown: false },
-    other: { classes: [OAResponseValidationError], deliveryUnknown: false },
-  },
-  'wrong data shape': {
-    send: { classes: [OAResponseValidationError], deliveryUnknown: false },
-    other: { classes: [OAResponseValidationError], deliveryUnknown: false },
-  },
-  // The API did not act: retried within the budget, for every endpoint.
-  '429 no Retry-After': {
-    send: { classes: [OARateLimitError], deliveryUnknown: false },
-    other: { classes: [OARateLimitError], deliveryUnknown: false },
-  },
-  '429 Retry-After: 0': {
-    send: { classes: [OARateLimitError], deliveryUnknown: false },
-    other: { classes: [OARateLimitError], deliveryUnknown: false },
-  },
-  '429 Retry-After: past date': {
-    send: { classes: [OARateLimitError], deliveryUnknown: false },
-    other: { classes: [OARateLimitError], deliveryUnknown: false },
-  },
-  '429 Retry-After: -1': {
-    send: { classes: [OARateLimitError], deliveryUnknown: false },
-    other: { classes: [OARateLimitError], deliveryUnknown: false },
-  },
-  '429 retry-after-ms: 0': {
-    send: { classes: [OARateLimitError], deliveryUnknown: false },
-    other: { classes: [OARateLimitError], deliveryUnknown: false },
-  },
-  '429 Retry-After: 2': {
-    send: { classes: [OARateLimitError], deliveryUnknown: false },
-    other: { classes: [OARateLimitError], deliveryUnknown: false },
-  },
-  JOB_BUSY: {
-    send: { classes: [OAJobBusyError], deliveryUnknown: false },
-    other: { classes: [OAJobBusyError], deliveryUnknown: false },
-  },
+  'invalid JSON': row([OAResponseValidationError], false, [OAResponseValidationError], false),
+  'wrong data shape': row([OAResponseValidationError], false, [OAResponseValidationError], false),
+  '429 no Retry-After': RATE_LIMITED,
+  '429 Retry-After: 0': RATE_LIMITED,
+  '429 Retry-After: past date': RATE_LIMITED,
+  '429 Retry-After: -1': RATE_LIMITED,
+  '429 retry-after-ms: 0': RATE_LIMITED,
+  '429 Retry-After: 2': RATE_LIMITED,
+  JOB_BUSY: row([OAJobBusyError], false, [OAJobBusyError], false),
   // One refresh and one replay, then final.
-  '401': {
-    send: { classes: [OAUnauthorizedError], deliveryUnknown: false },
-    other: { classes: [OAUnauthorizedError], deliveryUnknown: false },
-  },
+  '401': row([OAUnauthorizedError], false, [OAUnauthorizedError], false),
 };
 
 /** More requests than this to one endpoint means a retry loop without a budget (maxRetries is 2). */
