@@ -110,9 +110,10 @@ describe.concurrent('fault matrix: every call settles with its documented error,
       maxRetries: 2,
       timeoutMs: 1000,
     });
+    // The server first: closing the client waits for requests still in flight (a hang).
     onTestFinished(async () => {
-      await client.close();
       await server.close();
+      await client.close();
     });
 
     const outcome = await settleWithin(call(client), DEADLINE_MS + 1000, `${kind} under "${fault}"`);
