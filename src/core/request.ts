@@ -185,8 +185,7 @@ async function run<R extends z.ZodType>(
   const { signal } = options;
 
   const attemptOnce = async (token: string | undefined, attempt: number): Promise<z.output<R>> => {
-    const permit =
-      ctx.limiter && (await acquireSlot(ctx.limiter, what, bucket, endpoint.auth ? 5 : 0, options));
+    const permit = ctx.limiter && (await acquireSlot(ctx.limiter, what, bucket, !endpoint.auth, options));
     if (permit && permit.waitedMs > 0) {
       const waitedMs = Math.round(permit.waitedMs);
       logger.debug?.(`oa-messaging: ${what} waited ${waitedMs} ms for the ${bucket} rate limit`);
@@ -293,13 +292,16 @@ async function acquireSlot(
   limiter: Limiter,
   what: string,
   bucket: RateLimitBucket,
-  priority: number,
+  first: boolean,
   { signal, timeoutMs }: RequestOptions,
 ): Promise<Permit> {
-  if (timeoutMs === undefined) return limiter.acquire(bucket, signal, priority);
+  if (timeoutMs === undefined) return limiter.acquire(bucket, { signal, first });
   const deadline = AbortSignal.timeout(timeoutMs);
   try {
-    return await limiter.acquire(bucket, signal ? AbortSignal.any([signal, deadline]) : deadline, priority);
+    return await limiter.acquire(bucket, {
+      signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+      first,
+    });
   } catch (error) {
     if (!deadline.aborted || signal?.aborted) throw error;
     throw markFinal(

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
 import type {
+  AcquireOptions,
   Limiter,
   Permit,
   RateLimitBucket,
@@ -113,10 +114,13 @@ export class RedisLimiter implements Limiter {
   }
 
   /**
-   * Waits until the request may go in every window it counts in (uploads in both). Rejects with
-   * `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for everything else.
+   * Waits until the request may go in every window it counts in (uploads in both): always a promise,
+   * since the slots are counted in Redis. Rejects with `OAAbortError` when `signal` fires while
+   * queued. `first` requests (priority 0) go ahead of the rest (priority 5) queued in this process.
    */
-  acquire(bucket: RateLimitBucket, signal: AbortSignal | undefined, priority = 5): Promise<Permit> {
+  acquire(bucket: RateLimitBucket, options?: AcquireOptions): Promise<Permit> {
+    const signal = options?.signal;
+    const priority = options?.first === true ? 0 : 5;
     const what = 'waiting for the rate limit';
     if (signal?.aborted) return Promise.reject(abortError(signal, what));
     if (this.#stopped) {

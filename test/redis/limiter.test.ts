@@ -30,7 +30,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
   };
 
   const take = async (l: Limiter, bucket: 'general' | 'upload' = 'general', signal?: AbortSignal) => {
-    const permit = await l.acquire(bucket, signal);
+    const permit = await l.acquire(bucket, { signal });
     return { permit, at: performance.now() };
   };
 
@@ -77,7 +77,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     // The upload window is full; general requests still go.
     await take(a);
     let second: Permit | undefined;
-    const waiting = a.acquire('upload', undefined).then((p) => {
+    const waiting = Promise.resolve(a.acquire('upload')).then((p) => {
       second = p;
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -95,7 +95,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     const a = limiter([1, 10_000]);
     await take(a);
     const controller = new AbortController();
-    const waiting = a.acquire('general', controller.signal);
+    const waiting = Promise.resolve(a.acquire('general', { signal: controller.signal }));
     setTimeout(() => controller.abort(new Error('caller gave up')), 50);
     const started = performance.now();
     const error = await waiting.catch((e: unknown) => e);
@@ -103,16 +103,16 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     expect(performance.now() - started).toBeLessThan(200);
     expect(await shared.redis.zcard(GENERAL)).toBe(1);
     // An already aborted signal rejects at once.
-    await expect(a.acquire('general', AbortSignal.abort())).rejects.toBeInstanceOf(OAAbortError);
+    await expect(a.acquire('general', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(OAAbortError);
   });
 
   it('rejects queued requests with OAConnectionError on stop()', async () => {
     const a = limiter([1, 10_000]);
     await take(a);
-    const waiting = a.acquire('general', undefined);
+    const waiting = a.acquire('general');
     a.stop();
     await expect(waiting).rejects.toBeInstanceOf(OAConnectionError);
-    await expect(a.acquire('general', undefined)).rejects.toBeInstanceOf(OAConnectionError);
+    await expect(a.acquire('general')).rejects.toBeInstanceOf(OAConnectionError);
   });
 
   it('keeps the slot of a request that runs longer than its lease while its process renews it', async () => {
