@@ -1,6 +1,7 @@
 import { OAConfigError, OAConnectionError } from '../errors.js';
 import { type Queued, Window } from './limit-window.js';
 import { markFinal } from './retry.js';
+import { SignalWatch } from './signal-watch.js';
 import { abortError } from './wait.js';
 
 const QUEUE_WAIT = 'waiting for the rate limit';
@@ -101,12 +102,6 @@ interface Waiter extends Queued {
   reject(error: unknown): void;
 }
 
-/** The one abort listener a signal gets, however many queued requests share it. */
-interface Watch {
-  waiters: Set<Waiter>;
-  onAbort: () => void;
-}
-
 const closedError = () =>
   markFinal(new OAConnectionError('Not sent: the client was closed while the request was queued'));
 
@@ -126,7 +121,7 @@ export class RateLimiter implements Limiter {
   readonly #general: Window<Waiter>;
   readonly #upload: Window<Waiter>;
   /** The queued requests of each signal, so that one signal shared by many calls has one listener. */
-  readonly #watches = new Map<AbortSignal, Watch>();
+  readonly #watches = new SignalWatch<Waiter>((signal, waiters) => this.#aborted(signal, waiters));
   #stopped = false;
 
   /** Starts nothing: timers exist only while slots are on their way back. */
@@ -183,7 +178,7 @@ export class RateLimiter implements Limiter {
         reject,
       };
       window.enqueue(waiter, first);
-      if (signal) this.#watch(signal, waiter);
+      if (signal) this.#watches.add(signal, waiter);
     });
   }
 
@@ -230,30 +225,12 @@ export class RateLimiter implements Limiter {
     };
   }
 
-  #watch(signal: AbortSignal, waiter: Waiter): void {
-    let watch = this.#watches.get(signal);
-    if (watch === undefined) {
-      const waiters = new Set<Waiter>();
-      const onAbort = () => this.#aborted(signal, waiters);
-      watch = { waiters, onAbort };
-      this.#watches.set(signal, watch);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    watch.waiters.add(waiter);
-  }
-
-  /** The waiter was granted or left: its signal's listener goes with the last waiter sharing it. */
+  /** The waiter was granted or left: it no longer listens to its signal. */
   #unwatch(waiter: Waiter): void {
-    const { signal } = waiter;
-    if (signal === undefined) return;
-    const watch = this.#watches.get(signal);
-    if (watch === undefined || !watch.waiters.delete(waiter) || watch.waiters.size > 0) return;
-    signal.removeEventListener('abort', watch.onAbort);
-    this.#watches.delete(signal);
+    if (waiter.signal !== undefined) this.#watches.delete(waiter.signal, waiter);
   }
 
-  #aborted(signal: AbortSignal, waiters: Set<Waiter>): void {
-    this.#watches.delete(signal);
+  #aborted(signal: AbortSignal, waiters: readonly Waiter[]): void {
     for (const waiter of waiters) {
       waiter.done = true;
       if (waiter.upload && !waiter.holdsUpload) this.#upload.left();

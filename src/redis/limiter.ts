@@ -11,6 +11,7 @@ import type {
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
 import { markFinal } from '../core/retry.js';
+import { SignalWatch } from '../core/signal-watch.js';
 import { abortError, sleep } from '../core/wait.js';
 import { OAConnectionError } from '../errors.js';
 import type { Connection } from './connection.js';
@@ -33,6 +34,8 @@ function holdMs(windowMs: number): number {
   return Math.ceil(windowMs + marginMs(windowMs));
 }
 
+const QUEUE_WAIT = 'waiting for the rate limit';
+
 /** Slots asked for in one script call: a burst of `max` goes in a few round trips. */
 const MAX_BATCH = 50;
 /**
@@ -42,6 +45,7 @@ const MAX_BATCH = 50;
 const MAX_NAP_MS = 1000;
 
 interface Waiter {
+  lane: Lane;
   priority: number;
   seq: number;
   started: number;
@@ -95,6 +99,12 @@ export class RedisLimiter implements Limiter {
   #seq = 0;
   #leaseTimer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** One abort listener per signal, however many queued requests share it. */
+  readonly #signals = new SignalWatch<Waiter>((signal, waiters) => {
+    for (const waiter of waiters) {
+      if (settle(waiter.lane, waiter)) waiter.reject(abortError(signal, QUEUE_WAIT));
+    }
+  });
 
   constructor(
     connection: Connection,
@@ -121,8 +131,7 @@ export class RedisLimiter implements Limiter {
   acquire(bucket: RateLimitBucket, options?: AcquireOptions): Promise<Permit> {
     const signal = options?.signal;
     const priority = options?.first === true ? 0 : 5;
-    const what = 'waiting for the rate limit';
-    if (signal?.aborted) return Promise.reject(abortError(signal, what));
+    if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     if (this.#stopped) {
       return Promise.reject(
         markFinal(new OAConnectionError('Not sent: the client or its Redis coordination is closed')),
@@ -130,10 +139,8 @@ export class RedisLimiter implements Limiter {
     }
     const lane = bucket === 'upload' ? this.#upload : this.#general;
     return new Promise<Permit>((resolve, reject) => {
-      const onAbort = () => {
-        if (settle(lane, waiter)) reject(abortError(signal as AbortSignal, what));
-      };
       const waiter: Waiter = {
+        lane,
         priority,
         seq: this.#seq++,
         started: performance.now(),
@@ -141,9 +148,11 @@ export class RedisLimiter implements Limiter {
         settled: false,
         resolve,
         reject,
-        forget: () => signal?.removeEventListener('abort', onAbort),
+        forget: () => {
+          if (signal) this.#signals.delete(signal, waiter);
+        },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) this.#signals.add(signal, waiter);
       const at = lane.queue.findIndex((w) => w.priority > priority);
       lane.queue.splice(at === -1 ? lane.queue.length : at, 0, waiter);
       void this.#pump(lane);
@@ -192,7 +201,7 @@ export class RedisLimiter implements Limiter {
       }
       if (granted < batch.length && !this.#stopped) {
         for (const waiter of lane.queue) waiter.queued = true;
-        const nap = sleep(Math.min(waitMs, MAX_NAP_MS), undefined, 'waiting for the rate limit');
+        const nap = sleep(Math.min(waitMs, MAX_NAP_MS), undefined, QUEUE_WAIT);
         lane.nap = nap;
         await nap.done;
         lane.nap = undefined;

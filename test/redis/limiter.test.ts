@@ -1,5 +1,6 @@
 // The shared limiter against a real redis-server: each coordination is a connection of its own, as a
 // separate process would have.
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Limiter, Permit } from '../../src/core/rate-limit.js';
 import { OAAbortError, OAConnectionError } from '../../src/index.js';
@@ -104,6 +105,27 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     expect(await shared.redis.zcard(GENERAL)).toBe(1);
     // An already aborted signal rejects at once.
     await expect(a.acquire('general', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(OAAbortError);
+  });
+
+  it('adds one abort listener for any number of queued requests sharing a signal', async () => {
+    const a = limiter([1, 10_000]);
+    const held = await take(a);
+    const shared1 = new AbortController();
+    const queued = Array.from({ length: 100 }, () =>
+      Promise.resolve(a.acquire('general', { signal: shared1.signal })).catch((e: unknown) => e),
+    );
+    expect(getEventListeners(shared1.signal, 'abort')).toHaveLength(1);
+    shared1.abort();
+    const errors = await Promise.all(queued);
+    expect(errors.every((e) => e instanceof OAAbortError)).toBe(true);
+    expect(getEventListeners(shared1.signal, 'abort')).toHaveLength(0);
+    // Granted requests take their listener with them too.
+    const signal = new AbortController().signal;
+    const granted = Array.from({ length: 3 }, () => Promise.resolve(a.acquire('general', { signal })));
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1);
+    held.permit.release();
+    for (const pending of granted) (await pending).release();
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
   it('rejects queued requests with OAConnectionError on stop()', async () => {
