@@ -84,7 +84,7 @@ report({
       figure: 'limiter `acquire` + `ended` with room, median per call',
       sdk: `${cost.newUs.toFixed(2)} µs`,
       baseline: `${fmt(cost.bottleneckUs)} µs (Bottleneck \`schedule\`)`,
-      ratio: (cost.newUs / cost.bottleneckUs).toFixed(5),
+      ratio: `${(cost.newUs / cost.bottleneckUs).toPrecision(2)}x`,
     },
   ],
   details: [
