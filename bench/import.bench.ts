@@ -65,7 +65,7 @@ report({
     "the import to just after it; Node's own start is not counted), beside undici's, measured the same",
     `way in the same run. Median of ${RUNS} runs each, interleaved. The package resolves itself by name`,
     'through its `exports` map. undici, form-data and p-retry are loaded by the first request, upload or',
-    'retry that needs them, not at import; zod (the schemas) and bottleneck (the limiter) load at import.',
+    'retry that needs them, not at import; zod (the schemas) loads at import.',
     '',
     table(
       ['case', 'median', 'min', 'max'],

@@ -61,7 +61,7 @@ export class OAClient {
     this.#ownDispatcher = options.dispatcher === undefined;
     const { apiKey, apiSecret } = this.#options;
     this.#events = new ClientEvents(logger);
-    // The limiter starts no timer until a request ends, so constructing a client opens nothing.
+    // A limiter starts no timer until a request has ended, so constructing a client opens nothing.
     const { rateLimit } = this.#options;
     const { coordination } = options;
     this.#limiter = rateLimit

@@ -9,6 +9,7 @@ export type {
 export type { Logger } from './core/logger.js';
 export type { OAClientOptions } from './core/options.js';
 export type {
+  AcquireOptions,
   Limiter,
   Permit,
   RateLimitBucket,

@@ -1,6 +1,7 @@
-import Bottleneck from 'bottleneck';
-import { OAAbortError, OAConfigError, OAConnectionError } from '../errors.js';
-import { abortError, raceAbort } from './wait.js';
+import { OAConfigError, OAConnectionError } from '../errors.js';
+import { type Queued, Window } from './limit-window.js';
+import { SignalWatch } from './signal-watch.js';
+import { abortError } from './wait.js';
 
 const QUEUE_WAIT = 'waiting for the rate limit';
 
@@ -62,131 +63,6 @@ export function resolveRateLimit(
   };
 }
 
-/**
- * One limit, kept for every span of `windowMs` whatever the server's window (sliding, or fixed and
- * aligned anywhere): the reservoir starts full, each request takes one slot, and the slot comes back
- * one window (plus a margin) after the request ended. A burst up to `max` goes at once.
- */
-class Window {
-  readonly #limiter: Bottleneck;
-  readonly #refillAfterMs: number;
-  readonly #refills = new Set<NodeJS.Timeout>();
-  /** Takes scheduled and not yet granted. */
-  #waiting = 0;
-  /** Slots in the reservoir, mirrored so that a take can tell whether it will queue. */
-  #free: number;
-  /** Takes that get the next slot to come back, before anything queued in bottleneck. */
-  readonly #first: ((error?: Error) => void)[] = [];
-
-  constructor({ max, windowMs }: RateLimitWindow) {
-    this.#free = max;
-    this.#limiter = new Bottleneck({ reservoir: max });
-    this.#limiter.on('error', () => {});
-    this.#refillAfterMs = windowMs + marginMs(windowMs);
-  }
-
-  /**
-   * Resolves once a slot is taken, to `true` when it had to queue for it; `priority` 0 (auth) goes
-   * before 5 (everything else).
-   */
-  async take(signal: AbortSignal | undefined, priority: number): Promise<boolean> {
-    if (signal?.aborted) throw abortError(signal, QUEUE_WAIT);
-    let abandoned = false;
-    const queued = this.#free - this.#waiting <= 0;
-    this.#setWaiting(+1);
-    const taken = this.#limiter.schedule({ priority }, async () => {
-      this.#free--;
-      // A caller that gave up while queued leaves its slot for the next one.
-      if (abandoned) this.giveBack();
-    });
-    try {
-      await raceAbort(taken, signal, QUEUE_WAIT);
-    } catch (error) {
-      abandoned = true;
-      throw error instanceof OAAbortError
-        ? error
-        : new OAConnectionError('Not sent: the client was closed while the request was queued', {
-            cause: error,
-            failure: 'final',
-          });
-    } finally {
-      this.#setWaiting(-1);
-    }
-    return queued;
-  }
-
-  /**
-   * Like {@link take}, but ahead of every take queued in bottleneck: the next slot that comes back is
-   * handed over directly (bottleneck's own queueing is asynchronous, so a priority alone can lose the
-   * race to takes already queued).
-   */
-  async takeFirst(signal: AbortSignal | undefined): Promise<boolean> {
-    if (this.#free - this.#waiting > 0) return this.take(signal, 0);
-    if (signal?.aborted) throw abortError(signal, QUEUE_WAIT);
-    this.#setWaiting(+1);
-    let handOver: ((error?: Error) => void) | undefined;
-    const granted = new Promise<void>((resolve, reject) => {
-      handOver = (error) => (error ? reject(error) : resolve());
-    });
-    const entry = handOver as (error?: Error) => void;
-    this.#first.push(entry);
-    try {
-      await raceAbort(granted, signal, QUEUE_WAIT);
-    } catch (error) {
-      const at = this.#first.indexOf(entry);
-      // Still waiting: leave the line. Already handed a slot: give it on.
-      if (at >= 0) this.#first.splice(at, 1);
-      else if (error instanceof OAAbortError) this.giveBack();
-      throw error;
-    } finally {
-      this.#setWaiting(-1);
-    }
-    return true;
-  }
-
-  /** The request that took the slot has ended: the slot comes back one window later. */
-  ended(): void {
-    const timer = setTimeout(() => {
-      this.#refills.delete(timer);
-      this.giveBack();
-    }, this.#refillAfterMs);
-    // Refill timers keep the process alive only while a request is queued behind them.
-    if (this.#waiting === 0) timer.unref();
-    this.#refills.add(timer);
-  }
-
-  /** A slot comes back: to the first take waiting ahead of the queue, else to the reservoir. */
-  giveBack(): void {
-    const next = this.#first.shift();
-    if (next) {
-      next();
-      return;
-    }
-    this.#free++;
-    this.#limiter.incrementReservoir(1).catch(() => {});
-  }
-
-  #setWaiting(delta: number) {
-    const before = this.#waiting;
-    this.#waiting += delta;
-    if ((before === 0) === (this.#waiting === 0)) return;
-    for (const timer of this.#refills) {
-      if (this.#waiting > 0) timer.ref();
-      else timer.unref();
-    }
-  }
-
-  stop(): void {
-    const closed = new OAConnectionError('Not sent: the client was closed while the request was queued', {
-      failure: 'final',
-    });
-    for (const handOver of this.#first.splice(0)) handOver(closed);
-    for (const timer of this.#refills) clearTimeout(timer);
-    this.#refills.clear();
-    this.#limiter.stop({ dropWaitingJobs: true }).catch(() => {});
-  }
-}
-
 /** A slot in every window a request counts in. */
 export interface Permit {
   /** How long the request waited in the queue, in ms; 0 when it did not queue. */
@@ -197,7 +73,7 @@ export interface Permit {
   release(): void;
 }
 
-/** What the client needs of a rate limiter: one slot per request in every window it counts in. */
+/** How a request asks for its slot. */
 export interface AcquireOptions {
   /** Rejects a queued request with OAAbortError when it fires; the request leaves the queue. */
   signal?: AbortSignal | undefined;
@@ -205,6 +81,7 @@ export interface AcquireOptions {
   first?: boolean | undefined;
 }
 
+/** What the client needs of a rate limiter: one slot per request in every window it counts in. */
 export interface Limiter {
   /** A permit at once when every window it counts in has a free slot and nothing is queued ahead; else a promise of one. */
   acquire(bucket: RateLimitBucket, options?: AcquireOptions): Permit | Promise<Permit>;
@@ -212,57 +89,165 @@ export interface Limiter {
   stop(): void;
 }
 
-/** The client's two limits (API.md `rateLimit`). */
-export class RateLimiter implements Limiter {
-  readonly #general: Window;
-  readonly #upload: Window;
+/** A request waiting for its slots. */
+interface Waiter extends Queued {
+  readonly started: number;
+  /** It counts in the upload window too. */
+  readonly upload: boolean;
+  /** It has its upload slot and waits for its general one. */
+  holdsUpload: boolean;
+  readonly signal: AbortSignal | undefined;
+  resolve(permit: Permit): void;
+  reject(error: unknown): void;
+}
 
+const closedError = () =>
+  new OAConnectionError('Not sent: the client was closed while the request was queued', { failure: 'final' });
+
+/**
+ * The client's two limits (API.md `rateLimit`), kept for every span of `windowMs` whatever the
+ * server's window (sliding, or fixed and aligned anywhere): each window starts full, each request
+ * takes one slot, and the slot comes back one window (plus {@link marginMs}) after the request ended.
+ * A burst up to `max` goes at once.
+ *
+ * A free slot is granted synchronously: `acquire` returns the permit itself, with no timer and no
+ * promise in the way, so the limiter costs a call almost nothing while there is room. Only a request
+ * that must wait gets a promise. Uploads count in both windows: an upload takes its upload slot first
+ * and, holding it, goes ahead of the queue for its general slot, so the upload slot is not held idle
+ * while a queue of sends drains.
+ */
+export class RateLimiter implements Limiter {
+  readonly #general: Window<Waiter>;
+  readonly #upload: Window<Waiter>;
+  /** The queued requests of each signal, so that one signal shared by many calls has one listener. */
+  readonly #watches = new SignalWatch<Waiter>((signal, waiters) => this.#aborted(signal, waiters));
+  #stopped = false;
+
+  /** Starts nothing: timers exist only while slots are on their way back. */
   constructor(limits: Required<RateLimitOptions>) {
-    this.#general = new Window(limits.general);
-    this.#upload = new Window(limits.upload);
+    const window = ({ max, windowMs }: RateLimitWindow) =>
+      new Window<Waiter>(max, windowMs + marginMs(windowMs), () => this.#drain());
+    this.#general = window(limits.general);
+    this.#upload = window(limits.upload);
   }
 
   /**
-   * Waits until the request may go in every window it counts in (uploads in both). Rejects with
-   * `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for everything else.
+   * A permit at once when every window the request counts in (uploads: both) has a free slot and
+   * nothing is queued ahead; else a promise of one, which rejects with `OAAbortError` when `signal`
+   * fires while queued. `first` requests go ahead of every queued one.
    */
-  async acquire(bucket: RateLimitBucket, { signal, first }: AcquireOptions = {}): Promise<Permit> {
-    const priority = first ? 0 : 5;
-    const started = performance.now();
-    const windows = bucket === 'upload' ? [this.#upload, this.#general] : [this.#general];
-    const taken: Window[] = [];
-    let queued = false;
-    try {
-      for (const window of windows) {
-        // An upload that holds its upload slot goes ahead of every other request for its general
-        // slot, so that the upload slot is not held idle while a queue of sends drains.
-        const first = window === this.#general && taken.length > 0;
-        if (await (first ? window.takeFirst(signal) : window.take(signal, priority))) queued = true;
-        taken.push(window);
+  acquire(bucket: RateLimitBucket, options?: AcquireOptions): Permit | Promise<Permit> {
+    if (this.#stopped) return Promise.reject(closedError());
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
+    const general = this.#general;
+    const first = options?.first === true;
+    if (bucket !== 'upload') {
+      if (general.free > 0 && !general.queued) {
+        general.free--;
+        return this.#permit(false, 0);
       }
-    } catch (error) {
-      for (const window of taken) window.giveBack();
-      throw error;
+      return this.#wait(general, false, false, first, signal);
     }
+    const upload = this.#upload;
+    if (upload.free === 0 || upload.queued) return this.#wait(upload, true, false, first, signal);
+    upload.free--;
+    if (general.free > 0 && !general.queued) {
+      general.free--;
+      return this.#permit(true, 0);
+    }
+    return this.#wait(general, true, true, true, signal);
+  }
+
+  #wait(
+    window: Window<Waiter>,
+    upload: boolean,
+    holdsUpload: boolean,
+    first: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<Permit> {
+    return new Promise<Permit>((resolve, reject) => {
+      const waiter: Waiter = {
+        started: performance.now(),
+        upload,
+        holdsUpload,
+        signal,
+        done: false,
+        resolve,
+        reject,
+      };
+      window.enqueue(waiter, first);
+      if (signal) this.#watches.add(signal, waiter);
+    });
+  }
+
+  /** Hands freed slots to the queues: uploads to their upload slot, then the general window's line. */
+  #drain(): void {
+    if (this.#stopped) return;
+    const general = this.#general;
+    const upload = this.#upload;
+    while (upload.free > 0) {
+      const waiter = upload.next();
+      if (waiter === undefined) break;
+      upload.free--;
+      waiter.holdsUpload = true;
+      general.enqueue(waiter, true);
+    }
+    while (general.free > 0) {
+      const waiter = general.next();
+      if (waiter === undefined) break;
+      general.free--;
+      waiter.done = true;
+      this.#unwatch(waiter);
+      waiter.resolve(this.#permit(waiter.upload, performance.now() - waiter.started));
+    }
+  }
+
+  #permit(upload: boolean, waitedMs: number): Permit {
     let settled = false;
     return {
-      waitedMs: queued ? performance.now() - started : 0,
-      ended() {
+      waitedMs,
+      ended: () => {
         if (settled) return;
         settled = true;
-        for (const window of taken) window.ended();
+        if (this.#stopped) return;
+        this.#general.ended();
+        if (upload) this.#upload.ended();
       },
-      release() {
+      release: () => {
         if (settled) return;
         settled = true;
-        for (const window of taken) window.giveBack();
+        this.#general.free++;
+        if (upload) this.#upload.free++;
+        this.#drain();
       },
     };
   }
 
+  /** The waiter was granted or left: it no longer listens to its signal. */
+  #unwatch(waiter: Waiter): void {
+    if (waiter.signal !== undefined) this.#watches.delete(waiter.signal, waiter);
+  }
+
+  #aborted(signal: AbortSignal, waiters: readonly Waiter[]): void {
+    for (const waiter of waiters) {
+      waiter.done = true;
+      if (waiter.upload && !waiter.holdsUpload) this.#upload.left();
+      else this.#general.left();
+      // It gives its upload slot on to the next upload.
+      if (waiter.holdsUpload) this.#upload.free++;
+      waiter.reject(abortError(signal, QUEUE_WAIT));
+    }
+    this.#drain();
+  }
+
   /** Drops queued requests (they reject) and clears every timer. */
   stop(): void {
-    this.#general.stop();
-    this.#upload.stop();
+    this.#stopped = true;
+    for (const waiter of [...this.#upload.stop(), ...this.#general.stop()]) {
+      waiter.done = true;
+      this.#unwatch(waiter);
+      waiter.reject(closedError());
+    }
   }
 }

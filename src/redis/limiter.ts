@@ -10,6 +10,7 @@ import type {
   RateLimitWindow,
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
+import { SignalWatch } from '../core/signal-watch.js';
 import { abortError, sleep } from '../core/wait.js';
 import { OAConnectionError } from '../errors.js';
 import type { Connection } from './connection.js';
@@ -32,6 +33,8 @@ function holdMs(windowMs: number): number {
   return Math.ceil(windowMs + marginMs(windowMs));
 }
 
+const QUEUE_WAIT = 'waiting for the rate limit';
+
 /** Slots asked for in one script call: a burst of `max` goes in a few round trips. */
 const MAX_BATCH = 50;
 /**
@@ -41,6 +44,7 @@ const MAX_BATCH = 50;
 const MAX_NAP_MS = 1000;
 
 interface Waiter {
+  lane: Lane;
   priority: number;
   seq: number;
   started: number;
@@ -94,6 +98,12 @@ export class RedisLimiter implements Limiter {
   #seq = 0;
   #leaseTimer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** One abort listener per signal, however many queued requests share it. */
+  readonly #signals = new SignalWatch<Waiter>((signal, waiters) => {
+    for (const waiter of waiters) {
+      if (settle(waiter.lane, waiter)) waiter.reject(abortError(signal, QUEUE_WAIT));
+    }
+  });
 
   constructor(
     connection: Connection,
@@ -113,26 +123,23 @@ export class RedisLimiter implements Limiter {
   }
 
   /**
-   * Waits until the request may go in every window it counts in (uploads in both). Rejects with
-   * `OAAbortError` when `signal` fires while queued. `priority`: 0 for auth, 5 for everything else.
+   * Waits until the request may go in every window it counts in (uploads in both): always a promise,
+   * since the slots are counted in Redis. Rejects with `OAAbortError` when `signal` fires while
+   * queued. `first` requests (priority 0) go ahead of the rest (priority 5) queued in this process.
    */
-  acquire(bucket: RateLimitBucket, { signal, first }: AcquireOptions = {}): Promise<Permit> {
-    const priority = first ? 0 : 5;
-    const what = 'waiting for the rate limit';
-    if (signal?.aborted) return Promise.reject(abortError(signal, what));
+  acquire(bucket: RateLimitBucket, options?: AcquireOptions): Promise<Permit> {
+    const signal = options?.signal;
+    const priority = options?.first === true ? 0 : 5;
+    if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     if (this.#stopped) {
       return Promise.reject(
-        new OAConnectionError('Not sent: the client or its Redis coordination is closed', {
-          failure: 'final',
-        }),
+        new OAConnectionError('Not sent: the client or its Redis coordination is closed', { failure: 'final' }),
       );
     }
     const lane = bucket === 'upload' ? this.#upload : this.#general;
     return new Promise<Permit>((resolve, reject) => {
-      const onAbort = () => {
-        if (settle(lane, waiter)) reject(abortError(signal as AbortSignal, what));
-      };
       const waiter: Waiter = {
+        lane,
         priority,
         seq: this.#seq++,
         started: performance.now(),
@@ -140,9 +147,11 @@ export class RedisLimiter implements Limiter {
         settled: false,
         resolve,
         reject,
-        forget: () => signal?.removeEventListener('abort', onAbort),
+        forget: () => {
+          if (signal) this.#signals.delete(signal, waiter);
+        },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) this.#signals.add(signal, waiter);
       const at = lane.queue.findIndex((w) => w.priority > priority);
       lane.queue.splice(at === -1 ? lane.queue.length : at, 0, waiter);
       void this.#pump(lane);
@@ -191,7 +200,7 @@ export class RedisLimiter implements Limiter {
       }
       if (granted < batch.length && !this.#stopped) {
         for (const waiter of lane.queue) waiter.queued = true;
-        const nap = sleep(Math.min(waitMs, MAX_NAP_MS), undefined, 'waiting for the rate limit');
+        const nap = sleep(Math.min(waitMs, MAX_NAP_MS), undefined, QUEUE_WAIT);
         lane.nap = nap;
         await nap.done;
         lane.nap = undefined;
@@ -262,9 +271,7 @@ export class RedisLimiter implements Limiter {
       for (const waiter of [...lane.queue]) {
         if (settle(lane, waiter)) {
           waiter.reject(
-            new OAConnectionError('Not sent: the client was closed while the request was queued', {
-              failure: 'final',
-            }),
+            new OAConnectionError('Not sent: the client was closed while the request was queued', { failure: 'final' }),
           );
         }
       }

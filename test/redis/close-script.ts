@@ -27,11 +27,11 @@ await coordination.tokenStore.set('close-key', {
   expires_at: Date.now() + 60_000,
 });
 await coordination.withRenewalLock('close-key', async () => coordination.tokenStore.get('close-key'));
-const done = await limiter.acquire('upload', undefined);
+const done = await limiter.acquire('upload');
 done.ended();
 // A request still in flight (its lease timer runs) and one queued behind the full upload window.
-await limiter.acquire('general', undefined);
-const queued = limiter.acquire('upload', undefined).catch((e: Error) => e.name);
+await limiter.acquire('general');
+const queued = Promise.resolve(limiter.acquire('upload')).catch((e: Error) => e.name);
 console.log(`in use: ioredis loaded ${ioredisLoaded()}`);
 
 await coordination.close();

@@ -1,5 +1,6 @@
 // The shared limiter against a real redis-server: each coordination is a connection of its own, as a
 // separate process would have.
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Limiter, Permit } from '../../src/core/rate-limit.js';
 import { OAAbortError, OAConnectionError } from '../../src/index.js';
@@ -30,7 +31,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
   };
 
   const take = async (l: Limiter, bucket: 'general' | 'upload' = 'general', signal?: AbortSignal) => {
-    const permit = await l.acquire(bucket, signal);
+    const permit = await l.acquire(bucket, { signal });
     return { permit, at: performance.now() };
   };
 
@@ -77,7 +78,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     // The upload window is full; general requests still go.
     await take(a);
     let second: Permit | undefined;
-    const waiting = a.acquire('upload', undefined).then((p) => {
+    const waiting = Promise.resolve(a.acquire('upload')).then((p) => {
       second = p;
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -95,7 +96,7 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     const a = limiter([1, 10_000]);
     await take(a);
     const controller = new AbortController();
-    const waiting = a.acquire('general', controller.signal);
+    const waiting = Promise.resolve(a.acquire('general', { signal: controller.signal }));
     setTimeout(() => controller.abort(new Error('caller gave up')), 50);
     const started = performance.now();
     const error = await waiting.catch((e: unknown) => e);
@@ -103,16 +104,37 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     expect(performance.now() - started).toBeLessThan(200);
     expect(await shared.redis.zcard(GENERAL)).toBe(1);
     // An already aborted signal rejects at once.
-    await expect(a.acquire('general', AbortSignal.abort())).rejects.toBeInstanceOf(OAAbortError);
+    await expect(a.acquire('general', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(OAAbortError);
+  });
+
+  it('adds one abort listener for any number of queued requests sharing a signal', async () => {
+    const a = limiter([1, 10_000]);
+    const held = await take(a);
+    const shared1 = new AbortController();
+    const queued = Array.from({ length: 100 }, () =>
+      Promise.resolve(a.acquire('general', { signal: shared1.signal })).catch((e: unknown) => e),
+    );
+    expect(getEventListeners(shared1.signal, 'abort')).toHaveLength(1);
+    shared1.abort();
+    const errors = await Promise.all(queued);
+    expect(errors.every((e) => e instanceof OAAbortError)).toBe(true);
+    expect(getEventListeners(shared1.signal, 'abort')).toHaveLength(0);
+    // Granted requests take their listener with them too.
+    const signal = new AbortController().signal;
+    const granted = Array.from({ length: 3 }, () => Promise.resolve(a.acquire('general', { signal })));
+    expect(getEventListeners(signal, 'abort')).toHaveLength(1);
+    held.permit.release();
+    for (const pending of granted) (await pending).release();
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
   it('rejects queued requests with OAConnectionError on stop()', async () => {
     const a = limiter([1, 10_000]);
     await take(a);
-    const waiting = a.acquire('general', undefined);
+    const waiting = a.acquire('general');
     a.stop();
     await expect(waiting).rejects.toBeInstanceOf(OAConnectionError);
-    await expect(a.acquire('general', undefined)).rejects.toBeInstanceOf(OAConnectionError);
+    await expect(a.acquire('general')).rejects.toBeInstanceOf(OAConnectionError);
   });
 
   it('keeps the slot of a request that runs longer than its lease while its process renews it', async () => {
