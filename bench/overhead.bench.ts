@@ -68,7 +68,8 @@ async function throughput(call: () => Promise<void>, calls: number, inFlight: nu
 }
 
 /** Each contender first in turn: none always runs right after another's garbage. */
-const rotate = <T>(list: readonly T[], by: number): T[] => list.map((_, i) => list[(i + by) % list.length] as T);
+const rotate = <T>(list: readonly T[], by: number): T[] =>
+  list.map((_, i) => list[(i + by) % list.length] as T);
 
 async function measure(): Promise<void> {
   const server = spawn(process.execPath, ['--import', 'tsx', SELF, 'server'], {
@@ -81,7 +82,10 @@ async function measure(): Promise<void> {
 
     const credentials = { baseUrl: base, apiKey: 'bench-key', apiSecret: 'bench-secret' };
     const unlimited = { max: 1e9, windowMs: 60_000 };
-    const withLimiter = new OAClient({ ...credentials, rateLimit: { general: unlimited, upload: unlimited } });
+    const withLimiter = new OAClient({
+      ...credentials,
+      rateLimit: { general: unlimited, upload: unlimited },
+    });
     const withoutLimiter = new OAClient({ ...credentials, rateLimit: false });
     const { access_token } = await withoutLimiter.generateToken();
     await withLimiter.generateToken();
@@ -125,7 +129,8 @@ async function measure(): Promise<void> {
       }
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const c of rotate(contenders, round)) c.rates.push(await throughput(c.call, ROUND_CALLS, IN_FLIGHT));
+      for (const c of rotate(contenders, round))
+        c.rates.push(await throughput(c.call, ROUND_CALLS, IN_FLIGHT));
     }
     await withLimiter.close();
     await withoutLimiter.close();

@@ -74,9 +74,10 @@ export class OAClient {
         : {}),
       key: apiKey,
       // Straight to the transport: the call that needs the token is already in a retry loop.
-      login: () =>
-        tokenExchange(this.#ctx, endpoints.generateToken, { api_key: apiKey, api_secret: apiSecret }),
-      refresh: (refresh_token) => tokenExchange(this.#ctx, endpoints.refreshToken, { refresh_token }),
+      login: (slot) =>
+        tokenExchange(this.#ctx, endpoints.generateToken, { api_key: apiKey, api_secret: apiSecret }, slot),
+      refresh: (refresh_token, slot) =>
+        tokenExchange(this.#ctx, endpoints.refreshToken, { refresh_token }, slot),
       refreshBeforeExpiryMs: this.#options.refreshBeforeExpiryMs,
       logger,
       onRenewed: (kind, reason) => this.#events.emit('tokenRefresh', { kind, reason }),

@@ -1,6 +1,8 @@
 import { OAApiError, OARateLimitError, OAUnauthorizedError } from '../errors.js';
 import type { TokenPair } from '../schemas/responses.js';
 import type { Logger } from './logger.js';
+import type { Permit } from './rate-limit.js';
+import type { SlotLoan } from './slot-loan.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
 /** The documented lifetime of an access token (`expires_in: '1h'`). */
@@ -59,10 +61,13 @@ export interface TokenManagerDeps {
   store: TokenStore;
   /** The store key: one pair per api key. */
   key: string;
-  /** Endpoint 1 with the client's credentials: one request, straight to the transport. */
-  login: () => Promise<TokenPair>;
-  /** Endpoint 2: one request, straight to the transport. */
-  refresh: (refresh_token: string) => Promise<TokenPair>;
+  /**
+   * Endpoint 1 with the client's credentials: one request, straight to the transport, in `slot` when
+   * one is lent (else it takes one of its own).
+   */
+  login: (slot: Permit | undefined) => Promise<TokenPair>;
+  /** Endpoint 2, the same way. */
+  refresh: (refresh_token: string, slot: Permit | undefined) => Promise<TokenPair>;
   /** Refresh this long before expiry (at most half the token's lifetime). */
   refreshBeforeExpiryMs: number;
   logger: Logger;
@@ -113,11 +118,11 @@ export class TokenManager {
    * renewal shared by every call that needs it. With `rejected` (the token a 401 refused), a token
    * other than that one.
    */
-  async renewed(rejected?: string): Promise<string> {
+  async renewed(rejected?: string, loan?: SlotLoan): Promise<string> {
     const current = await this.#read();
     if (current && current.access_token !== rejected && !this.#isStale(current)) return current.access_token;
     const reason: RenewalReason = rejected !== undefined ? 'rejected' : current ? 'expiring' : 'no_token';
-    return (await this.#renew(current, reason)).access_token;
+    return (await this.#renew(current, reason, loan)).access_token;
   }
 
   /** The credentials of the last pair seen, for scrubbing. */
@@ -150,9 +155,10 @@ export class TokenManager {
     return this.#now() >= token.expires_at - margin;
   }
 
-  #renew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
+  /** One renewal at a time; the call that starts it lends it its rate-limit slot (`loan`). */
+  #renew(current: StoredToken | undefined, reason: RenewalReason, loan?: SlotLoan): Promise<StoredToken> {
     if (!this.#renewal) {
-      this.#renewal = this.#doRenew(current, reason).finally(() => {
+      this.#renewal = this.#doRenew(current, reason, loan).finally(() => {
         this.#renewal = undefined;
       });
       // Shared: every caller may have given up (aborted) by the time it settles.
@@ -161,22 +167,30 @@ export class TokenManager {
     return this.#renewal;
   }
 
-  async #doRenew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
+  async #doRenew(
+    current: StoredToken | undefined,
+    reason: RenewalReason,
+    loan: SlotLoan | undefined,
+  ): Promise<StoredToken> {
     const { withRenewalLock } = this.#deps;
-    if (!withRenewalLock) return this.#renewNow(current, reason);
+    if (!withRenewalLock) return this.#renewNow(current, reason, loan);
     return withRenewalLock(async () => {
       // Another process may have renewed while this one waited for the lock: use its pair.
       const latest = await this.#read();
       if (latest && latest.access_token !== current?.access_token && !this.#isStale(latest)) return latest;
-      return this.#renewNow(latest ?? current, reason);
+      return this.#renewNow(latest ?? current, reason, loan);
     });
   }
 
-  async #renewNow(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
+  async #renewNow(
+    current: StoredToken | undefined,
+    reason: RenewalReason,
+    loan: SlotLoan | undefined,
+  ): Promise<StoredToken> {
     const { logger } = this.#deps;
     if (current?.refresh_token) {
       try {
-        const stored = await this.save(await this.#deps.refresh(current.refresh_token));
+        const stored = await this.save(await this.#deps.refresh(current.refresh_token, loan?.lend()));
         logger.info?.('oa-messaging: access token refreshed', { reason });
         this.#deps.onRenewed?.('refresh', reason);
         return stored;
@@ -189,7 +203,7 @@ export class TokenManager {
       }
     }
     try {
-      const stored = await this.save(await this.#deps.login());
+      const stored = await this.save(await this.#deps.login(loan?.lend()));
       logger.info?.('oa-messaging: access token obtained', { reason });
       this.#deps.onRenewed?.('login', reason);
       return stored;

@@ -25,6 +25,7 @@ import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
 import type { RequestOptions } from './request-options.js';
 import { type Retry, withRetries } from './retry.js';
+import { SlotLoan } from './slot-loan.js';
 import { dispatcherOf, send, type TransportResponse, type Undici } from './transport.js';
 import { validate } from './validate.js';
 
@@ -169,6 +170,9 @@ async function run<R extends z.ZodType>(
   }
 }
 
+/** A token that is stale again by the time its call gets a slot is renewed at most this often. */
+const MAX_RENEWALS_PER_ATTEMPT = 2;
+
 /** The token each attempt used, so that a 401 renews from that one. */
 const usedTokens = new WeakMap<CallControl, string>();
 
@@ -188,13 +192,22 @@ async function attemptOnce<R extends z.ZodType>(
   let token: string | undefined;
   if (endpoint.auth) {
     token = replay ? undefined : ctx.tokens.current();
-    if (token === undefined) {
-      // No fresh token: give the slot back while the renewal runs (it needs a slot itself, and sends
-      // holding every slot while they wait for it would never let it go), then go ahead of the queue.
-      permit?.release();
-      token = await renewToken(ctx, control, replay ? usedTokens.get(control) : undefined);
-      permit = await takeSlot(ctx, endpoint, bucket, control, true);
-      token = ctx.tokens.current() ?? token;
+    let rejected = replay ? usedTokens.get(control) : undefined;
+    // No fresh token: wait for the one renewal, lending it this call's slot if this call starts it
+    // (the lender then queues again, ahead of the rest). A call that holds its slot too long for the
+    // new token to stay fresh renews again: the token must be fresh when the request leaves.
+    for (let renewals = 0; token === undefined; renewals++) {
+      const loan = permit && new SlotLoan(permit);
+      let renewed: string;
+      try {
+        renewed = await renewToken(ctx, control, rejected, loan);
+      } catch (error) {
+        if (loan?.reclaim()) permit?.release();
+        throw error;
+      }
+      rejected = undefined;
+      if (!loan?.reclaim()) permit = await takeSlot(ctx, endpoint, bucket, control, true);
+      token = ctx.tokens.current() ?? (renewals >= MAX_RENEWALS_PER_ATTEMPT ? renewed : undefined);
     }
     usedTokens.set(control, token);
   }
@@ -321,9 +334,14 @@ async function takeSlot(
  * call waits for it no longer than its deadline; whatever failed there, the call's own request has
  * not left.
  */
-async function renewToken(ctx: RequestContext, control: CallControl, rejected: string | undefined) {
+async function renewToken(
+  ctx: RequestContext,
+  control: CallControl,
+  rejected: string | undefined,
+  loan: SlotLoan | undefined,
+) {
   try {
-    return await control.wait(ctx.tokens.renewed(rejected), 'waiting for an access token');
+    return await control.wait(ctx.tokens.renewed(rejected, loan), 'waiting for an access token');
   } catch (error) {
     const kind = failureKind(error);
     // The credentials were refused: final for this call too (not a 401 of its own to replay).
@@ -354,16 +372,17 @@ function reportRetry(ctx: RequestContext, endpoint: Endpoint<z.ZodType, z.ZodTyp
 }
 
 /**
- * Endpoint 1 or 2 for the token manager: one exchange, straight to the transport, ahead of the rate
- * limiter's queue. Not bounded by any one caller (every call waiting for the token shares it): each
+ * Endpoint 1 or 2 for the token manager: one exchange, straight to the transport, in the slot lent by
+ * the call that started the renewal, else in one of its own ahead of the rate limiter's queue. Not bounded by any one caller (every call waiting for the token shares it): each
  * caller stops waiting at its own deadline; the request itself has the client's per-attempt limit.
  */
 export async function tokenExchange<R extends z.ZodType>(
   ctx: RequestContext,
   endpoint: Endpoint<z.ZodType, R>,
   params: unknown,
+  slot: Permit | undefined,
 ): Promise<z.output<R>> {
   const body: AttemptBody = { body: JSON.stringify(params), headers: JSON_HEADERS, dispose() {} };
-  const permit = await takeSlot(ctx, endpoint, 'general', undefined, true);
+  const permit = slot ?? (await takeSlot(ctx, endpoint, 'general', undefined, true));
   return exchange(ctx, endpoint, () => body, undefined, permit, undefined, 1);
 }

@@ -133,7 +133,9 @@ export class RedisLimiter implements Limiter {
     if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     if (this.#stopped) {
       return Promise.reject(
-        new OAConnectionError('Not sent: the client or its Redis coordination is closed', { failure: 'final' }),
+        new OAConnectionError('Not sent: the client or its Redis coordination is closed', {
+          failure: 'final',
+        }),
       );
     }
     const lane = bucket === 'upload' ? this.#upload : this.#general;
@@ -271,7 +273,9 @@ export class RedisLimiter implements Limiter {
       for (const waiter of [...lane.queue]) {
         if (settle(lane, waiter)) {
           waiter.reject(
-            new OAConnectionError('Not sent: the client was closed while the request was queued', { failure: 'final' }),
+            new OAConnectionError('Not sent: the client was closed while the request was queued', {
+              failure: 'final',
+            }),
           );
         }
       }
