@@ -61,7 +61,7 @@ export class OAClient {
     this.#ownDispatcher = options.dispatcher === undefined;
     const { apiKey, apiSecret } = this.#options;
     this.#events = new ClientEvents(logger);
-    // A limiter starts no timer until a request has ended, so constructing a client opens nothing.
+    // No limiter starts a timer before its first request, so constructing a client opens nothing.
     const { rateLimit } = this.#options;
     const { coordination } = options;
     this.#limiter = rateLimit

@@ -249,7 +249,7 @@ describe('the in-process rate limiter', () => {
         fc.integer({ min: 1, max: 4 }),
         fc.integer({ min: 15, max: 30 }),
         fc.integer({ min: 1, max: 2 }),
-        fc.array(request, { minLength: 1, maxLength: 14 }),
+        fc.array(request, { minLength: 1, maxLength: 12 }),
         async (max, windowMs, uploadMax, requests) => {
           const l = limiter([max, windowMs], [uploadMax, windowMs]);
           const sent: Sent[] = [];
@@ -265,7 +265,7 @@ describe('the in-process rate limiter', () => {
           expect(worstSpan(uploads, windowMs)).toBeLessThanOrEqual(uploadMax);
         },
       ),
-      { numRuns: 12 },
+      { numRuns: 10 },
     );
   });
 });

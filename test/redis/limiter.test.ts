@@ -110,15 +110,15 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
   it('adds one abort listener for any number of queued requests sharing a signal', async () => {
     const a = limiter([1, 10_000]);
     const held = await take(a);
-    const shared1 = new AbortController();
+    const giveUp = new AbortController();
     const queued = Array.from({ length: 100 }, () =>
-      Promise.resolve(a.acquire('general', { signal: shared1.signal })).catch((e: unknown) => e),
+      Promise.resolve(a.acquire('general', { signal: giveUp.signal })).catch((e: unknown) => e),
     );
-    expect(getEventListeners(shared1.signal, 'abort')).toHaveLength(1);
-    shared1.abort();
+    expect(getEventListeners(giveUp.signal, 'abort')).toHaveLength(1);
+    giveUp.abort();
     const errors = await Promise.all(queued);
     expect(errors.every((e) => e instanceof OAAbortError)).toBe(true);
-    expect(getEventListeners(shared1.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(giveUp.signal, 'abort')).toHaveLength(0);
     // Granted requests take their listener with them too.
     const signal = new AbortController().signal;
     const granted = Array.from({ length: 3 }, () => Promise.resolve(a.acquire('general', { signal })));
