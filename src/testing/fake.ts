@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type Answer,
   API,
+  answerCode,
   dataAnswer,
   errorAnswer,
   formatTimestamp,
@@ -164,6 +165,7 @@ export class FakeOA {
   /** Handles one request: records it, applies a matching fault, else processes it as the API would. */
   async handle(request: FakeRequest): Promise<FakeOutcome> {
     const now = request.receivedAt ?? this.#now();
+    const started = performance.now();
     const url = new URL(request.url, 'http://fake.invalid');
     const headers = normalizeHeaders(request.headers);
     const record: RecordedRequest = {
@@ -187,11 +189,15 @@ export class FakeOA {
     const finish = (answer: Answer): FakeOutcome => {
       record.status = answer.status;
       record.outcome = 'answered';
+      const code = answerCode(answer);
+      if (code !== undefined) record.code = code;
+      record.durationMs = Math.round(performance.now() - started);
       return { type: 'respond', ...answer };
     };
     switch (fault?.kind) {
       case 'reset-before-processing':
         record.outcome = 'reset';
+        record.durationMs = Math.round(performance.now() - started);
         return { type: 'reset' };
       case 'hang':
         record.outcome = 'hang';
@@ -202,11 +208,14 @@ export class FakeOA {
         const seconds = fault.retryAfterSeconds ?? (this.#retryAfter ? 1 : undefined);
         return finish(tooManyRequestsAnswer(record.path, now, seconds));
       }
+      case 'delay':
+        await this.#pause(fault.delayMs ?? 2000);
     }
     const answer = await this.#process(record, parsed, now);
     if (fault?.kind === 'reset-after-processing') {
       record.status = answer.status;
       record.outcome = 'reset';
+      record.durationMs = Math.round(performance.now() - started);
       return { type: 'reset' };
     }
     return finish(answer);
@@ -219,6 +228,11 @@ export class FakeOA {
    */
   injectFault(fault: Fault | FaultKind | number, options: FaultOptions = {}): InjectedFault {
     return this.#faults.add(fault, options);
+  }
+
+  /** The injected faults not used up yet, oldest first. */
+  get faults(): InjectedFault[] {
+    return this.#faults.list();
   }
 
   /** Removes every injected fault not used up yet. */
@@ -246,6 +260,21 @@ export class FakeOA {
     this.#tokens.revoke();
   }
 
+  /**
+   * Makes every access token issued so far expired (401 `Token expired`), as if its hour had passed;
+   * refresh tokens keep working, unlike {@link revokeTokens}.
+   */
+  expireAccessTokens(): void {
+    this.#tokens.expireAccessTokens();
+  }
+
+  /** Where a video ticket is in its transcode: `undefined` for a ticket the fake never issued. */
+  transcodeStatus(ticket_id: string): 'converting' | 'finished' | undefined {
+    const problem = this.#media.ticketProblem(ticket_id, this.#now());
+    if (problem === 'unknown') return undefined;
+    return problem === 'converting' ? 'converting' : 'finished';
+  }
+
   /** Ends the convert status of one video ticket, or of all, at once. */
   completeTranscodes(ticket_id?: string): void {
     this.#media.completeTranscodes(this.#now(), ticket_id);
@@ -261,6 +290,19 @@ export class FakeOA {
   /** A valid token pair, as endpoint 1 would issue it, without a request. */
   issueTokenPair(): FakeTokenPair {
     return this.#tokens.issue(this.#now());
+  }
+
+  /** Waits `ms`, or less when the fake is reset or closed (which release hung requests too). */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const release = () => {
+        clearTimeout(timer);
+        this.#hung.delete(release);
+        resolve();
+      };
+      const timer = setTimeout(release, ms);
+      this.#hung.add(release);
+    });
   }
 
   /** Every file stored by the upload endpoints, oldest first. */
@@ -403,13 +445,14 @@ export class FakeOA {
       delivery = this.#deliver(ctx, { ...base, target, user_ids });
     }
     const at = formatTimestamp(ctx.now);
-    return this.#ok({
+    delivery.record = {
       id: delivery.id,
       data: items,
       broadcast_at: at,
       created_at: at,
       estimate_time_detail: { total_job_time_minutes: this.#jobMs / 60_000 },
-    });
+    };
+    return this.#ok(structuredClone(delivery.record));
   }
 
   #deliver(ctx: Context, delivery: Omit<Delivery, 'id' | 'path' | 'at'>): Delivery {
