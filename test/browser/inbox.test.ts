@@ -129,7 +129,7 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     expect(await page.getAttribute('#messages a.image-link', 'href')).toBe(SALE_LINK);
     expect(await page.getAttribute('#messages .flex-button', 'href')).toBe('https://shop.example.com/track');
     await page.waitForFunction(() =>
-      [...document.querySelectorAll<HTMLImageElement>('#messages img')].every(
+      Array.from(document.querySelectorAll<HTMLImageElement>('#messages img')).every(
         (img) => img.naturalWidth === 32,
       ),
     );
@@ -144,7 +144,7 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     ]);
     // The media elements load the uploaded bytes from the fake (metadata at least: they can play).
     await page.waitForFunction(() => {
-      const media = [...document.querySelectorAll<HTMLMediaElement>('#messages video, #messages audio')];
+      const media = Array.from(document.querySelectorAll<HTMLMediaElement>('#messages video, #messages audio'));
       return media.length === 2 && media.every((m) => m.readyState >= 1 && m.error === null);
     });
     const durations = await page.$$eval('#messages video, #messages audio', (nodes) =>
