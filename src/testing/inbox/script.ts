@@ -52,6 +52,7 @@ function clock(ms) {
 }
 
 var SAFE_LINK = /^https?:\/\//i;
+var API_PREFIX = '/api/v2/public/';
 var COLOR = /^#[0-9a-f]{3,8}$/i;
 var SIZES = { xxs: '10px', xs: '11px', sm: '13px', md: '14px', lg: '16px', xl: '18px', xxl: '21px' };
 
@@ -254,7 +255,10 @@ function timelineRow(r) {
   if (r.status === 429) tags.push(h('span', { className: 'tag', text: '429' }));
   if (r.fault) tags.push(h('span', { className: 'tag fault', text: 'fault: ' + r.fault }));
   if (r.outcome !== 'answered' && r.outcome !== 'pending') tags.push(h('span', { className: 'tag fault', text: r.outcome }));
-  var request = h('details', null, h('summary', { text: r.method + ' ' + r.path + r.query }), r.body ? h('pre', { text: r.body }) : null);
+  // Every API path shares this prefix: the rest is what tells rows apart.
+  var path = r.path.indexOf(API_PREFIX) === 0 ? r.path.slice(API_PREFIX.length) : r.path;
+  var request = h('details', { title: r.path + r.query }, h('summary', { text: r.method + ' ' + path + r.query }),
+    r.body ? h('pre', { text: r.body }) : null);
   var cls = (r.status >= 400 || r.outcome === 'reset' || r.outcome === 'hang' ? 'error' : '') + (r.outcome === 'pending' ? ' pending' : '');
   return h.apply(null, ['tr', { className: cls, 'data-n': r.n, 'data-kind': r.kind, 'data-retry': r.retryOf !== undefined ? String(r.retryOf) : null, 'data-status': r.status },
     h('td', { text: String(r.n) }), h('td', { text: clock(r.at) }), h('td', null, request),
