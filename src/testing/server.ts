@@ -5,15 +5,7 @@ import { errorAnswer } from './answers.js';
 import { FakeOA } from './fake.js';
 import { Inbox, isInboxPath } from './inbox/inbox.js';
 import type { InboxMembers } from './inbox/state.js';
-import type {
-  FakeOAOptions,
-  FakeOutcome,
-  FakeRequest,
-  Fault,
-  FaultKind,
-  FaultOptions,
-  InjectedFault,
-} from './types.js';
+import type { FakeOAOptions, FakeOutcome, FakeRequest, InjectedFault } from './types.js';
 import { UPLOAD_RULES } from './uploads.js';
 
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
@@ -135,8 +127,8 @@ export class MockServer extends FakeOA {
     }
   }
 
-  override injectFault(fault: Fault | FaultKind | number, options: FaultOptions = {}): InjectedFault {
-    const injected = super.injectFault(fault, options);
+  override injectFault(...args: Parameters<FakeOA['injectFault']>): InjectedFault {
+    const injected = super.injectFault(...args);
     this.#inbox.changed();
     return injected;
   }

@@ -144,7 +144,9 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     ]);
     // The media elements load the uploaded bytes from the fake (metadata at least: they can play).
     await page.waitForFunction(() => {
-      const media = Array.from(document.querySelectorAll<HTMLMediaElement>('#messages video, #messages audio'));
+      const media = Array.from(
+        document.querySelectorAll<HTMLMediaElement>('#messages video, #messages audio'),
+      );
       return media.length === 2 && media.every((m) => m.readyState >= 1 && m.error === null);
     });
     const durations = await page.$$eval('#messages video, #messages audio', (nodes) =>

@@ -176,29 +176,18 @@ describe('tokens (endpoints 1 and 2)', () => {
 
   it('expireAccessTokens(): issued access tokens answer 401 Token expired, refresh tokens still work', async () => {
     const fake = await start();
+    const sendWith = (token: string) =>
+      post(fake.url, '/webhook/broadcast-message', { user_id: 'u', msg: 'x' }, { token });
     const before = fake.issueTokenPair();
     fake.expireAccessTokens();
-    const refused = await post(
-      fake.url,
-      '/webhook/broadcast-message',
-      { user_id: 'u', msg: 'x' },
-      {
-        token: before.access_token,
-      },
-    );
-    expect(refused).toMatchObject({
+    expect(await sendWith(before.access_token)).toMatchObject({
       status: 401,
       body: { data: { code: 'UNAUTHORIZED', info: 'Token expired' } },
     });
     const renewed = await post(fake.url, '/auth/refresh-token', { refresh_token: before.refresh_token });
     expect(renewed.status).toBe(201);
-    const { access_token } = (renewed.body as { data: { access_token: string } }).data;
-    const sent = await post(
-      fake.url,
-      '/webhook/broadcast-message',
-      { user_id: 'u', msg: 'x' },
-      { token: access_token },
-    );
-    expect(sent.status).toBe(201);
+    expect(
+      (await sendWith((renewed.body as { data: { access_token: string } }).data.access_token)).status,
+    ).toBe(201);
   });
 });
