@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import {
   type Answer,
   API,
-  answerCode,
   dataAnswer,
   errorAnswer,
   formatTimestamp,
@@ -15,9 +14,11 @@ import {
   topLevelErrorAnswer,
 } from './answers.js';
 import { FaultQueue, faultErrorAnswer } from './faults.js';
+import { HeldRequests } from './held.js';
 import { normalizeHeaders, type ParsedBody, parseBody } from './incoming.js';
 import { MediaStore } from './media.js';
 import { fixedWindow, type RateWindow, slidingWindow } from './rate-limit.js';
+import { newRecord, settle } from './recording.js';
 import { type FakeTokenPair, TokenIssuer } from './tokens.js';
 import type {
   Delivery,
@@ -94,7 +95,7 @@ export class FakeOA {
   readonly #tokens: TokenIssuer;
   readonly #media: MediaStore;
   #jobEndsAt = Number.NEGATIVE_INFINITY;
-  #hung = new Set<() => void>();
+  readonly #held = new HeldRequests();
   readonly #routes: Record<string, Handler>;
 
   /** A fake with its own keys, tokens, limits and records; see {@link FakeOAOptions} for the defaults. */
@@ -168,17 +169,7 @@ export class FakeOA {
     const started = performance.now();
     const url = new URL(request.url, 'http://fake.invalid');
     const headers = normalizeHeaders(request.headers);
-    const record: RecordedRequest = {
-      method: request.method.toUpperCase(),
-      path: url.pathname,
-      query: url.search,
-      headers,
-      body: undefined,
-      size: request.body.byteLength,
-      status: undefined,
-      outcome: 'pending',
-      at: now,
-    };
+    const record = newRecord(request.method, url, headers, request.body.byteLength, now);
     this.requests.push(record);
     const parsed = await parseBody(headers['content-type'] ?? '', request.body);
     record.body = 'json' in parsed ? parsed.json : parsed.text;
@@ -187,21 +178,16 @@ export class FakeOA {
     const fault = this.#faults.take(record.method, record.path);
     if (fault) record.fault = fault.kind;
     const finish = (answer: Answer): FakeOutcome => {
-      record.status = answer.status;
-      record.outcome = 'answered';
-      const code = answerCode(answer);
-      if (code !== undefined) record.code = code;
-      record.durationMs = Math.round(performance.now() - started);
+      settle(record, 'answered', started, answer);
       return { type: 'respond', ...answer };
     };
     switch (fault?.kind) {
       case 'reset-before-processing':
-        record.outcome = 'reset';
-        record.durationMs = Math.round(performance.now() - started);
+        settle(record, 'reset', started);
         return { type: 'reset' };
       case 'hang':
         record.outcome = 'hang';
-        return { type: 'hang', released: new Promise<void>((resolve) => this.#hung.add(resolve)) };
+        return { type: 'hang', released: this.#held.hang() };
       case 'error':
         return finish(faultErrorAnswer(fault, record.path, now));
       case 'rate-limit': {
@@ -209,16 +195,12 @@ export class FakeOA {
         return finish(tooManyRequestsAnswer(record.path, now, seconds));
       }
       case 'delay':
-        await this.#pause(fault.delayMs ?? 2000);
+        await this.#held.pause(fault.delayMs ?? 2000);
     }
     const answer = await this.#process(record, parsed, now);
-    if (fault?.kind === 'reset-after-processing') {
-      record.status = answer.status;
-      record.outcome = 'reset';
-      record.durationMs = Math.round(performance.now() - started);
-      return { type: 'reset' };
-    }
-    return finish(answer);
+    if (fault?.kind !== 'reset-after-processing') return finish(answer);
+    settle(record, 'reset', started, answer);
+    return { type: 'reset' };
   }
 
   /**
@@ -282,27 +264,12 @@ export class FakeOA {
 
   /** Lets every hung request go: the transports then drop their connections. */
   releaseHungRequests(): void {
-    const waiting = [...this.#hung];
-    this.#hung.clear();
-    for (const release of waiting) release();
+    this.#held.releaseAll();
   }
 
   /** A valid token pair, as endpoint 1 would issue it, without a request. */
   issueTokenPair(): FakeTokenPair {
     return this.#tokens.issue(this.#now());
-  }
-
-  /** Waits `ms`, or less when the fake is reset or closed (which release hung requests too). */
-  #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const release = () => {
-        clearTimeout(timer);
-        this.#hung.delete(release);
-        resolve();
-      };
-      const timer = setTimeout(release, ms);
-      this.#hung.add(release);
-    });
   }
 
   /** Every file stored by the upload endpoints, oldest first. */
