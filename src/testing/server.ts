@@ -127,12 +127,14 @@ export class MockServer extends FakeOA {
     }
   }
 
+  /** As {@link FakeOA.injectFault}; open web inboxes list it. */
   override injectFault(...args: Parameters<FakeOA['injectFault']>): InjectedFault {
     const injected = super.injectFault(...args);
     this.#inbox.changed();
     return injected;
   }
 
+  /** As {@link FakeOA.clearFaults}; open web inboxes list none. */
   override clearFaults(): void {
     super.clearFaults();
     this.#inbox.changed();
@@ -145,6 +147,7 @@ export class MockServer extends FakeOA {
     this.#inbox.changed();
   }
 
+  /** As {@link FakeOA.completeTranscodes}; open web inboxes play the videos. */
   override completeTranscodes(ticket_id?: string): void {
     super.completeTranscodes(ticket_id);
     this.#inbox.changed();

@@ -182,6 +182,15 @@ describe('the web inbox over HTTP', () => {
     ]);
   });
 
+  it('keeps the newest 500 requests in the timeline and says how many are left out', async () => {
+    const mock = await fixture.start();
+    for (let i = 0; i < 503; i++) await (await request(`${mock.url}/uploads/${i}.png`)).body.dump();
+    const { timeline, timelineOmitted } = await state(mock);
+    expect(timelineOmitted).toBe(3);
+    expect(timeline.map((r: { n: number }) => r.n)).toEqual(Array.from({ length: 500 }, (_, i) => i + 3));
+    expect(timeline[0]).toMatchObject({ path: '/uploads/3.png', status: 404, code: 'NOT_FOUND', kind: 'file' });
+  });
+
   it('pushes the state to open pages as server-sent events when something changes', async () => {
     const mock = await fixture.start();
     const res = await request(`${mock.url}/_inbox/events`, { signal: AbortSignal.timeout(10_000) });

@@ -109,6 +109,7 @@ export class Inbox {
   readonly #streams = new Set<ServerResponse>();
   #timer: NodeJS.Timeout | undefined;
 
+  /** The inbox of `source`, which calls {@link changed} whenever its records change. */
   constructor(source: InboxSource) {
     this.#source = source;
   }

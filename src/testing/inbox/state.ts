@@ -108,7 +108,7 @@ export interface InboxState {
 const TIMELINE_ROWS = 500;
 const BODY_CHARS = 2000;
 
-/** The route of `/inbox/media/N`: the N-th upload of the fake. */
+/** Where the page gets media: `/_inbox/media/N` serves the N-th upload of the fake. */
 export const MEDIA_PREFIX = '/_inbox/media/';
 
 function mediaSource(item: Record<string, unknown>, fake: FakeOA): Partial<ViewItem> {
@@ -153,10 +153,13 @@ function requestKind(path: string): string {
 
 const failed = (r: RecordedRequest) => r.outcome !== 'pending' && !(r.status !== undefined && r.status < 300);
 
+/** The newest rows, built from those requests only: the page may be open during a long run. */
 function timeline(requests: readonly RecordedRequest[]): TimelineEntry[] {
   // The SDK sends nothing that marks a retry: a request equal to an earlier one that failed is one.
   const last = new Map<string, number>();
-  const rows = requests.map((r, n): TimelineEntry => {
+  const from = Math.max(0, requests.length - TIMELINE_ROWS);
+  return requests.slice(from).map((r, i): TimelineEntry => {
+    const n = from + i;
     const sameness = `${r.method} ${r.path}${r.query} ${JSON.stringify(r.body ?? r.parts?.map((p) => p.sha256))}`;
     const before = last.get(sameness);
     last.set(sameness, n);
@@ -187,7 +190,6 @@ function timeline(requests: readonly RecordedRequest[]): TimelineEntry[] {
     if (shown !== undefined) row.body = shown.length > BODY_CHARS ? `${shown.slice(0, BODY_CHARS)}…` : shown;
     return row;
   });
-  return rows.slice(-TIMELINE_ROWS);
 }
 
 function faultView(injected: InjectedFault): InboxState['faults'][number] {
