@@ -188,7 +188,12 @@ describe('the web inbox over HTTP', () => {
     const { timeline, timelineOmitted } = await state(mock);
     expect(timelineOmitted).toBe(3);
     expect(timeline.map((r: { n: number }) => r.n)).toEqual(Array.from({ length: 500 }, (_, i) => i + 3));
-    expect(timeline[0]).toMatchObject({ path: '/uploads/3.png', status: 404, code: 'NOT_FOUND', kind: 'file' });
+    expect(timeline[0]).toMatchObject({
+      path: '/uploads/3.png',
+      status: 404,
+      code: 'NOT_FOUND',
+      kind: 'file',
+    });
   });
 
   it('pushes the state to open pages as server-sent events when something changes', async () => {
