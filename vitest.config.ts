@@ -13,6 +13,9 @@ const TIMING = ['test/limits.test.ts', 'test/redis/processes.test.ts', 'test/cor
  */
 const CLI = ['test/cli/**/*.test.ts'];
 
+/** The web inbox in real Chromium: one browser per file, in a project of their own. */
+const BROWSER = ['test/browser/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 20_000,
@@ -20,12 +23,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...TIMING, ...CLI] },
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...TIMING, ...CLI, ...BROWSER] },
       },
       {
         extends: true,
         test: { name: 'cli', include: CLI, globalSetup: ['test/cli/global-setup.ts'], maxConcurrency: 3 },
       },
+      { extends: true, test: { name: 'browser', include: BROWSER } },
       {
         extends: true,
         test: {

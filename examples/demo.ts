@@ -72,4 +72,11 @@ for (const o of outcomes) {
 }
 console.log('\nEach one reads top to bottom in examples/. To run one against your OA account, set');
 console.log('OA_BASE_URL, OA_API_KEY, OA_API_SECRET and OA_USER_ID (the user to message: yourself).');
+
+// The examples' fakes end with them; a fake of its own keeps running, with its web inbox.
+console.log('\nTo see what your users would see, start the fake OA server and open its web inbox:');
+console.log('  npx oa mock-server          (in this repository: npm run mock-server)');
+console.log("then open the URL it prints in a browser: each user's conversation, the broadcasts, every");
+console.log('request, replies to your webhook and faults. Point an example at it with the three OA_*');
+console.log('lines it prints and OA_USER_ID=user-1, e.g. npx tsx examples/broadcast.ts.');
 if (passed < outcomes.length) process.exitCode = 1;

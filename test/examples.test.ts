@@ -141,6 +141,7 @@ describe('examples (each as a child process, against the fake)', () => {
     expect(output).toContain('[3/4] media:');
     expect(output).toContain('[4/4] webhook-receiver:');
     expect(output).toContain('Summary: 4 of 4 examples passed');
+    expect(output).toMatch(/open its web inbox:\n {2}npx oa mock-server/);
     expect(output).not.toContain('FAILED');
     expectNoSecrets(output);
     expect(code).toBe(0);

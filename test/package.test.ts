@@ -156,6 +156,12 @@ describe('the packed tarball', () => {
       expect(JSON.parse(sent.stdout)).toBe('success');
       expect(JSON.parse(upload.stdout)).toEqual({ src_file: expect.any(String), url: expect.any(String) });
       expect(upload.stderr).toBe('upload sample.png 0% 0 B/275 B\nupload sample.png 100% 275 B/275 B\n');
+      // The web inbox ships inside the package: the page, and the state it draws.
+      const page = await fetch(`${url}/`);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await page.text()).toContain('<title>OA inbox');
+      const shown = (await (await fetch(`${url}/_inbox/state`)).json()) as { users: { user_id: string }[] };
+      expect(shown.users.map((u) => u.user_id)).toEqual(['user-1']);
     } finally {
       server.kill('SIGTERM');
       await once(server, 'close');

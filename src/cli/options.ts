@@ -45,6 +45,19 @@ export function port(value: string): number {
   return number;
 }
 
+/** An http(s) URL, e.g. where a webhook receiver listens. */
+export function httpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('Not a URL.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('Not an http(s) URL.');
+  return value;
+}
+
 /** Collects a repeatable option into a list: `--user a --user b`. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

@@ -88,3 +88,19 @@ export function tooManyRequestsAnswer(path: string, now: number, retryAfterSecon
 export function dataAnswer(status: number, data: unknown): Answer {
   return jsonAnswer(status, { data });
 }
+
+/** The `code` of an error answer in either layout (`TOO_MANY_REQUESTS` for a 429), for the records. */
+export function answerCode(answer: Answer): string | undefined {
+  if (answer.status < 400) return undefined;
+  if (answer.status === 429) return 'TOO_MANY_REQUESTS';
+  try {
+    const body = JSON.parse(Buffer.from(answer.body).toString('utf8')) as {
+      code?: unknown;
+      data?: { code?: unknown };
+    };
+    const code = body.data?.code ?? body.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined; // an HTML error page has no code
+  }
+}

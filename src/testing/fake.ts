@@ -14,9 +14,11 @@ import {
   topLevelErrorAnswer,
 } from './answers.js';
 import { FaultQueue, faultErrorAnswer } from './faults.js';
+import { HeldRequests } from './held.js';
 import { normalizeHeaders, type ParsedBody, parseBody } from './incoming.js';
 import { MediaStore } from './media.js';
 import { fixedWindow, type RateWindow, slidingWindow } from './rate-limit.js';
+import { newRecord, settle } from './recording.js';
 import { type FakeTokenPair, TokenIssuer } from './tokens.js';
 import type {
   Delivery,
@@ -93,7 +95,7 @@ export class FakeOA {
   readonly #tokens: TokenIssuer;
   readonly #media: MediaStore;
   #jobEndsAt = Number.NEGATIVE_INFINITY;
-  #hung = new Set<() => void>();
+  readonly #held = new HeldRequests();
   readonly #routes: Record<string, Handler>;
 
   /** A fake with its own keys, tokens, limits and records; see {@link FakeOAOptions} for the defaults. */
@@ -164,19 +166,10 @@ export class FakeOA {
   /** Handles one request: records it, applies a matching fault, else processes it as the API would. */
   async handle(request: FakeRequest): Promise<FakeOutcome> {
     const now = request.receivedAt ?? this.#now();
+    const started = performance.now();
     const url = new URL(request.url, 'http://fake.invalid');
     const headers = normalizeHeaders(request.headers);
-    const record: RecordedRequest = {
-      method: request.method.toUpperCase(),
-      path: url.pathname,
-      query: url.search,
-      headers,
-      body: undefined,
-      size: request.body.byteLength,
-      status: undefined,
-      outcome: 'pending',
-      at: now,
-    };
+    const record = newRecord(request.method, url, headers, request.body.byteLength, now);
     this.requests.push(record);
     const parsed = await parseBody(headers['content-type'] ?? '', request.body);
     record.body = 'json' in parsed ? parsed.json : parsed.text;
@@ -185,31 +178,29 @@ export class FakeOA {
     const fault = this.#faults.take(record.method, record.path);
     if (fault) record.fault = fault.kind;
     const finish = (answer: Answer): FakeOutcome => {
-      record.status = answer.status;
-      record.outcome = 'answered';
+      settle(record, 'answered', started, answer);
       return { type: 'respond', ...answer };
     };
     switch (fault?.kind) {
       case 'reset-before-processing':
-        record.outcome = 'reset';
+        settle(record, 'reset', started);
         return { type: 'reset' };
       case 'hang':
         record.outcome = 'hang';
-        return { type: 'hang', released: new Promise<void>((resolve) => this.#hung.add(resolve)) };
+        return { type: 'hang', released: this.#held.hang() };
       case 'error':
         return finish(faultErrorAnswer(fault, record.path, now));
       case 'rate-limit': {
         const seconds = fault.retryAfterSeconds ?? (this.#retryAfter ? 1 : undefined);
         return finish(tooManyRequestsAnswer(record.path, now, seconds));
       }
+      case 'delay':
+        await this.#held.pause(fault.delayMs ?? 2000);
     }
     const answer = await this.#process(record, parsed, now);
-    if (fault?.kind === 'reset-after-processing') {
-      record.status = answer.status;
-      record.outcome = 'reset';
-      return { type: 'reset' };
-    }
-    return finish(answer);
+    if (fault?.kind !== 'reset-after-processing') return finish(answer);
+    settle(record, 'reset', started, answer);
+    return { type: 'reset' };
   }
 
   /**
@@ -219,6 +210,11 @@ export class FakeOA {
    */
   injectFault(fault: Fault | FaultKind | number, options: FaultOptions = {}): InjectedFault {
     return this.#faults.add(fault, options);
+  }
+
+  /** The injected faults not used up yet, oldest first. */
+  get faults(): InjectedFault[] {
+    return this.#faults.list();
   }
 
   /** Removes every injected fault not used up yet. */
@@ -246,6 +242,21 @@ export class FakeOA {
     this.#tokens.revoke();
   }
 
+  /**
+   * Makes every access token issued so far expired (401 `Token expired`), as if its hour had passed;
+   * refresh tokens keep working, unlike {@link revokeTokens}.
+   */
+  expireAccessTokens(): void {
+    this.#tokens.expireAccessTokens();
+  }
+
+  /** Where a video ticket is in its transcode: `undefined` for a ticket the fake never issued. */
+  transcodeStatus(ticket_id: string): 'converting' | 'finished' | undefined {
+    const problem = this.#media.ticketProblem(ticket_id, this.#now());
+    if (problem === 'unknown') return undefined;
+    return problem === 'converting' ? 'converting' : 'finished';
+  }
+
   /** Ends the convert status of one video ticket, or of all, at once. */
   completeTranscodes(ticket_id?: string): void {
     this.#media.completeTranscodes(this.#now(), ticket_id);
@@ -253,9 +264,7 @@ export class FakeOA {
 
   /** Lets every hung request go: the transports then drop their connections. */
   releaseHungRequests(): void {
-    const waiting = [...this.#hung];
-    this.#hung.clear();
-    for (const release of waiting) release();
+    this.#held.releaseAll();
   }
 
   /** A valid token pair, as endpoint 1 would issue it, without a request. */
@@ -403,13 +412,14 @@ export class FakeOA {
       delivery = this.#deliver(ctx, { ...base, target, user_ids });
     }
     const at = formatTimestamp(ctx.now);
-    return this.#ok({
+    delivery.record = {
       id: delivery.id,
       data: items,
       broadcast_at: at,
       created_at: at,
       estimate_time_detail: { total_job_time_minutes: this.#jobMs / 60_000 },
-    });
+    };
+    return this.#ok(structuredClone(delivery.record));
   }
 
   #deliver(ctx: Context, delivery: Omit<Delivery, 'id' | 'path' | 'at'>): Delivery {

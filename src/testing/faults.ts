@@ -7,6 +7,7 @@ interface Entry {
   fault: Fault;
   remaining: number;
   options: FaultOptions;
+  handle: InjectedFault;
 }
 
 function matches(options: FaultOptions, method: string, path: string): boolean {
@@ -32,10 +33,10 @@ export class FaultQueue {
           : fault;
     const times = options.times ?? 1;
     if (!(times > 0)) throw new RangeError('injectFault: times must be a positive number');
-    const entry: Entry = { fault: resolved, remaining: times, options };
-    this.#entries.push(entry);
-    return {
+    const entry = { fault: resolved, remaining: times, options } as Entry;
+    entry.handle = {
       fault: resolved,
+      options,
       get remaining() {
         return entry.remaining;
       },
@@ -44,6 +45,13 @@ export class FaultQueue {
         this.#entries = this.#entries.filter((e) => e !== entry);
       },
     };
+    this.#entries.push(entry);
+    return entry.handle;
+  }
+
+  /** The faults still queued, oldest first. */
+  list(): InjectedFault[] {
+    return this.#entries.map((e) => e.handle);
   }
 
   /** The first fault that matches, used up by one. */

@@ -18,6 +18,7 @@ export {
   type InboundMessageOptions,
   sendInboundMessage,
 } from './inbound.js';
+export type { InboxMembers } from './inbox/state.js';
 export { createMockServer, MockServer, type MockServerOptions } from './server.js';
 export type { FakeTokenPair } from './tokens.js';
 export {

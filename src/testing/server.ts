@@ -3,7 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './answers.js';
 import { FakeOA } from './fake.js';
-import type { FakeOAOptions } from './types.js';
+import { Inbox, isInboxPath } from './inbox/inbox.js';
+import type { InboxMembers } from './inbox/state.js';
+import type { FakeOAOptions, FakeOutcome, FakeRequest, InjectedFault } from './types.js';
 import { UPLOAD_RULES } from './uploads.js';
 
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
@@ -12,6 +14,14 @@ export interface MockServerOptions extends FakeOAOptions {
   port?: number;
   /** @default '127.0.0.1' */
   host?: string;
+  /**
+   * Who the web inbox shows receiving the broadcasts that name no users (`all`, groups, member
+   * sessions). May be changed later through {@link MockServer.members}.
+   * @default `all`: the `knownUsers`, else every user the inbox has seen; groups and sessions: nobody
+   */
+  members?: InboxMembers;
+  /** Where the web inbox posts the replies typed in it; may also be set in the page. @default none */
+  webhookUrl?: string;
 }
 
 /** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */
@@ -43,7 +53,7 @@ function drop(req: IncomingMessage): void {
   else socket.destroy();
 }
 
-async function serve(fake: FakeOA, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(fake: FakeOA, inbox: Inbox, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const receivedAt = fake.now();
   let body: Buffer | typeof TOO_LARGE;
   try {
@@ -52,8 +62,9 @@ async function serve(fake: FakeOA, req: IncomingMessage, res: ServerResponse): P
     return; // the client went away: no one to answer
   }
   const url = req.url ?? '/';
+  const path = new URL(url, 'http://x').pathname;
+  if (body !== TOO_LARGE && isInboxPath(path)) return inbox.serve(req, res, path, body);
   if (body === TOO_LARGE) {
-    const path = new URL(url, 'http://x').pathname;
     const answer = errorAnswer(413, 'PAYLOAD_TOO_LARGE', 'Request body too large', path, Date.now());
     res.writeHead(answer.status, { ...answer.headers, connection: 'close' }).end(answer.body);
     return;
@@ -81,22 +92,68 @@ async function serve(fake: FakeOA, req: IncomingMessage, res: ServerResponse): P
  * plus the address to point the SDK at. Create it with {@link createMockServer}.
  */
 export class MockServer extends FakeOA {
+  /** Who the web inbox shows receiving the broadcasts that name no users; may be changed at any time. */
+  members: InboxMembers;
+  /** Where the web inbox posts replies typed in it; the page can change it. */
+  webhookUrl: string | undefined;
   readonly #server: Server;
+  readonly #inbox: Inbox;
   #url = '';
   #closing: Promise<void> | undefined;
 
   /** Use {@link createMockServer}, which also starts listening. */
   constructor(options: MockServerOptions = {}) {
     super(options);
+    this.members = options.members ?? {};
+    this.webhookUrl = options.webhookUrl;
+    this.#inbox = new Inbox(this);
     this.#server = createServer((req, res) => {
-      serve(this, req, res).catch(() => {
+      serve(this, this.#inbox, req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
     });
   }
 
-  /** The base URL to give the SDK as `baseUrl`, e.g. `http://127.0.0.1:54321`. */
+  /** Handles one request as {@link FakeOA.handle} does; open web inboxes see it arrive and end. */
+  override async handle(request: FakeRequest): Promise<FakeOutcome> {
+    // The record is pushed before the first await inside, so the page shows it in flight.
+    const outcome = super.handle(request);
+    this.#inbox.changed();
+    try {
+      return await outcome;
+    } finally {
+      this.#inbox.changed();
+    }
+  }
+
+  /** As {@link FakeOA.injectFault}; open web inboxes list it. */
+  override injectFault(...args: Parameters<FakeOA['injectFault']>): InjectedFault {
+    const injected = super.injectFault(...args);
+    this.#inbox.changed();
+    return injected;
+  }
+
+  /** As {@link FakeOA.clearFaults}; open web inboxes list none. */
+  override clearFaults(): void {
+    super.clearFaults();
+    this.#inbox.changed();
+  }
+
+  /** As {@link FakeOA.reset}; the replies typed in the web inbox are forgotten too. */
+  override reset(): void {
+    super.reset();
+    this.#inbox.clearReplies();
+    this.#inbox.changed();
+  }
+
+  /** As {@link FakeOA.completeTranscodes}; open web inboxes play the videos. */
+  override completeTranscodes(ticket_id?: string): void {
+    super.completeTranscodes(ticket_id);
+    this.#inbox.changed();
+  }
+
+  /** The base URL to give the SDK as `baseUrl`, e.g. `http://127.0.0.1:54321`; its `/` is the web inbox. */
   get url(): string {
     return this.#url;
   }
@@ -120,6 +177,7 @@ export class MockServer extends FakeOA {
   /** Stops the server: hung requests are dropped, open connections closed. Safe to call twice. */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => {
+      this.#inbox.close();
       this.releaseHungRequests();
       this.#server.close(() => resolve());
       this.#server.closeAllConnections();

@@ -24,6 +24,10 @@ export class TokenIssuer {
   #signingKey: Uint8Array = randomBytes(32);
   /** Refresh token -> when it expires. */
   #refreshTokens = new Map<string, number>();
+  /** `jti` of the access tokens issued since the last {@link expireAccessTokens}. */
+  #liveAccessIds = new Set<string>();
+  /** `jti` of the access tokens made to expire early. */
+  #expiredAccessIds = new Set<string>();
 
   constructor(options: TokenIssuerOptions) {
     this.#options = options;
@@ -35,6 +39,7 @@ export class TokenIssuer {
     // Whole seconds as jsonwebtoken issues them; a lifetime under a second keeps its milliseconds.
     const iat = lifetimeMs % 1000 === 0 ? Math.floor(now / 1000) : now / 1000;
     const claims = { sub: 'test-provider', api_key: apiKey, typ: 'access', jti: randomUUID(), iat };
+    this.#liveAccessIds.add(claims.jti);
     const access_token = signJwt({ ...claims, exp: iat + lifetimeMs / 1000 }, this.#signingKey);
     const refresh_token = randomBytes(32).toString('base64url');
     this.#refreshTokens.set(refresh_token, now + refreshLifetimeMs);
@@ -47,6 +52,7 @@ export class TokenIssuer {
     if (!token) return 'Missing bearer token';
     const result = verifyJwt(token, this.#signingKey, now);
     if ('refused' in result) return result.refused;
+    if (this.#expiredAccessIds.has(String(result.claims.jti))) return 'Token expired';
     return result.claims.typ === 'access' ? undefined : 'Invalid token';
   }
 
@@ -67,8 +73,16 @@ export class TokenIssuer {
     return pair;
   }
 
+  /** Every access token issued so far is refused as expired; refresh tokens keep working. */
+  expireAccessTokens(): void {
+    for (const id of this.#liveAccessIds) this.#expiredAccessIds.add(id);
+    this.#liveAccessIds.clear();
+  }
+
   /** Every token issued so far stops working. */
   revoke(): void {
+    this.#liveAccessIds.clear();
+    this.#expiredAccessIds.clear();
     this.#signingKey = randomBytes(32);
     this.#refreshTokens.clear();
   }

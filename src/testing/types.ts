@@ -142,6 +142,10 @@ export interface RecordedRequest {
   status: number | undefined;
   /** What the client got: an answer, a reset connection, or nothing (`hang`). */
   outcome: 'pending' | 'answered' | 'reset' | 'hang';
+  /** The `code` of an error answer (`TOO_MANY_REQUESTS` for a 429); `undefined` for a success. */
+  code?: string;
+  /** Milliseconds from its arrival at the fake to its answer (or reset), by the real clock. */
+  durationMs?: number;
   /** The injected fault that hit this request. */
   fault?: FaultKind;
   /** When it arrived, ms since the epoch (the fake's clock). */
@@ -181,6 +185,8 @@ export interface Delivery {
    * converting makes the job fail).
    */
   failure?: string;
+  /** The broadcast record answered (`id`, `data`, `broadcast_at`, `created_at`, `estimate_time_detail`). */
+  record?: Record<string, unknown>;
   /** When it was accepted, ms since the epoch. */
   at: number;
 }
@@ -220,7 +226,16 @@ export type Fault =
   /** The connection is reset before anything is processed. */
   | { kind: 'reset-before-processing' }
   /** No answer ever: until the client gives up, or the fake is reset or closed. */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /**
+   * A slow answer: the request waits `delayMs` (cut short when the fake is reset or closed), then is
+   * processed and answered as usual.
+   */
+  | {
+      kind: 'delay';
+      /** @default 2000 */
+      delayMs?: number;
+    };
 
 /** The kind of a {@link Fault}; also accepted by `injectFault` as a shorthand. */
 export type FaultKind = Fault['kind'];
@@ -242,6 +257,8 @@ export interface FaultOptions {
 /** A fault that was injected. */
 export interface InjectedFault {
   readonly fault: Fault;
+  /** Which requests it hits, as given. */
+  readonly options: FaultOptions;
   /** How many more requests it will hit. */
   readonly remaining: number;
   /** Stops it before it is used up. */

@@ -1,5 +1,8 @@
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendInboundMessage } from '../../src/testing/index.js';
+import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
+import { listen } from '../helpers/listen.js';
 import { oa, type Started, startOa } from './run-oa.js';
 
 /** Long-running commands: started, driven, then stopped with a signal. */
@@ -26,6 +29,39 @@ describe('oa mock-server', () => {
     running.child.kill('SIGINT');
     expect(await running.exit).toBe(0);
     expect(running.stderr()).toContain('Stopped. The fake received 2 requests.');
+  });
+
+  it('serves the web inbox at its URL; --webhook is where the replies typed in it go', async () => {
+    const events: WebhookEvent[] = [];
+    const receiver = await listen(createWebhookHandler({ onEvent: (event) => void events.push(event) }));
+    try {
+      running = startOa(['mock-server', '--webhook', `${receiver.url}/hook`]);
+      await waitFor(running.stderr, /Press Ctrl\+C/);
+      const url = /^Fake OA API listening at (\S+)$/m.exec(running.stdout())?.[1] ?? '';
+      expect(running.stderr()).toContain(`Web inbox: open ${url}/ in a browser.`);
+      const page = await request(`${url}/`);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(await page.body.text()).toContain('<title>OA inbox');
+      const reply = await request(`${url}/_inbox/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: 'user_3', text: 'Hello from the page' }),
+      });
+      expect(await reply.body.json()).toMatchObject({ status: 200, webhookUrl: `${receiver.url}/hook` });
+      expect(events.map((event) => [event.data.From_Account, getMessageText(event)])).toEqual([
+        ['user_3', 'Hello from the page'],
+      ]);
+      running.child.kill('SIGINT');
+      expect(await running.exit).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('--webhook must be an http(s) URL', async () => {
+    running = startOa(['mock-server', '--webhook', 'ftp://example.com/hook']);
+    expect(await running.exit).toBe(2);
+    expect(running.stderr()).toMatch(/--webhook.*Not an http\(s\) URL/);
   });
 
   it('--json: one JSON line with the URL and credentials; SIGTERM stops it', async () => {

@@ -173,4 +173,21 @@ describe('tokens (endpoints 1 and 2)', () => {
       await client.close();
     }
   });
+
+  it('expireAccessTokens(): issued access tokens answer 401 Token expired, refresh tokens still work', async () => {
+    const fake = await start();
+    const sendWith = (token: string) =>
+      post(fake.url, '/webhook/broadcast-message', { user_id: 'u', msg: 'x' }, { token });
+    const before = fake.issueTokenPair();
+    fake.expireAccessTokens();
+    expect(await sendWith(before.access_token)).toMatchObject({
+      status: 401,
+      body: { data: { code: 'UNAUTHORIZED', info: 'Token expired' } },
+    });
+    const renewed = await post(fake.url, '/auth/refresh-token', { refresh_token: before.refresh_token });
+    expect(renewed.status).toBe(201);
+    expect(
+      (await sendWith((renewed.body as { data: { access_token: string } }).data.access_token)).status,
+    ).toBe(201);
+  });
 });

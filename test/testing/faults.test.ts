@@ -184,4 +184,36 @@ describe('fault injection', () => {
     await res.body.dump();
     expect(res.statusCode).toBe(404);
   });
+
+  it('delay: processed and answered after the delay; a reset or close cuts the wait short', async () => {
+    const { fake, token } = await start();
+    const slow = fake.injectFault({ kind: 'delay', delayMs: 150 }, { path: SEND });
+    expect(fake.faults).toEqual([slow]);
+    expect(slow.options).toEqual({ path: SEND });
+    const answered = await send(fake, token, 'slow');
+    expect(answered.status).toBe(201);
+    expect(fake.requests[0]).toMatchObject({ fault: 'delay', status: 201, outcome: 'answered' });
+    expect(fake.requests[0]?.durationMs).toBeGreaterThan(100); // it did wait
+    expect(fake.deliveries.map((d) => d.items[0]?.msg)).toEqual(['slow']);
+
+    fake.injectFault({ kind: 'delay', delayMs: 600_000 });
+    const waiting = send(fake, token, 'released');
+    await expect.poll(() => fake.requests.length, { timeout: 5000 }).toBe(2);
+    fake.releaseHungRequests();
+    expect((await waiting).status).toBe(201);
+  });
+
+  it('records the code of every error answer, in either layout', async () => {
+    const { fake, token } = await start();
+    fake.injectFault({ kind: 'error', status: 400, code: 'JOB_BUSY' });
+    fake.injectFault('rate-limit');
+    fake.injectFault({ kind: 'error', status: 502, body: '<html>Bad Gateway</html>' });
+    for (let i = 0; i < 4; i++) await send(fake, token);
+    expect(fake.requests.map((r) => [r.status, r.code])).toEqual([
+      [400, 'JOB_BUSY'],
+      [429, 'TOO_MANY_REQUESTS'],
+      [502, undefined],
+      [201, undefined],
+    ]);
+  });
 });

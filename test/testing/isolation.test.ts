@@ -6,7 +6,10 @@ const SRC = new URL('../../src/testing/', import.meta.url);
 
 describe('oa-messaging/testing as a package entry', () => {
   it('imports msw only from msw.ts, so the testing entry works without msw installed', () => {
-    const importers = readdirSync(SRC).filter((name) =>
+    const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((name) =>
+      name.endsWith('.ts'),
+    );
+    const importers = files.filter((name) =>
       /from ['"]msw(\/[^'"]*)?['"]/.test(readFileSync(new URL(name, SRC), 'utf8')),
     );
     expect(importers).toEqual(['msw.ts']);
