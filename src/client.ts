@@ -5,6 +5,7 @@ import { ClientEvents, type OAClientEventName, type OAClientListener } from './c
 import { type Logger, silentLogger } from './core/logger.js';
 import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
 import { type Limiter, RateLimiter } from './core/rate-limit.js';
+import { MemoryReadyVideos } from './core/ready-videos.js';
 import {
   callEndpoint,
   callUpload,
@@ -15,6 +16,7 @@ import {
 import { MemoryTokenStore } from './core/token-store.js';
 import { untilTranscoded, type WaitForTranscodeOptions } from './core/transcode.js';
 import { validate } from './core/validate.js';
+import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from './core/video-ready.js';
 import { OAValidationError } from './errors.js';
 import * as req from './schemas/requests.js';
 import * as res from './schemas/responses.js';
@@ -172,6 +174,8 @@ export class OAClient {
   readonly #events: ClientEvents;
   readonly #limiter: Limiter | undefined;
   readonly #ownDispatcher: boolean;
+  readonly #videos: VideoReadiness;
+  readonly #closing = new AbortController();
   #dispatcher: Dispatcher | undefined;
   #closed = false;
 
@@ -220,6 +224,16 @@ export class OAClient {
       secrets: () => [apiSecret, ...this.#tokens.knownSecrets()],
       isClosed: () => this.#closed,
     };
+    this.#videos = new VideoReadiness({
+      key: apiKey,
+      probeUserId: options.videoProbeUserId,
+      local: new MemoryReadyVideos(),
+      shared: coordination?.readyVideos,
+      sendVideo: (params, videoOptions) => this.sendVideo(params, videoOptions),
+      events: this.#events,
+      logger,
+      closed: this.#closing.signal,
+    });
   }
 
   #call<R extends z.ZodType>(endpoint: Endpoint<z.ZodType, R>, params: unknown, options?: RequestOptions) {
@@ -239,7 +253,7 @@ export class OAClient {
 
   /**
    * Listens to what the client does: `request`, `response`, `retry` (with its reason),
-   * `rateLimitWait` and `tokenRefresh`. Events never carry a secret; a listener that throws is
+   * `rateLimitWait`, `tokenRefresh` and `videoProbe`. Events never carry a secret; a listener that throws is
    * reported to the logger and does not affect the call.
    * @example client.on('retry', (e) => metrics.increment(`oa.retry.${e.reason}`))
    */
@@ -300,26 +314,37 @@ export class OAClient {
 
   /**
    * `POST /api/v2/public/message/broadcast-message`: up to 5 items to all users, selected users or one user.
+   * A video item whose ticket is not known to be ready is first confirmed through the probe user
+   * (`videoProbeUserId`), or the call fails before anything is sent; `waitForTranscode: false` skips it.
    * @example client.broadcast({ target: 'all', items: [items.text('Hello')] })
    */
-  broadcast(params: req.BroadcastParams, options?: RequestOptions): Promise<res.BroadcastRecord> {
-    return this.#call(endpoints.broadcast, params, options);
+  broadcast(params: req.BroadcastParams, options?: BroadcastOptions): Promise<res.BroadcastRecord> {
+    const { broadcast } = endpoints;
+    return this.#videos.whenReady(broadcast, params, options, (o) => this.#call(broadcast, params, o));
   }
 
-  /** `POST /api/v2/public/message/broadcast-group-message`: up to 5 items to every member of a group. */
+  /**
+   * `POST /api/v2/public/message/broadcast-group-message`: up to 5 items to every member of a group. Video
+   * items wait as in {@link OAClient.broadcast}.
+   */
   broadcastToGroup(
     params: req.BroadcastToGroupParams,
-    options?: RequestOptions,
+    options?: BroadcastOptions,
   ): Promise<res.BroadcastRecord> {
-    return this.#call(endpoints.broadcastToGroup, params, options);
+    const { broadcastToGroup: endpoint } = endpoints;
+    return this.#videos.whenReady(endpoint, params, options, (o) => this.#call(endpoint, params, o));
   }
 
-  /** `POST /api/v2/public/message/broadcast-member-session`: up to 5 items to a member-group broadcast session. */
+  /**
+   * `POST /api/v2/public/message/broadcast-member-session`: up to 5 items to a member-group broadcast
+   * session. Video items wait as in {@link OAClient.broadcast}.
+   */
   broadcastToMemberSession(
     params: req.BroadcastToMemberSessionParams,
-    options?: RequestOptions,
+    options?: BroadcastOptions,
   ): Promise<res.BroadcastRecord> {
-    return this.#call(endpoints.broadcastToMemberSession, params, options);
+    const { broadcastToMemberSession: endpoint } = endpoints;
+    return this.#videos.whenReady(endpoint, params, options, (o) => this.#call(endpoint, params, o));
   }
 
   /**
@@ -330,7 +355,7 @@ export class OAClient {
     const { waitForTranscode, ...requestOptions } = options;
     const valid = validate(req.SendVideoParamsSchema, params, 'sendVideo params');
     validate(req.WaitForTranscodeSchema, waitForTranscode, 'sendVideo options.waitForTranscode');
-    return untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
+    const result = await untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
       ticket_id: valid.ticket_id,
       wait: waitForTranscode,
       signal: options.signal,
@@ -348,6 +373,19 @@ export class OAClient {
         });
       },
     });
+    await this.#videos.markReady(valid.ticket_id);
+    return result;
+  }
+
+  /**
+   * Waits until a video ticket is known ready, as the broadcasts do before sending one: at once if a
+   * `sendVideo` of it succeeded (here, or in a process sharing the coordination); else by sending the
+   * video to the probe user (`probeUserId`, or the client's `videoProbeUserId`), waiting while it
+   * converts. Without a probe user, an unknown ticket fails with `OAVideoNotConfirmedError`.
+   * @example await client.waitForVideo(ticket_id, { probeUserId: 'my-test-account' });
+   */
+  waitForVideo(ticket_id: string, options?: WaitForVideoOptions): Promise<void> {
+    return this.#videos.waitFor(ticket_id, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-audio`: an uploaded audio file to one user. */
@@ -446,6 +484,7 @@ export class OAClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     this.#limiter?.stop();
     if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.close();
   }
