@@ -253,8 +253,8 @@ export class OAClient {
 
   /**
    * Listens to what the client does: `request`, `response`, `retry` (with its reason),
-   * `rateLimitWait`, `tokenRefresh` and `videoProbe`. Events never carry a secret; a listener that throws is
-   * reported to the logger and does not affect the call.
+   * `rateLimitWait`, `tokenRefresh` and `videoProbe`. Events never carry a secret; a listener that
+   * throws is reported to the logger and does not affect the call.
    * @example client.on('retry', (e) => metrics.increment(`oa.retry.${e.reason}`))
    */
   on<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
@@ -324,8 +324,8 @@ export class OAClient {
   }
 
   /**
-   * `POST /api/v2/public/message/broadcast-group-message`: up to 5 items to every member of a group. Video
-   * items wait as in {@link OAClient.broadcast}.
+   * `POST /api/v2/public/message/broadcast-group-message`: up to 5 items to every member of a group.
+   * Video items wait as in {@link OAClient.broadcast}.
    */
   broadcastToGroup(
     params: req.BroadcastToGroupParams,
@@ -349,7 +349,8 @@ export class OAClient {
 
   /**
    * `POST /api/v2/public/webhook/broadcast-video`: a video (`ticket_id` of `uploadVideo`) to one user.
-   * While the ticket is still converting, it waits and tries again (see `waitForTranscode`).
+   * While the ticket is still converting, it waits and tries again (see `waitForTranscode`). Once it
+   * succeeds the ticket is known ready: broadcasts of it need no probe (see `videoProbeUserId`).
    */
   async sendVideo(params: req.SendVideoParams, options: SendVideoOptions = {}): Promise<res.SendResult> {
     const { waitForTranscode, ...requestOptions } = options;

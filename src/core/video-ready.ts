@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import {
+  isOAError,
   OAAbortError,
   OAConfigError,
   OAConnectionError,
@@ -143,6 +144,14 @@ export class VideoReadiness {
         signal: options.signal,
         requestTimeoutMs: options.timeoutMs,
         how: 'pass { videoProbeUserId } to the broadcast (or set it on the client)',
+      }).catch((error: unknown) => {
+        // `deliveryUnknown` on a probe's failure is about the probe user's copy; the caller would read
+        // it as "the broadcast may have gone out", and it did not.
+        if (!isOAError(error) || !error.deliveryUnknown) throw error;
+        throw new OAConnectionError(
+          `Not sent: the probe send of a video failed before the broadcast (${error.message})`,
+          { cause: error },
+        );
       });
     }
     return send(requestOptions);
@@ -243,7 +252,8 @@ export class VideoReadiness {
     }
     const waitedMs = Math.round(performance.now() - started);
     this.#options.logger.info?.(
-      `oa-messaging: video ticket ${ticket_id} is ready: delivered to the probe user ${user_id} after ${waitedMs} ms`,
+      `oa-messaging: video ticket ${ticket_id} is ready: delivered to the probe user ${user_id} ` +
+        `after ${waitedMs} ms`,
     );
     this.#options.events.emit('videoProbe', { ticket_id, user_id, waitedMs });
   }

@@ -179,6 +179,21 @@ describe('a broadcast of a video not known to be ready', () => {
     expect(broadcasts(mock).every((d) => d.failure === undefined)).toBe(true);
   });
 
+  it('a probe whose outcome is unknown: the broadcast did not leave, and the error says so', async () => {
+    const mock = await fixture.start(CONVERTS_BRIEFLY);
+    const client = fixture.connect(mock, { videoProbeUserId: 'probe-user' });
+    const { ticket_id } = await client.uploadVideo(clip);
+    mock.injectFault('reset-after-processing', { path: '/webhook/broadcast-video' });
+    const error = await rejection(client.broadcast({ target: 'all', items: [items.video(ticket_id)] }));
+    expect(error).toBeInstanceOf(OAConnectionError);
+    expect(error).toMatchObject({ deliveryUnknown: false });
+    expect((error as Error).message).toMatch(
+      /^Not sent: the probe send of a video failed before the broadcast/,
+    );
+    expect(((error as Error).cause as { deliveryUnknown: boolean }).deliveryUnknown).toBe(true);
+    expect(broadcasts(mock)).toEqual([]);
+  });
+
   it('bad options are refused before anything is sent', async () => {
     const mock = await fixture.start(CONVERTS_BRIEFLY);
     const client = fixture.connect(mock);
