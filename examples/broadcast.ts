@@ -54,10 +54,13 @@ try {
   console.log(`uploaded an image, a video and ${audio.audio_duration} s of audio`);
 
   // A broadcast whose video ticket is still converting is accepted, but its job fails later, and the
-  // API cannot be asked about a ticket. sendVideo can: it waits out the transcode. So the video goes
-  // to one user first, then into broadcasts.
-  await client.sendVideo({ user_id: userId, ticket_id });
-  console.log(`video ready: sent to ${userId} first`);
+  // API cannot be asked about a ticket, only sent it. So a broadcast of a ticket not known to be ready
+  // first sends the video to a probe user (here OA_USER_ID), waiting while it converts.
+  client.on('videoProbe', ({ user_id, waitedMs }) => {
+    console.log(
+      `video ready: delivered to the probe user ${user_id} after ${(waitedMs / 1000).toFixed(1)} s`,
+    );
+  });
 
   // 2. Up to 5 items per broadcast, each built by `items` and validated before anything is sent.
   const sale = items.text('Spring sale: 20% off everything this week.', 'Spring sale'); // desc: the push text
@@ -80,7 +83,11 @@ try {
   show(`selected (${targets.users.length})`, selected);
 
   const clips = [items.text('Your clip and voice note:'), items.video(ticket_id), items.audio(audio)];
-  show('single', await client.broadcast({ target: 'single', user_ids: [userId], items: clips }));
+  const single = await client.broadcast(
+    { target: 'single', user_ids: [userId], items: clips },
+    { videoProbeUserId: userId },
+  );
+  show('single', single);
 
   const group = targets.group;
   if (group) {

@@ -7,6 +7,7 @@ import { ClientEvents, type OAClientEventName, type OAClientListener } from './c
 import { containLogger, type Logger, silentLogger } from './core/logger.js';
 import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
 import { type Limiter, RateLimiter } from './core/rate-limit.js';
+import { MemoryReadyVideos } from './core/ready-videos.js';
 import {
   callEndpoint,
   callUpload,
@@ -18,6 +19,7 @@ import {
 import { MemoryTokenStore } from './core/token-store.js';
 import { untilTranscoded } from './core/transcode.js';
 import { validate } from './core/validate.js';
+import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from './core/video-ready.js';
 import { endpoints, uploads } from './endpoints.js';
 import { OAValidationError } from './errors.js';
 import * as req from './schemas/requests.js';
@@ -52,6 +54,8 @@ export class OAClient {
   readonly #limiter: Limiter | undefined;
   readonly #calls = new CallRegistry();
   readonly #ownDispatcher: boolean;
+  readonly #videos: VideoReadiness;
+  readonly #closing = new AbortController();
   #dispatcher: Dispatcher | undefined;
 
   constructor(options: OAClientOptions = {}) {
@@ -102,6 +106,16 @@ export class OAClient {
       calls: this.#calls,
       secrets: () => [apiSecret, ...this.#tokens.knownSecrets()],
     };
+    this.#videos = new VideoReadiness({
+      key: apiKey,
+      probeUserId: options.videoProbeUserId,
+      local: new MemoryReadyVideos(),
+      shared: coordination?.readyVideos,
+      sendVideo: (params, videoOptions) => this.sendVideo(params, videoOptions),
+      events: this.#events,
+      logger,
+      closed: this.#closing.signal,
+    });
   }
 
   #call<R extends z.ZodType>(endpoint: Endpoint<z.ZodType, R>, params: unknown, options?: RequestOptions) {
@@ -132,8 +146,8 @@ export class OAClient {
 
   /**
    * Listens to what the client does: `request`, `response`, `retry` (with its reason),
-   * `rateLimitWait` and `tokenRefresh`. Events never carry a secret; a listener that throws is
-   * reported to the logger and does not affect the call.
+   * `rateLimitWait`, `tokenRefresh` and `videoProbe`. Events never carry a secret; a listener that
+   * throws is reported to the logger and does not affect the call.
    * @example client.on('retry', (e) => metrics.increment(`oa.retry.${e.reason}`))
    */
   on<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
@@ -193,31 +207,43 @@ export class OAClient {
 
   /**
    * `POST /api/v2/public/message/broadcast-message`: up to 5 items to all users, selected users or one user.
+   * A video item whose ticket is not known to be ready is first confirmed through the probe user
+   * (`videoProbeUserId`), or the call fails before anything is sent; `waitForTranscode: false` skips it.
    * @example client.broadcast({ target: 'all', items: [items.text('Hello')] })
    */
-  broadcast(params: req.BroadcastParams, options?: RequestOptions): Promise<res.BroadcastRecord> {
-    return this.#call(endpoints.broadcast, params, options);
+  broadcast(params: req.BroadcastParams, options?: BroadcastOptions): Promise<res.BroadcastRecord> {
+    const { broadcast } = endpoints;
+    return this.#videos.whenReady(broadcast, params, options, (o) => this.#call(broadcast, params, o));
   }
 
-  /** `POST /api/v2/public/message/broadcast-group-message`: up to 5 items to every member of a group. */
+  /**
+   * `POST /api/v2/public/message/broadcast-group-message`: up to 5 items to every member of a group.
+   * Video items wait as in {@link OAClient.broadcast}.
+   */
   broadcastToGroup(
     params: req.BroadcastToGroupParams,
-    options?: RequestOptions,
+    options?: BroadcastOptions,
   ): Promise<res.BroadcastRecord> {
-    return this.#call(endpoints.broadcastToGroup, params, options);
+    const { broadcastToGroup: endpoint } = endpoints;
+    return this.#videos.whenReady(endpoint, params, options, (o) => this.#call(endpoint, params, o));
   }
 
-  /** `POST /api/v2/public/message/broadcast-member-session`: up to 5 items to a member-group broadcast session. */
+  /**
+   * `POST /api/v2/public/message/broadcast-member-session`: up to 5 items to a member-group broadcast
+   * session. Video items wait as in {@link OAClient.broadcast}.
+   */
   broadcastToMemberSession(
     params: req.BroadcastToMemberSessionParams,
-    options?: RequestOptions,
+    options?: BroadcastOptions,
   ): Promise<res.BroadcastRecord> {
-    return this.#call(endpoints.broadcastToMemberSession, params, options);
+    const { broadcastToMemberSession: endpoint } = endpoints;
+    return this.#videos.whenReady(endpoint, params, options, (o) => this.#call(endpoint, params, o));
   }
 
   /**
    * `POST /api/v2/public/webhook/broadcast-video`: a video (`ticket_id` of `uploadVideo`) to one user.
-   * While the ticket is still converting, it waits and tries again (see `waitForTranscode`).
+   * While the ticket is still converting, it waits and tries again (see `waitForTranscode`). Once it
+   * succeeds the ticket is known ready: broadcasts of it need no probe (see `videoProbeUserId`).
    */
   async sendVideo(params: req.SendVideoParams, options?: SendVideoOptions): Promise<res.SendResult> {
     const checked = checkRequestOptions(this.#ctx, endpoints.sendVideo, options, req.SendVideoOptionsSchema);
@@ -226,7 +252,7 @@ export class OAClient {
     // Each try is a call of its own (its own deadline); the waits between them end on the caller's
     // signal and on close().
     const control = this.#calls.start(`POST ${endpoints.sendVideo.path}`, { signal: checked.signal });
-    return untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
+    const result = await untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
       ticket_id: valid.ticket_id,
       wait: waitForTranscode,
       control,
@@ -244,6 +270,19 @@ export class OAClient {
         });
       },
     }).finally(() => control.end());
+    await this.#videos.markReady(valid.ticket_id);
+    return result;
+  }
+
+  /**
+   * Waits until a video ticket is known ready, as the broadcasts do before sending one: at once if a
+   * `sendVideo` of it succeeded (here, or in a process sharing the coordination); else by sending the
+   * video to the probe user (`probeUserId`, or the client's `videoProbeUserId`), waiting while it
+   * converts. Without a probe user, an unknown ticket fails with `OAVideoNotConfirmedError`.
+   * @example await client.waitForVideo(ticket_id, { probeUserId: 'my-test-account' });
+   */
+  waitForVideo(ticket_id: string, options?: WaitForVideoOptions): Promise<void> {
+    return this.#videos.waitFor(ticket_id, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-audio`: an uploaded audio file to one user. */
@@ -323,6 +362,7 @@ export class OAClient {
     // Every wait ends now (queue, token, backoff, transcode), and requests in flight are aborted: a
     // call that never sent its request says so (`deliveryUnknown: false`).
     this.#calls.closeAll();
+    this.#closing.abort();
     this.#limiter?.stop();
     if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.destroy();
   }

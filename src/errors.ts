@@ -221,6 +221,21 @@ export class OATranscodeTimeoutError extends OAError {
   }
 }
 
+/**
+ * A broadcast (or `waitForVideo`) holds a video ticket that is not known to be ready, and no probe user
+ * was given to confirm it: nothing was sent. The API accepts a broadcast of a ticket still converting
+ * and fails its job later, so the SDK will not broadcast a ticket it cannot vouch for.
+ */
+export class OAVideoNotConfirmedError extends OAConfigError {
+  override name = 'OAVideoNotConfirmedError';
+  readonly ticket_id: string;
+
+  constructor(message: string, ticket_id: string, options: OAErrorOptions = {}) {
+    super(message, options);
+    this.ticket_id = ticket_id;
+  }
+}
+
 /** What {@link errorFromAnswer} needs of an error answer. */
 export interface ErrorAnswer {
   status: number;

@@ -16,9 +16,11 @@ export type {
   RateLimitOptions,
   RateLimitWindow,
 } from './core/rate-limit.js';
+export { MemoryReadyVideos, type ReadyVideos } from './core/ready-videos.js';
 export type { RequestOptions } from './core/request-options.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
 export type { WaitForTranscodeOptions } from './core/transcode.js';
+export type { BroadcastOptions, WaitForVideoOptions } from './core/video-ready.js';
 export {
   isOAError,
   OAAbortError,
@@ -39,6 +41,7 @@ export {
   OAUnauthorizedError,
   OAValidationError,
   type OAValidationIssue,
+  OAVideoNotConfirmedError,
 } from './errors.js';
 export { type AudioUpload, items } from './items.js';
 export {

@@ -81,6 +81,7 @@ describe('examples (each as a child process, against the fake)', () => {
       expect(output).toMatch(line);
     }
     expect(output).toContain('a broadcast job is still running; trying again in');
+    expect(output).toMatch(/^video ready: delivered to the probe user user-1 after \d+\.\d s$/m);
     expect(output).toContain('The fake ran 5 broadcast jobs, 0 failed.');
     expectNoSecrets(output);
     expect(code).toBe(0);

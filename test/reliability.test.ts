@@ -37,7 +37,14 @@ const converting = errorBody(
 
 /** Collects the client's events by name. */
 function record(client: OAClient) {
-  const seen = { request: [], response: [], retry: [], rateLimitWait: [], tokenRefresh: [] } as {
+  const seen = {
+    request: [],
+    response: [],
+    retry: [],
+    rateLimitWait: [],
+    tokenRefresh: [],
+    videoProbe: [],
+  } as {
     [K in OAClientEventName]: OAClientEvents[K][];
   };
   for (const name of Object.keys(seen) as OAClientEventName[]) {

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 import { items, type MessageItem } from '../index.js';
+import { isVideoFile } from './broadcast-videos.js';
 import { UsageError } from './errors.js';
 
 /**
@@ -13,6 +14,8 @@ import { UsageError } from './errors.js';
  */
 export class ItemCollector {
   readonly items: Record<string, unknown>[] = [];
+  /** The `--video` items given as a file to upload first: item -> path. */
+  readonly videoFiles = new Map<object, string>();
 
   /** The item just before a refining flag, which must be of `type`. */
   #last(type: string, flag: string): Record<string, unknown> {
@@ -35,8 +38,10 @@ export class ItemCollector {
     const image = this.#last('image', '--image');
     this.items[this.items.length - 1] = items.imageLink(String(image.msg), link);
   };
-  readonly video = (ticket_id: string): void => {
-    this.items.push(items.video(ticket_id));
+  readonly video = (ticketOrFile: string): void => {
+    const item = items.video(ticketOrFile);
+    this.items.push(item);
+    if (isVideoFile(ticketOrFile)) this.videoFiles.set(item, ticketOrFile);
   };
   readonly flex = (layout: string): void => {
     this.items.push(items.flex(layout));

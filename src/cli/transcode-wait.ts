@@ -1,17 +1,18 @@
-/** A video send with its transcode wait shown on stderr. */
-import type { OAClient, OAClientListener, SendResult } from '../index.js';
+/** A video send, or a broadcast of videos, with its transcode wait shown on stderr. */
+import type { OAClient, OAClientListener } from '../index.js';
 import type { Output } from './output.js';
 import { transcodeProgress } from './progress.js';
 
 /**
- * Runs `send` (`sendVideo` or `sendVideoFile`), showing each wait while the API still converts the
- * video. The SDK reports those waits as `retry` events with the reason `video_converting`.
+ * Runs `send` (`sendVideo`, `sendVideoFile`, or a broadcast whose videos are probed first), showing each
+ * wait while the API still converts the video. The SDK reports those waits as `retry` events with the
+ * reason `video_converting`.
  */
-export async function showingTranscodeWait(
+export async function showingTranscodeWait<T>(
   client: OAClient,
   out: Output,
-  send: () => Promise<SendResult>,
-): Promise<SendResult> {
+  send: () => Promise<T>,
+): Promise<T> {
   const view = transcodeProgress('transcode', out.progressStream);
   const onRetry: OAClientListener<'retry'> = (event) => {
     if (event.reason === 'video_converting') {

@@ -42,6 +42,11 @@ export interface OAClientEvents {
   };
   /** A request waited in the client's rate limiter before leaving. */
   rateLimitWait: { endpoint: string; path: string; bucket: RateLimitBucket; waitedMs: number };
+  /**
+   * A video ticket not known to be ready was confirmed by delivering it to the probe user, before a
+   * broadcast or in `waitForVideo`; `waitedMs` counts from the first probe send to the delivery.
+   */
+  videoProbe: { ticket_id: string; user_id: string; waitedMs: number };
   /** The client obtained (`login`) or refreshed (`refresh`) its access token. */
   tokenRefresh: { kind: 'login' | 'refresh'; reason: 'no_token' | 'expiring' | 'rejected' };
 }

@@ -54,6 +54,13 @@ export interface OAClientOptions {
    */
   coordination?: Coordination | undefined;
   /**
+   * A user of yours (a test account) who receives a video first when a broadcast holds a ticket not
+   * known to be ready: the only way the API tells that a transcode has finished is a single-user
+   * video send that succeeds. Without it such a broadcast is refused before anything is sent.
+   * @default none
+   */
+  videoProbeUserId?: string;
+  /**
    * Where the token pair lives.
    * @default an in-memory store
    */

@@ -8,7 +8,8 @@ export interface WaitForTranscodeOptions {
   timeoutMs?: number | undefined;
 }
 
-const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+/** The longest wait for a ticket in convert status unless told otherwise. */
+export const DEFAULT_TRANSCODE_TIMEOUT_MS = 10 * 60_000;
 /** About 1 s at first, growing to 10 s. */
 const POLL_BACKOFF = { initialMs: 1_000, maxMs: 10_000 };
 
@@ -33,7 +34,7 @@ export async function untilTranscoded<T>(
   },
 ): Promise<T> {
   if (opts.wait === false) return send();
-  const timeoutMs = opts.wait?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = opts.wait?.timeoutMs ?? DEFAULT_TRANSCODE_TIMEOUT_MS;
   const deadline = performance.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -1,6 +1,7 @@
 /**
  * `oa-messaging/redis`: state shared in Redis by every process that uses one api key: the token pair
- * (one login or refresh at a time) and both rate limits, counted together.
+ * (one login or refresh at a time), both rate limits, counted together, and the video tickets known to
+ * be ready.
  *
  * @example
  * ```ts
@@ -15,10 +16,12 @@
 import type { Coordination } from '../core/coordination.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
+import { READY_VIDEO_TTL_MS } from '../core/ready-videos.js';
 import { OAConfigError } from '../errors.js';
 import { Connection, type RedisClient } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
+import { RedisReadyVideos } from './ready-videos.js';
 import { RedisTokenStore } from './token-store.js';
 
 export type { RedisClient } from './connection.js';
@@ -27,7 +30,7 @@ export type { RedisClient } from './connection.js';
 export interface RedisCoordinationSettings {
   /**
    * Prepended to every key: `${prefix}token:${apiKey}`, `${prefix}lock:${apiKey}`,
-   * `${prefix}limit:{${apiKey}}:general` and `:upload`.
+   * `${prefix}limit:{${apiKey}}:general` and `:upload`, `${prefix}video:${apiKey}:${ticket_id}`.
    * @default 'oa:'
    */
   prefix?: string;
@@ -51,6 +54,12 @@ export interface RedisCoordinationSettings {
    * @default 86_400_000 (one day)
    */
   keepTokenAfterExpiryMs?: number | false;
+  /**
+   * How long a video ticket stays known to be ready after a `sendVideo` of it succeeded. A ticket
+   * forgotten sooner than the API forgets it only costs one more probe send before a broadcast.
+   * @default 604_800_000 (7 days)
+   */
+  readyVideoTtlMs?: number;
   /**
    * Told of background failures that only cost time: a lock that could not be extended, a rate-limit
    * update that did not reach Redis. Never given a secret.
@@ -124,12 +133,14 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
   const keep = options.keepTokenAfterExpiryMs;
   const keepTokenAfterExpiryMs =
     keep === false ? false : positive('keepTokenAfterExpiryMs', keep, 86_400_000);
+  const readyVideoTtlMs = positive('readyVideoTtlMs', options.readyVideoTtlMs, READY_VIDEO_TTL_MS);
   const logger = options.logger ?? silentLogger;
 
   const connection = new Connection(client !== undefined ? { client } : { url: url as string });
   const limiters = new Set<Limiter>();
   return {
     tokenStore: new RedisTokenStore(connection, prefix, keepTokenAfterExpiryMs),
+    readyVideos: new RedisReadyVideos(connection, prefix, readyVideoTtlMs),
     withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       return withRenewalLock(connection, { prefix, lockTtlMs, logger }, key, renew, signal);
     },

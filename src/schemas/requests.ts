@@ -147,6 +147,22 @@ export const SendFileOptionsSchema = UploadOptionsSchema.extend({
   waitForTranscode: WaitForTranscodeSchema,
 });
 
+/**
+ * The mass broadcasts' own options: the probe user that confirms a video ticket first, and whether to
+ * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
+ */
+export const BroadcastOptionsSchema = z.looseObject({
+  videoProbeUserId: NonBlankSchema.optional(),
+  waitForTranscode: WaitForTranscodeSchema,
+});
+
+/** `waitForVideo`'s options. */
+export const WaitForVideoOptionsSchema = z.strictObject({
+  probeUserId: NonBlankSchema.optional(),
+  timeoutMs: z.number().positive().optional(),
+  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal').optional(),
+});
+
 export type SendGreetingParams = z.input<typeof SendGreetingParamsSchema>;
 export type SendImageParams = z.input<typeof SendImageParamsSchema>;
 export type SendTextParams = z.input<typeof SendTextParamsSchema>;

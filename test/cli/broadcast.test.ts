@@ -1,11 +1,17 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fakeServer, oa, workDir } from './run-oa.js';
 
 const GROUP = '0b7e4a52-2a8e-4b6e-9d55-3f1b7c1e9a10';
 const SESSION = '5d1c2b8e-7f4a-4c3d-8e9f-1a2b3c4d5e6f';
 const TICKET = '9f8e7d6c-5b4a-4321-8fed-cba987654321';
+const clip = fileURLToPath(new URL('../fixtures/media/sample.mp4', import.meta.url));
+/** A short transcode: the probe meets the convert status once or twice. */
+const CONVERTS_BRIEFLY = { transcodeMs: 800 };
+/** Longer than any test. */
+const CONVERTS_LONG = { transcodeMs: 60_000 };
 
 describe.concurrent('oa broadcast', () => {
   it('--target all with items from flags, in the order given, --desc and --link refining the one before', async ({
@@ -21,6 +27,8 @@ describe.concurrent('oa broadcast', () => {
         ...['--video', TICKET],
         ...['--flex', '{"type":"bubble"}'],
         ...['--image', 'https://cdn.example.com/b.png'],
+        // The video is a ticket_id of no upload: broadcast at once, without the wait.
+        '--no-wait',
       ],
       { env },
     );
@@ -171,5 +179,97 @@ describe.concurrent('oa broadcast', () => {
       },
     });
     expect(mock.requests).toEqual([]);
+  });
+
+  it('--video FILE --probe-user: uploads, waits for the transcode through the probe, then broadcasts, all shown', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_BRIEFLY);
+    const args = ['broadcast', '--target', 'selected', '--user', 'u1', '--user', 'u2'];
+    const { code, stdout, stderr } = await oa(
+      [...args, '--text', 'New clip', '--video', clip, '--probe-user', 'probe-user'],
+      { env },
+    );
+    expect(code).toBe(0);
+    const ticket_id = mock.uploads[0]?.result.ticket_id;
+    expect(stdout).toMatch(/^broadcast [\w-]+: 2 items \(message, video\)\n/);
+    expect(stderr).toMatch(
+      new RegExp(
+        '^upload sample\\.mp4 0% 0 B/2\\.1 KB\nupload sample\\.mp4 100% 2\\.1 KB/2\\.1 KB\n' +
+          `uploaded sample\\.mp4: ticket_id ${ticket_id}\n` +
+          'transcode converting; try 2 in \\d+\\.\\d s\n(transcode converting; try \\d in \\d+\\.\\d s\n)*' +
+          `video ${ticket_id} delivered to the probe user probe-user: it is ready\n` +
+          'transcode ready after \\d+\\.\\d s\n$',
+      ),
+    );
+    expect(mock.deliveries.map((d) => [d.endpoint, d.user_ids, d.failure])).toEqual([
+      ['sendVideo', ['probe-user'], undefined],
+      ['broadcast', ['u1', 'u2'], undefined],
+    ]);
+    expect(mock.deliveries[1]?.items).toEqual([
+      { type: 'message', msg: 'New clip' },
+      { type: 'video', msg: ticket_id },
+    ]);
+  });
+
+  it('--video TICKET of an earlier upload waits the same way, for a group too', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_BRIEFLY);
+    const uploaded = await oa(['upload', 'video', clip, '--json'], { env });
+    const { ticket_id } = JSON.parse(uploaded.stdout);
+    const { code } = await oa(
+      ['broadcast', '--group', GROUP, '--video', ticket_id, '--probe-user', 'probe-user', '--json'],
+      { env },
+    );
+    expect(code).toBe(0);
+    expect(mock.deliveries.map((d) => [d.endpoint, d.failure])).toEqual([
+      ['sendVideo', undefined],
+      ['broadcastToGroup', undefined],
+    ]);
+  });
+
+  it('a video without --probe-user: exit 2 before anything is uploaded or sent; --no-wait broadcasts, and the job fails', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
+    const items = join(workDir, 'video-items.json');
+    await writeFile(items, JSON.stringify([{ type: 'video', msg: TICKET }]));
+    const runs = await Promise.all([
+      oa(['broadcast', '--target', 'all', '--video', clip], { env }),
+      oa(['broadcast', '--target', 'all', '--items-file', items], { env }),
+    ]);
+    expect(runs.map((run) => run.code)).toEqual([2, 2]);
+    for (const run of runs) {
+      expect(run.stderr).toMatch(/^oa: UsageError: a video item needs --probe-user USER_ID: .* Or --no-wait/);
+    }
+    expect(mock.requests).toEqual([]);
+
+    const noWait = await oa(['broadcast', '--target', 'all', '--video', clip, '--no-wait'], { env });
+    expect(noWait.code).toBe(0);
+    expect(mock.deliveries).toMatchObject([{ endpoint: 'broadcast', failure: 'Video is in convert status' }]);
+  });
+
+  it('--wait-timeout: a transcode longer than the wait fails with exit 1, nothing broadcast, the ticket_id shown', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
+    const args = [
+      'broadcast',
+      '--target',
+      'all',
+      '--video',
+      clip,
+      '--probe-user',
+      'p',
+      '--wait-timeout',
+      '300',
+    ];
+    const { code, stderr } = await oa(args, { env });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^oa: OATranscodeTimeoutError: /m);
+    expect(stderr).toContain(`    ticket_id: ${mock.uploads[0]?.result.ticket_id}\n`);
+    expect(mock.deliveries).toEqual([]);
+    expect(mock.requests.some((r) => r.path.includes('/message/'))).toBe(false);
   });
 });

@@ -324,6 +324,40 @@ describe('video tickets', () => {
     expect(res.status).toBe(201);
     expect(fake.deliveries[0]?.failure).toBe('Video is in convert status');
   });
+
+  it('every mass broadcast fails its job on a converting or unknown ticket, and runs it once converted', async () => {
+    const clock = manualClock();
+    const { fake, token } = await start({ now: clock.now, transcodeMs: 5000 });
+    const ticket_id = await uploadVideo(fake, token);
+    const video = [{ type: 'video', msg: ticket_id }];
+    const unknown = [{ type: 'video', msg: '00000000-0000-4000-8000-000000000000' }];
+    const group = { account_provider_group_id: '0b7e4a52-2a8e-4b6e-9d55-3f1b7c1e9a10' };
+    const session = { member_group_broadcast_id: '5d1c2b8e-7f4a-4c3d-8e9f-1a2b3c4d5e6f' };
+    const broadcastAll = async (items: unknown[]) => {
+      for (const [path, body] of [
+        ['/message/broadcast-message', { target: 'selected', user_ids: ['u1', 'u2'] }],
+        ['/message/broadcast-group-message', group],
+        ['/message/broadcast-member-session', session],
+      ] as const) {
+        expect((await post(fake.url, path, { ...body, items }, { token })).status).toBe(201);
+      }
+    };
+    await broadcastAll(video);
+    await broadcastAll(unknown);
+    clock.advance(5000);
+    await broadcastAll(video);
+    expect(fake.deliveries.map((d) => [d.endpoint, d.failure])).toEqual([
+      ['broadcast', 'Video is in convert status'],
+      ['broadcastToGroup', 'Video is in convert status'],
+      ['broadcastToMemberSession', 'Video is in convert status'],
+      ['broadcast', 'Video ticket not found'],
+      ['broadcastToGroup', 'Video ticket not found'],
+      ['broadcastToMemberSession', 'Video ticket not found'],
+      ['broadcast', undefined],
+      ['broadcastToGroup', undefined],
+      ['broadcastToMemberSession', undefined],
+    ]);
+  });
 });
 
 describe('paths that are not endpoints', () => {

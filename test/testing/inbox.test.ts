@@ -85,7 +85,10 @@ describe('the web inbox over HTTP', () => {
     const mock = await fixture.start({ transcodeMs: 60_000 });
     const client = fixture.connect(mock);
     const { ticket_id } = await client.uploadVideo(media('sample.webm'));
-    await client.broadcast({ target: 'single', user_ids: ['u1'], items: [items.video(ticket_id)] }, {});
+    await client.broadcast(
+      { target: 'single', user_ids: ['u1'], items: [items.video(ticket_id)] },
+      { waitForTranscode: false },
+    );
     const shown = await state(mock);
     expect(shown.converting).toBe(true);
     expect(shown.conversations.u1[0]).toMatchObject({

@@ -1,12 +1,19 @@
 /** `oa broadcast`: up to five items to all users, selected users, one user, a group or a member session. */
 import { Command, Option } from 'commander';
-import type { BroadcastParams, BroadcastRecord, MessageItem, OAClient } from '../../index.js';
+import type {
+  BroadcastOptions,
+  BroadcastParams,
+  BroadcastRecord,
+  MessageItem,
+  OAClient,
+} from '../../index.js';
 import { ItemCollector, readItemsFile } from '../broadcast-items.js';
+import { broadcastWithVideos, checkVideoWait, type VideoWaitFlags } from '../broadcast-videos.js';
 import { type ClientFlags, withClient } from '../client.js';
-import { collect, withConnectionOptions } from '../options.js';
+import { collect, positiveInteger, withConnectionOptions } from '../options.js';
 import { runAction } from '../run-action.js';
 
-interface BroadcastFlags extends ClientFlags {
+interface BroadcastFlags extends ClientFlags, VideoWaitFlags {
   target?: 'all' | 'selected' | 'single';
   user?: string[];
   group?: string;
@@ -18,29 +25,42 @@ const ITEMS_HELP = `
 Items, in the order given (one to five):
   --text "Spring sale" --desc "Push text"       a text, with an optional push-notification text
   --image https://cdn.example.com/a.png          an image; add --link URL to open a page when tapped
-  --video TICKET_ID                              an uploaded video (see: oa upload video)
+  --video FILE|TICKET_ID                         a video: a file, uploaded first, or the ticket_id of an
+                                                 upload (see: oa upload video)
   --flex '{"type":"bubble"}'                     a flex layout (JSON)
   --item '{"type":"audio",...}'                  any item as JSON, e.g. an audio item
   --items-file items.json                        a JSON array of items (or { "items": [...] }), placed first;
                                                  --items-file - reads it from standard input
 
+Videos: the API accepts a broadcast of a video that is still converting, and its job then fails;
+it cannot be asked whether a video is ready, only sent it. So oa first sends each video to
+--probe-user (a user of yours, e.g. a test account), waiting while it converts, then broadcasts.
+--no-wait broadcasts at once.
+
 Examples:
   oa broadcast --target all --text "Spring sale starts today"
   oa broadcast --target selected --user u1 --user u2 --image https://cdn.example.com/a.png --link https://shop.example.com
-  oa broadcast --group 0b7e4a52-2a8e-4b6e-9d55-3f1b7c1e9a10 --items-file items.json`;
+  oa broadcast --group 0b7e4a52-2a8e-4b6e-9d55-3f1b7c1e9a10 --items-file items.json
+  oa broadcast --target all --text "New clip" --video clip.mp4 --probe-user my-test-account`;
 
 /** Sends the broadcast the flags describe. */
-function send(client: OAClient, flags: BroadcastFlags, items: MessageItem[]): Promise<BroadcastRecord> {
+function send(
+  client: OAClient,
+  flags: BroadcastFlags,
+  items: MessageItem[],
+  options: BroadcastOptions,
+): Promise<BroadcastRecord> {
   if (flags.group !== undefined) {
-    return client.broadcastToGroup({ account_provider_group_id: flags.group, items });
+    return client.broadcastToGroup({ account_provider_group_id: flags.group, items }, options);
   }
   if (flags.memberSession !== undefined) {
-    return client.broadcastToMemberSession({ member_group_broadcast_id: flags.memberSession, items });
+    const params = { member_group_broadcast_id: flags.memberSession, items };
+    return client.broadcastToMemberSession(params, options);
   }
   // Passed as typed, users or not: the SDK refuses `user_ids` for `all` and requires them otherwise, with
   // a message that names the rule (exit 2).
   const params = { target: flags.target, items, ...(flags.user ? { user_ids: flags.user } : {}) };
-  return client.broadcast(params as BroadcastParams);
+  return client.broadcast(params as BroadcastParams, options);
 }
 
 function describe(record: BroadcastRecord): string[] {
@@ -80,9 +100,19 @@ export function broadcastCommand(): Command {
     .option('--desc <text>', 'the push-notification text of the text item before it', collector.desc)
     .option('--image <url>', 'add an image item', collector.image)
     .option('--link <url>', 'make the image item before it open this page when tapped', collector.link)
-    .option('--video <ticket_id>', 'add a video item', collector.video)
+    .option('--video <file|ticket_id>', 'add a video item: a file to upload, or a ticket_id', collector.video)
     .option('--flex <json>', 'add a flex item', collector.flex)
     .option('--item <json>', 'add an item given as JSON', collector.item)
+    .option(
+      '--probe-user <user_id>',
+      'a user of yours who receives each video first, once converted; the broadcast waits for it',
+    )
+    .option('--no-wait', 'broadcast at once, even a video still converting (its job would then fail)')
+    .addOption(
+      new Option('--wait-timeout <ms>', 'the longest wait for a video to convert (default: 10 minutes)')
+        .argParser(positiveInteger)
+        .conflicts('wait'),
+    )
     .option(
       '--items-file <path>',
       'read items from a JSON file, or from standard input for - (placed before the item flags)',
@@ -97,8 +127,11 @@ export function broadcastCommand(): Command {
       const fromFile = options.itemsFile === undefined ? [] : readItemsFile(options.itemsFile);
       const items = [...fromFile, ...(collector.items as MessageItem[])];
       if (items.length === 0) cmd.error('error: give at least one item (see --help)', { exitCode: 2 });
+      checkVideoWait(items, options);
       await withClient(options, out, async (client) => {
-        const record = await send(client, options, items);
+        const record = await broadcastWithVideos(client, out, items, collector.videoFiles, options, (o) =>
+          send(client, options, items, o),
+        );
         out.result(record, describe(record));
       });
     }),

@@ -1,0 +1,289 @@
+/**
+ * Broadcasts wait for their videos. The API accepts a mass broadcast whose video ticket is still
+ * converting and fails its job later (spec, "States and transitions"), and it has no ticket status
+ * endpoint: the only signal is the single-user video send, which answers 400 while the ticket converts.
+ * So a ticket is broadcast only once it is known ready (a `sendVideo` of it succeeded, here or in a
+ * process sharing the coordination), or once a probe send to a user the integrator names has succeeded.
+ */
+import type { z } from 'zod';
+import {
+  isOAError,
+  OAAbortError,
+  OAConfigError,
+  OAConnectionError,
+  OATranscodeTimeoutError,
+  OAVideoNotConfirmedError,
+} from '../errors.js';
+import { UuidSchema } from '../schemas/common.js';
+import {
+  BroadcastOptionsSchema,
+  type SendVideoParams,
+  WaitForVideoOptionsSchema,
+} from '../schemas/requests.js';
+import type { ClientEvents } from './events.js';
+import type { Logger } from './logger.js';
+import type { ReadyVideos } from './ready-videos.js';
+import type { RequestOptions } from './request.js';
+import { DEFAULT_TRANSCODE_TIMEOUT_MS, type WaitForTranscodeOptions } from './transcode.js';
+import { validate } from './validate.js';
+import { sleep } from './wait.js';
+
+/** Options of `broadcast`, `broadcastToGroup` and `broadcastToMemberSession`. */
+export interface BroadcastOptions extends RequestOptions {
+  /**
+   * Confirms a video ticket not known to be ready by sending the video to this user first (your own
+   * test account), waiting while it converts; overrides the client's `videoProbeUserId`.
+   * @default the client's `videoProbeUserId`
+   */
+  videoProbeUserId?: string | undefined;
+  /**
+   * How long to wait for a video ticket in convert status before broadcasting it (about 1 s growing to
+   * 10 s between probe sends), then `OATranscodeTimeoutError` with nothing broadcast. `false`
+   * broadcasts at once: a ticket still converting then makes the broadcast's job fail.
+   * @default { timeoutMs: 600_000 }
+   */
+  waitForTranscode?: WaitForTranscodeOptions | false | undefined;
+}
+
+/** Options of `waitForVideo`. */
+export interface WaitForVideoOptions {
+  /**
+   * The user who receives the video if the ticket is not known to be ready.
+   * @default the client's `videoProbeUserId`
+   */
+  probeUserId?: string | undefined;
+  /**
+   * The longest wait while the ticket converts, then `OATranscodeTimeoutError`.
+   * @default 600_000 (10 minutes)
+   */
+  timeoutMs?: number | undefined;
+  /** Cancels the wait (`OAAbortError`). */
+  signal?: AbortSignal | undefined;
+}
+
+/** What {@link VideoReadiness} needs from the client. */
+export interface VideoReadinessOptions {
+  /** The api key: ready tickets are remembered per account. */
+  key: string;
+  /** The client's `videoProbeUserId`. */
+  probeUserId: string | undefined;
+  /** This process's memory. */
+  local: ReadyVideos;
+  /** The coordination's memory, shared by every process. */
+  shared: ReadyVideos | undefined;
+  /** The client's `sendVideo`, which waits out the transcode and marks the ticket ready. */
+  sendVideo: (
+    params: SendVideoParams,
+    options: RequestOptions & { waitForTranscode: WaitForTranscodeOptions },
+  ) => Promise<unknown>;
+  events: ClientEvents;
+  logger: Logger;
+  /** Aborted by `close()`: a wait in progress ends at once. */
+  closed: AbortSignal;
+}
+
+type Items = readonly { type: string; msg?: unknown }[];
+
+/** The tickets known ready, and the wait that confirms the others before a broadcast. */
+export class VideoReadiness {
+  readonly #options: VideoReadinessOptions;
+  /** Probes in flight, by ticket: a second broadcast of the same ticket waits for the first probe. */
+  readonly #probes = new Map<string, Promise<unknown>>();
+
+  constructor(options: VideoReadinessOptions) {
+    const { probeUserId } = options;
+    if (probeUserId !== undefined && (typeof probeUserId !== 'string' || probeUserId.trim() === '')) {
+      throw new OAConfigError('videoProbeUserId must be a user_id (a non-empty string)');
+    }
+    this.#options = options;
+  }
+
+  /**
+   * Records a ticket that was delivered. The send already succeeded: a shared memory that cannot be
+   * reached costs a probe later, never a failed send.
+   */
+  async markReady(ticket_id: string): Promise<void> {
+    const { key, local, shared, logger } = this.#options;
+    await local.markReady(key, ticket_id);
+    try {
+      await shared?.markReady(key, ticket_id);
+    } catch (error) {
+      logger.warn?.(`oa-messaging: could not share that video ticket ${ticket_id} is ready`, {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+
+  /** Whether a ticket is known ready, here or in the shared memory. */
+  async isReady(ticket_id: string): Promise<boolean> {
+    const { key, local, shared } = this.#options;
+    if (await local.isReady(key, ticket_id)) return true;
+    if (!shared || !(await shared.isReady(key, ticket_id))) return false;
+    await local.markReady(key, ticket_id);
+    return true;
+  }
+
+  /**
+   * A broadcast: checks `params` and `options`, waits until every video ticket of its items is known
+   * ready (probing those that are not), then runs `send`. Nothing is sent when a check fails.
+   */
+  async whenReady<T>(
+    endpoint: { name: string; params: z.ZodType },
+    params: unknown,
+    options: BroadcastOptions = {},
+    send: (requestOptions: RequestOptions) => Promise<T>,
+  ): Promise<T> {
+    const { videoProbeUserId, waitForTranscode, ...requestOptions } = options;
+    const valid = validate(endpoint.params, params, `${endpoint.name} params`) as { items: Items };
+    validate(BroadcastOptionsSchema, options, `${endpoint.name} options`);
+    if (waitForTranscode !== false) {
+      const tickets = valid.items.flatMap((item) => (item.type === 'video' ? [String(item.msg)] : []));
+      await this.#confirmAll([...new Set(tickets)], {
+        probeUserId: videoProbeUserId,
+        timeoutMs: waitForTranscode?.timeoutMs,
+        signal: options.signal,
+        requestTimeoutMs: options.timeoutMs,
+        how: 'pass { videoProbeUserId } to the broadcast (or set it on the client)',
+      }).catch((error: unknown) => {
+        // `deliveryUnknown` on a probe's failure is about the probe user's copy; the caller would read
+        // it as "the broadcast may have gone out", and it did not.
+        if (!isOAError(error) || !error.deliveryUnknown) throw error;
+        throw new OAConnectionError(
+          `Not sent: the probe send of a video failed before the broadcast (${error.message})`,
+          { cause: error, failure: 'final' },
+        );
+      });
+    }
+    return send(requestOptions);
+  }
+
+  /** `waitForVideo`: the wait alone. */
+  async waitFor(ticket_id: string, options: WaitForVideoOptions = {}): Promise<void> {
+    const ticket = validate(UuidSchema, ticket_id, 'waitForVideo ticket_id');
+    validate(WaitForVideoOptionsSchema, options, 'waitForVideo options');
+    await this.#confirmAll([ticket], {
+      ...options,
+      requestTimeoutMs: undefined,
+      how: 'pass { probeUserId } (or set videoProbeUserId on the client)',
+    });
+  }
+
+  async #confirmAll(
+    tickets: string[],
+    opts: WaitForVideoOptions & { requestTimeoutMs: number | undefined; how: string },
+  ): Promise<void> {
+    if (tickets.length === 0) return;
+    const { closed } = this.#options;
+    if (closed.aborted) throw new OAConnectionError('Not sent: the client is closed', { failure: 'final' });
+    const unknown: string[] = [];
+    for (const ticket of tickets) if (!(await this.isReady(ticket))) unknown.push(ticket);
+    if (unknown.length === 0) return;
+    const user_id = opts.probeUserId ?? this.#options.probeUserId;
+    const [first] = unknown;
+    if (user_id === undefined && first !== undefined) {
+      throw new OAVideoNotConfirmedError(
+        `Video ticket ${first} is not known to be ready, and no probe user was given: nothing was sent. ` +
+          'A broadcast of a ticket still converting is accepted, then its job fails. To wait for it, ' +
+          `${opts.how}: the video goes to that user first, once converted. Or send it with sendVideo ` +
+          'first, or pass { waitForTranscode: false } to broadcast without waiting.',
+        first,
+      );
+    }
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TRANSCODE_TIMEOUT_MS;
+    const deadline = performance.now() + timeoutMs;
+    const link = linkSignals(opts.signal, closed);
+    try {
+      for (const ticket of unknown) {
+        await this.#confirm(ticket, user_id as string, deadline, link.signal, opts.requestTimeoutMs);
+      }
+    } catch (error) {
+      if (error instanceof OAAbortError && closed.aborted && !opts.signal?.aborted) {
+        throw new OAConnectionError('Not sent: the client was closed while waiting for the video transcode', {
+          cause: error,
+          failure: 'final',
+        });
+      }
+      throw error;
+    } finally {
+      link.dispose();
+    }
+  }
+
+  /** Waits for a probe of `ticket` already in flight, else sends one. */
+  async #confirm(
+    ticket_id: string,
+    user_id: string,
+    deadline: number,
+    signal: AbortSignal,
+    requestTimeoutMs: number | undefined,
+  ): Promise<void> {
+    for (let running = this.#probes.get(ticket_id); running; running = this.#probes.get(ticket_id)) {
+      const timer = sleep(
+        Math.max(0, deadline - performance.now()),
+        signal,
+        'waiting for the video transcode',
+      );
+      const outcome = await Promise.race([
+        running.then(
+          () => 'done' as const,
+          () => 'done' as const,
+        ),
+        timer.done,
+      ]);
+      timer.wake();
+      if (outcome !== 'done') throw timeoutError(ticket_id);
+      if (await this.isReady(ticket_id)) return;
+    }
+    const left = Math.round(deadline - performance.now());
+    if (left <= 0) throw timeoutError(ticket_id);
+    const started = performance.now();
+    const probe = this.#options.sendVideo(
+      { user_id, ticket_id },
+      {
+        waitForTranscode: { timeoutMs: left },
+        signal,
+        ...(requestTimeoutMs === undefined ? {} : { timeoutMs: requestTimeoutMs }),
+      },
+    );
+    this.#probes.set(ticket_id, probe);
+    try {
+      await probe;
+    } finally {
+      if (this.#probes.get(ticket_id) === probe) this.#probes.delete(ticket_id);
+    }
+    const waitedMs = Math.round(performance.now() - started);
+    this.#options.logger.info?.(
+      `oa-messaging: video ticket ${ticket_id} is ready: delivered to the probe user ${user_id} ` +
+        `after ${waitedMs} ms`,
+    );
+    this.#options.events.emit('videoProbe', { ticket_id, user_id, waitedMs });
+  }
+}
+
+function timeoutError(ticket_id: string): OATranscodeTimeoutError {
+  return new OATranscodeTimeoutError(
+    `Video ticket ${ticket_id} was not confirmed ready before the wait ran out`,
+    ticket_id,
+  );
+}
+
+/**
+ * A signal that fires when the caller's or the client's does, and lets go of both afterwards: the
+ * client's lives as long as the client, so listeners left on it would pile up.
+ */
+function linkSignals(caller: AbortSignal | undefined, closed: AbortSignal) {
+  const controller = new AbortController();
+  const sources = caller ? [caller, closed] : [closed];
+  const listeners = sources.map((source) => {
+    const onAbort = () => controller.abort(source.reason);
+    if (source.aborted) onAbort();
+    else source.addEventListener('abort', onAbort, { once: true });
+    return () => source.removeEventListener('abort', onAbort);
+  });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const remove of listeners) remove();
+    },
+  };
+}
