@@ -23,6 +23,15 @@ export const NumberLikeSchema = z.preprocess(
   z.number(),
 );
 
+/**
+ * A string that may arrive as a number: Tencent UserIDs and group IDs are strings, but numeric ones are
+ * sometimes sent as JSON numbers. Only finite numbers become strings; anything else is refused.
+ */
+export const StringLikeSchema = z.preprocess(
+  (value) => (typeof value === 'number' && Number.isFinite(value) ? String(value) : value),
+  z.string(),
+);
+
 /** `TIMTextElem` content: plain text. */
 export const TextContentSchema = z.looseObject({ Text: z.string() });
 
