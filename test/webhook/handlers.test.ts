@@ -9,55 +9,9 @@ import {
   createFetchWebhookHandler,
   createWebhookHandler,
   type WebhookEvent,
-  type WebhookHandlerOptions,
 } from '../../src/webhook/index.js';
-import { asMessage, listen, recordingLogger, textEvent } from './support.js';
-
-type Body = string | Uint8Array | ReadableStream<Uint8Array> | undefined;
-interface Answer {
-  status: number;
-  allow: string | null;
-  json: Record<string, unknown>;
-}
-interface Driver {
-  send(method: string, body?: Body, headers?: Record<string, string>): Promise<Answer>;
-  close(): Promise<void>;
-}
-type Options = WebhookHandlerOptions<IncomingMessage> & WebhookHandlerOptions<Request>;
-
-const toAnswer = async (response: Response): Promise<Answer> => ({
-  status: response.status,
-  allow: response.headers.get('allow'),
-  json: (await response.json()) as Record<string, unknown>,
-});
-
-const init = (method: string, body: Body, headers: Record<string, string>): RequestInit =>
-  // duplex is required by fetch for a stream body.
-  ({
-    method,
-    body: body ?? null,
-    headers: { 'content-type': 'application/json', ...headers },
-    duplex: 'half',
-  }) as RequestInit;
-
-const drivers: Record<string, (options: Options) => Promise<Driver>> = {
-  'node handler over node:http': async (options) => {
-    const server = await listen(createWebhookHandler(options));
-    return {
-      send: async (method, body, headers = {}) =>
-        toAnswer(await fetch(`${server.url}/hook`, init(method, body, headers))),
-      close: server.close,
-    };
-  },
-  'fetch handler': async (options) => {
-    const handler = createFetchWebhookHandler(options);
-    return {
-      send: async (method, body, headers = {}) =>
-        toAnswer(await handler(new Request('http://x/hook', init(method, body, headers)))),
-      close: async () => undefined,
-    };
-  },
-};
+import { type Driver, drivers, type Options } from './drivers.js';
+import { asMessage, recordingLogger, textEvent } from './support.js';
 
 /** A body sent in chunks with no Content-Length, so only the streaming check can catch it. */
 function chunked(totalBytes: number, chunkBytes = 16 * 1024): ReadableStream<Uint8Array> {
