@@ -124,3 +124,27 @@ export class Connection {
     }
   }
 }
+
+/**
+ * The connection for `{ url }` or `{ client }` options, checked: exactly one of them, a non-empty URL,
+ * a client with `eval` and `evalsha`. `what` names the function in the error.
+ */
+export function connectionFrom(options: { url?: unknown; client?: unknown }, what: string): Connection {
+  const { url, client } = options;
+  if ((url === undefined) === (client === undefined)) {
+    throw new OAConfigError(`${what} needs exactly one of url and client`);
+  }
+  if (url !== undefined) {
+    if (typeof url !== 'string' || url === '') {
+      throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
+    }
+    return new Connection({ url });
+  }
+  const candidate = client as Partial<RedisClient> | null;
+  if (typeof candidate?.eval !== 'function' || typeof candidate.evalsha !== 'function') {
+    throw new OAConfigError(
+      'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
+    );
+  }
+  return new Connection({ client: candidate as RedisClient });
+}

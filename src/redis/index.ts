@@ -16,12 +16,17 @@ import type { Coordination } from '../core/coordination.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
 import { OAConfigError } from '../errors.js';
-import { Connection, type RedisClient } from './connection.js';
+import { connectionFrom, type RedisClient } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
 import { RedisTokenStore } from './token-store.js';
 
 export type { RedisClient } from './connection.js';
+export {
+  createRedisDedupeStore,
+  type RedisDedupeStore,
+  type RedisDedupeStoreOptions,
+} from './dedupe-store.js';
 
 /** Options of {@link createRedisCoordination} other than the connection. */
 export interface RedisCoordinationSettings {
@@ -105,18 +110,7 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
   if (typeof options !== 'object' || options === null) {
     throw new OAConfigError('createRedisCoordination needs { url } or { client }');
   }
-  const { url, client } = options;
-  if ((url === undefined) === (client === undefined)) {
-    throw new OAConfigError('createRedisCoordination needs exactly one of url and client');
-  }
-  if (url !== undefined && (typeof url !== 'string' || url === '')) {
-    throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
-  }
-  if (client !== undefined && (typeof client?.eval !== 'function' || typeof client.evalsha !== 'function')) {
-    throw new OAConfigError(
-      'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
-    );
-  }
+  const connection = connectionFrom(options, 'createRedisCoordination');
   const prefix = options.prefix ?? 'oa:';
   if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
   const lockTtlMs = positive('lockTtlMs', options.lockTtlMs, 10_000);
@@ -126,7 +120,6 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
     keep === false ? false : positive('keepTokenAfterExpiryMs', keep, 86_400_000);
   const logger = options.logger ?? silentLogger;
 
-  const connection = new Connection(client !== undefined ? { client } : { url: url as string });
   const limiters = new Set<Limiter>();
   return {
     tokenStore: new RedisTokenStore(connection, prefix, keepTokenAfterExpiryMs),
