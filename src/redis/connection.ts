@@ -13,6 +13,19 @@ export interface RedisClient {
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
+/** Where to find Redis: a URL (ioredis, loaded on first use), or a client of yours. */
+export type RedisConnectionOptions =
+  | {
+      /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
+      url: string;
+      client?: never;
+    }
+  | {
+      /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
+      client: RedisClient;
+      url?: never;
+    };
+
 /** A client this module made, and so closes. */
 interface OwnedClient extends RedisClient {
   quit(): Promise<unknown>;

@@ -1,7 +1,7 @@
 /** The webhook dedupe store in Redis: each message processed once across every receiver instance. */
 import { OAConfigError } from '../errors.js';
 import type { WebhookDedupeState, WebhookDedupeStore } from '../webhook/dedupe.js';
-import { connectionFrom, type RedisClient } from './connection.js';
+import { connectionFrom, type RedisConnectionOptions } from './connection.js';
 import { CLAIM_MESSAGE, COMPLETE_MESSAGE, RELEASE_MESSAGE } from './scripts.js';
 
 /** Options of {@link createRedisDedupeStore}. */
@@ -11,18 +11,7 @@ export type RedisDedupeStoreOptions = {
    * @default 'oa:'
    */
   prefix?: string;
-} & (
-  | {
-      /** e.g. `redis://127.0.0.1:6379`; needs `npm install ioredis`. */
-      url: string;
-      client?: never;
-    }
-  | {
-      /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
-      client: RedisClient;
-      url?: never;
-    }
-);
+} & RedisConnectionOptions;
 
 /** A {@link WebhookDedupeStore} in Redis, and how to let go of it. */
 export interface RedisDedupeStore extends WebhookDedupeStore {

@@ -16,12 +16,12 @@ import type { Coordination } from '../core/coordination.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
 import { OAConfigError } from '../errors.js';
-import { connectionFrom, type RedisClient } from './connection.js';
+import { connectionFrom, type RedisConnectionOptions } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
 import { RedisTokenStore } from './token-store.js';
 
-export type { RedisClient } from './connection.js';
+export type { RedisClient, RedisConnectionOptions } from './connection.js';
 export {
   createRedisDedupeStore,
   type RedisDedupeStore,
@@ -64,20 +64,8 @@ export interface RedisCoordinationSettings {
   logger?: Logger;
 }
 
-/** Where to find Redis: a URL (ioredis, loaded on first use), or a client of yours. */
-export type RedisCoordinationOptions = RedisCoordinationSettings &
-  (
-    | {
-        /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
-        url: string;
-        client?: never;
-      }
-    | {
-        /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
-        client: RedisClient;
-        url?: never;
-      }
-  );
+/** Where to find Redis (a URL, ioredis loaded on first use, or a client of yours), and the settings. */
+export type RedisCoordinationOptions = RedisCoordinationSettings & RedisConnectionOptions;
 
 /** A {@link Coordination} backed by Redis, and how to let go of it. */
 export interface RedisCoordination extends Coordination {

@@ -4,10 +4,11 @@
  * then the answer is 500 after exactly one call); the process never crashes.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../src/webhook/index.js';
 import { eventLike, validEvent } from './arbitraries.js';
 import { drivers } from './drivers.js';
+import { trackUnhandledRejections } from './support.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -35,14 +36,7 @@ const otherBody = fc.oneof(
 );
 const anyBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(objectBody, otherBody);
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = trackUnhandledRejections();
 
 describe.each(Object.entries(drivers))('%s', (_name, start) => {
   it('any JSON object: 2xx and one onEvent; anything else: 4xx; 5xx only when onEvent failed', async () => {

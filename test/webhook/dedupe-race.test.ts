@@ -3,10 +3,10 @@
  * a duplicate that arrives while the first delivery is in onEvent waits for its outcome; a logger, a
  * verify or a dedupe store that throws never costs an answer.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { isMessageEvent, type WebhookDedupeStore, type WebhookEvent } from '../../src/webhook/index.js';
 import { type Answer, type Driver, drivers } from './drivers.js';
-import { asMessage, recordingLogger, textEvent } from './support.js';
+import { asMessage, recordingLogger, textEvent, trackUnhandledRejections } from './support.js';
 
 /** A promise with its resolve, to hold an onEvent until the test lets it go. */
 function gate() {
@@ -30,14 +30,7 @@ async function until(condition: () => boolean, ms = 5000): Promise<void> {
 const stillPending = (promise: Promise<unknown>, ms = 100) =>
   Promise.race([promise.then(() => 'settled'), new Promise((r) => setTimeout(() => r('pending'), ms))]);
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = trackUnhandledRejections();
 
 describe.each(Object.entries(drivers))('%s', (_name, start) => {
   let driver: Driver | undefined;

@@ -4,7 +4,7 @@
  * content helpers can read.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createFetchWebhookHandler,
   createWebhookHandler,
@@ -13,7 +13,7 @@ import {
   type WebhookEvent,
 } from '../../src/webhook/index.js';
 import { eventLike, validEvent } from './arbitraries.js';
-import { listen, recordingLogger } from './support.js';
+import { listen, recordingLogger, trackUnhandledRejections } from './support.js';
 
 const anyBody = fc.oneof(
   validEvent.map((value) => JSON.stringify(value)),
@@ -34,15 +34,7 @@ const onEvent = (event: WebhookEvent) => {
   getMessageMedia(event, { imageVariant: 'thumbnail' });
   accepted.push(event);
 };
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = trackUnhandledRejections();
 
 const isTwoOrFour = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500);
 

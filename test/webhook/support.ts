@@ -1,7 +1,7 @@
 /** Shared pieces of the webhook tests: fixtures, event builders, a loopback node:http server. */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import {
   getMessageText,
   isMessageEvent,
@@ -94,6 +94,19 @@ export async function post(url: string, body: unknown, headers: Record<string, s
     json: json as Record<string, unknown> | undefined,
     text,
   };
+}
+
+/** Collects the process's unhandled rejections while the file's tests run: there must be none. */
+export function trackUnhandledRejections(): unknown[] {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeAll(() => {
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(() => {
+    process.off('unhandledRejection', onUnhandled);
+  });
+  return unhandled;
 }
 
 /** A logger that records what it is told. */
