@@ -169,16 +169,16 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       });
     }
 
-    const process = async () => {
+    const handleEvent = async () => {
       await onEvent(event, { request });
     };
     const key = deliverOnce ? dedupeKeyOf(event) : undefined;
     try {
       if (!deliverOnce || key === undefined) {
-        await process();
+        await handleEvent();
         return answer(200, { ok: true });
       }
-      const outcome = await deliverOnce(key, process);
+      const outcome = await deliverOnce(key, handleEvent);
       if (outcome === 'duplicate') return answer(200, { ok: true, duplicate: true });
       if (outcome === 'processed') return answer(200, { ok: true });
       logger.warn('oa-messaging webhook: an earlier delivery of this message is still running (503)');

@@ -4,7 +4,6 @@
  * but waits for the outcome: done means 200, released means it claims the key and runs `onEvent`
  * itself. The wait is bounded; past it the duplicate answers 503 and the sender tries again later.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
 import { sleep } from '../core/wait.js';
 import { OAConfigError } from '../errors.js';
@@ -18,8 +17,8 @@ import {
 /** How a delivery ended: `onEvent` ran and succeeded, another delivery had done it, or the wait ran out. */
 export type DeliveryOutcome = 'processed' | 'duplicate' | 'timeout';
 
-/** Runs `process` for `key` unless another delivery did or does; `process`'s failure is rethrown. */
-export type DeliverOnce = (key: string, process: () => Promise<void>) => Promise<DeliveryOutcome>;
+/** Runs `run` for `key` unless another delivery did or does; `run`'s failure is rethrown. */
+export type DeliverOnce = (key: string, run: () => Promise<void>) => Promise<DeliveryOutcome>;
 
 /** First poll of a waiting duplicate, growing by half up to {@link MAX_POLL_MS}. */
 const FIRST_POLL_MS = 10;
@@ -64,14 +63,14 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Require
     }
   }
 
-  async function runClaimed(key: string, owner: string, process: () => Promise<void>) {
+  async function runClaimed(key: string, owner: string, run: () => Promise<void>) {
     let ended = () => {};
     const settled = new Promise<void>((resolve) => {
       ended = resolve;
     });
     inFlight.set(key, settled);
     try {
-      await process();
+      await run();
       await attempt('complete a message', () => store.complete(key, owner, ttlMs));
     } catch (error) {
       // Released before the waiters wake, so that one of them claims the key and processes the message.
@@ -83,8 +82,9 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Require
     }
   }
 
-  return async (key, process) => {
-    const owner = randomUUID();
+  return async (key, run) => {
+    // The Web Crypto global, not node:crypto: the fetch handler also runs on edge runtimes.
+    const owner = globalThis.crypto.randomUUID();
     const deadline = performance.now() + waitTimeoutMs;
     for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(MAX_POLL_MS, pollMs * 1.5)) {
       const state = await attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
@@ -94,7 +94,7 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Require
       }
       if (state !== 'in-flight') {
         // Claimed, or the store failed (undefined): process it.
-        await runClaimed(key, owner, process);
+        await runClaimed(key, owner, run);
         return 'processed';
       }
       const left = deadline - performance.now();
