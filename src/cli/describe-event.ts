@@ -43,13 +43,15 @@ function describeMedia(media: WebhookMedia): string {
 export function describeEvent(event: WebhookEvent): string[] {
   if (!isMessageEvent(event)) {
     return [
-      `${event.event_type || '(no event_type)'} event for ${event.username} at ${event.timestamp} (not a message; --json shows it)`,
+      `${event.event_type || '(no event_type)'} event for ${event.username ?? '?'} at ${event.timestamp ?? '?'} (not a message; --json shows it)`,
       ...describeIssues(event),
     ];
   }
   const { data } = event;
-  const to = data.GroupId === undefined ? event.username : `group ${data.GroupId} of ${event.username}`;
-  const lines = [`${event.event_type} from ${data.From_Account} to ${to} at ${event.timestamp}`];
+  // A missing field shows as `?`: the issues line below says what was missing.
+  const account = event.username ?? '?';
+  const to = data.GroupId === undefined ? account : `group ${data.GroupId} of ${account}`;
+  const lines = [`message from ${data.From_Account ?? '?'} to ${to} at ${event.timestamp ?? '?'}`];
   const text = getMessageText(event);
   if (text) lines.push(`  text:  ${text}`);
   for (const media of getMessageMedia(event)) {

@@ -15,7 +15,7 @@ describe('describeEvent (oa webhook listen)', () => {
   it('describes an event of another type in one line, and what did not match by path only', () => {
     const event = parseWebhookEvent({ event_type: 'follow', username: 'oa_shop', data: { secret: 'x' } });
     expect(describeEvent(event)).toEqual([
-      'follow event for oa_shop at undefined (not a message; --json shows it)',
+      'follow event for oa_shop at ? (not a message; --json shows it)',
       '  issues: timestamp: missing',
     ]);
   });
