@@ -20,6 +20,7 @@ import {
   createWebhookHandler,
   getMessageMedia,
   getMessageText,
+  isMessageEvent,
   type WebhookEvent,
 } from 'oa-messaging/webhook';
 import { type Connection, connect } from './support/connect.js';
@@ -42,6 +43,11 @@ let failedReplies = 0;
 
 async function onEvent(event: WebhookEvent): Promise<void> {
   handled++;
+  // Every JSON object arrives here; what did not match its schema is listed (paths, never values).
+  if (event.issues.length > 0)
+    console.warn(`  (${event.issues.length} field(s) did not match)`, event.issues);
+  // The spec says other event types may come: take note and answer 200 rather than fail.
+  if (!isMessageEvent(event)) return void console.log(`${event.event_type} event (not a message)`);
   const { data } = event;
   console.log(`${event.event_type} from ${data.From_Account} to ${event.username}`);
   const text = getMessageText(event);
@@ -53,7 +59,8 @@ async function onEvent(event: WebhookEvent): Promise<void> {
     console.log(`  media: ${item.kind}, ${size} at ${shortUrl(item.url)}`);
   }
 
-  if (!connection) return;
+  // A group message has no single sender to answer privately here.
+  if (!connection || data.From_Account === undefined || data.GroupId !== undefined) return;
   // A reply is one quick call; slower work belongs in a queue, as the OA waits for this answer.
   const kind = media[0]?.kind === 'audio' ? 'voice message' : (media[0]?.kind ?? 'message');
   try {

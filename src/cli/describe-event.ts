@@ -1,5 +1,12 @@
 /** An inbound webhook event in a few readable lines, for `oa webhook listen`. */
-import { getMessageMedia, getMessageText, type WebhookEvent, type WebhookMedia } from '../webhook/index.js';
+import { formatIssues } from '../core/validate.js';
+import {
+  getMessageMedia,
+  getMessageText,
+  isMessageEvent,
+  type WebhookEvent,
+  type WebhookMedia,
+} from '../webhook/index.js';
 import { formatBytes } from './format.js';
 
 /**
@@ -29,10 +36,22 @@ function describeMedia(media: WebhookMedia): string {
   }
 }
 
-/** `message from user_1 to oa_account at 2024-05-01T10:00:00Z` and a line for its text and each media. */
+/**
+ * `message from user_1 to oa_account at 2024-05-01T10:00:00Z` and a line for its text and each media;
+ * an event of another type in one line; a line naming what did not match, if anything.
+ */
 export function describeEvent(event: WebhookEvent): string[] {
+  if (!isMessageEvent(event)) {
+    return [
+      `${event.event_type || '(no event_type)'} event for ${event.username ?? '?'} at ${event.timestamp ?? '?'} (not a message; --json shows it)`,
+      ...describeIssues(event),
+    ];
+  }
   const { data } = event;
-  const lines = [`${event.event_type} from ${data.From_Account} to ${event.username} at ${event.timestamp}`];
+  // A missing field shows as `?`: the issues line below says what was missing.
+  const account = event.username ?? '?';
+  const to = data.GroupId === undefined ? account : `group ${data.GroupId} of ${account}`;
+  const lines = [`message from ${data.From_Account ?? '?'} to ${to} at ${event.timestamp ?? '?'}`];
   const text = getMessageText(event);
   if (text) lines.push(`  text:  ${text}`);
   for (const media of getMessageMedia(event)) {
@@ -40,6 +59,12 @@ export function describeEvent(event: WebhookEvent): string[] {
   }
   // Elements with neither text nor media (a face, a location, a custom element): named by their type.
   if (lines.length === 1)
-    lines.push(`  elements: ${data.MsgBody.map((element) => element.MsgType).join(', ')}`);
-  return lines;
+    lines.push(`  elements: ${data.MsgBody.map((element) => String(element.MsgType)).join(', ')}`);
+  return [...lines, ...describeIssues(event)];
+}
+
+/** What did not match, by path only: values may be a user's message. */
+function describeIssues(event: WebhookEvent): string[] {
+  if (event.issues.length === 0) return [];
+  return [`  issues: ${formatIssues(event.issues)}`];
 }

@@ -11,6 +11,19 @@ export interface RedisClient {
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
+/** Where to find Redis: a URL (ioredis, loaded on first use), or a client of yours. */
+export type RedisConnectionOptions =
+  | {
+      /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
+      url: string;
+      client?: never;
+    }
+  | {
+      /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
+      client: RedisClient;
+      url?: never;
+    };
+
 /** A client this module made, and so closes. */
 interface OwnedClient extends RedisClient {
   quit(): Promise<unknown>;
@@ -123,4 +136,28 @@ export class Connection {
       owned.disconnect();
     }
   }
+}
+
+/**
+ * The connection for `{ url }` or `{ client }` options, checked: exactly one of them, a non-empty URL,
+ * a client with `eval` and `evalsha`. `what` names the function in the error.
+ */
+export function connectionFrom(options: { url?: unknown; client?: unknown }, what: string): Connection {
+  const { url, client } = options;
+  if ((url === undefined) === (client === undefined)) {
+    throw new OAConfigError(`${what} needs exactly one of url and client`);
+  }
+  if (url !== undefined) {
+    if (typeof url !== 'string' || url === '') {
+      throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
+    }
+    return new Connection({ url });
+  }
+  const candidate = client as Partial<RedisClient> | null;
+  if (typeof candidate?.eval !== 'function' || typeof candidate.evalsha !== 'function') {
+    throw new OAConfigError(
+      'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
+    );
+  }
+  return new Connection({ client: candidate as RedisClient });
 }

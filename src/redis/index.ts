@@ -18,13 +18,18 @@ import { type Logger, silentLogger } from '../core/logger.js';
 import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
 import { READY_VIDEO_TTL_MS } from '../core/ready-videos.js';
 import { OAConfigError } from '../errors.js';
-import { Connection, type RedisClient } from './connection.js';
+import { connectionFrom, type RedisConnectionOptions } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
 import { RedisReadyVideos } from './ready-videos.js';
 import { RedisTokenStore } from './token-store.js';
 
-export type { RedisClient } from './connection.js';
+export type { RedisClient, RedisConnectionOptions } from './connection.js';
+export {
+  createRedisDedupeStore,
+  type RedisDedupeStore,
+  type RedisDedupeStoreOptions,
+} from './dedupe-store.js';
 
 /** Options of {@link createRedisCoordination} other than the connection. */
 export interface RedisCoordinationSettings {
@@ -68,20 +73,8 @@ export interface RedisCoordinationSettings {
   logger?: Logger;
 }
 
-/** Where to find Redis: a URL (ioredis, loaded on first use), or a client of yours. */
-export type RedisCoordinationOptions = RedisCoordinationSettings &
-  (
-    | {
-        /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
-        url: string;
-        client?: never;
-      }
-    | {
-        /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
-        client: RedisClient;
-        url?: never;
-      }
-  );
+/** Where to find Redis (a URL, ioredis loaded on first use, or a client of yours), and the settings. */
+export type RedisCoordinationOptions = RedisCoordinationSettings & RedisConnectionOptions;
 
 /** A {@link Coordination} backed by Redis, and how to let go of it. */
 export interface RedisCoordination extends Coordination {
@@ -114,18 +107,7 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
   if (typeof options !== 'object' || options === null) {
     throw new OAConfigError('createRedisCoordination needs { url } or { client }');
   }
-  const { url, client } = options;
-  if ((url === undefined) === (client === undefined)) {
-    throw new OAConfigError('createRedisCoordination needs exactly one of url and client');
-  }
-  if (url !== undefined && (typeof url !== 'string' || url === '')) {
-    throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
-  }
-  if (client !== undefined && (typeof client?.eval !== 'function' || typeof client.evalsha !== 'function')) {
-    throw new OAConfigError(
-      'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
-    );
-  }
+  const connection = connectionFrom(options, 'createRedisCoordination');
   const prefix = options.prefix ?? 'oa:';
   if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
   const lockTtlMs = positive('lockTtlMs', options.lockTtlMs, 10_000);
@@ -136,7 +118,6 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
   const readyVideoTtlMs = positive('readyVideoTtlMs', options.readyVideoTtlMs, READY_VIDEO_TTL_MS);
   const logger = options.logger ?? silentLogger;
 
-  const connection = new Connection(client !== undefined ? { client } : { url: url as string });
   const limiters = new Set<Limiter>();
   return {
     tokenStore: new RedisTokenStore(connection, prefix, keepTokenAfterExpiryMs),

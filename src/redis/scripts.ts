@@ -32,6 +32,26 @@ export const DELETE_TOKEN = script(`return redis.call('DEL', KEYS[1])`);
 /** KEYS[1]: the lock; ARGV[1]: this holder's random value; ARGV[2]: ttl in ms. 'OK' when taken. */
 export const TAKE_LOCK = script(`return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])`);
 
+/**
+ * Claims a message for a webhook delivery (SET NX PX with the delivery's id). KEYS[1]: the message's
+ * key; ARGV[1]: the delivery's id; ARGV[2]: how long the claim lasts, in ms. Returns `claimed`, or
+ * `done` / `in-flight` when the key was there.
+ */
+export const CLAIM_MESSAGE = script(`
+if redis.call('SET', KEYS[1], 'claim:' .. ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
+if redis.call('GET', KEYS[1]) == 'done' then return 'done' end
+return 'in-flight'
+`);
+
+/** Marks a message processed for ARGV[1] ms, whoever holds the claim now: processed is processed. */
+export const COMPLETE_MESSAGE = script(`return redis.call('SET', KEYS[1], 'done', 'PX', ARGV[1])`);
+
+/** Deletes the claim only if it is still this delivery's (ARGV[1]): after it expired, another may hold it. */
+export const RELEASE_MESSAGE = script(`
+if redis.call('GET', KEYS[1]) == 'claim:' .. ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
 /** Extends the lock only while it is still ours: 1, or 0 when it expired and someone else may hold it. */
 export const EXTEND_LOCK = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end

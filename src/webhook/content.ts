@@ -6,7 +6,7 @@
  * do not store them; download the file if you need to keep it.
  */
 import type { ImageElem, ImageInfo, MsgBodyElement } from './element-schemas.js';
-import type { TIMMessageCallback, WebhookEvent } from './schemas.js';
+import { isMessageEvent, type TIMMessageCallback, type WebhookEvent } from './schemas.js';
 
 /** Which rendition of an image to prefer. Tencent's `ImageInfoArray` `Type` 1, 2 and 3. */
 export type ImageVariant = 'original' | 'large' | 'thumbnail';
@@ -91,11 +91,12 @@ const FALLBACK_ORDER: Record<ImageVariant, ImageVariant[]> = {
 };
 const FORMAT_BY_CODE: Record<number, ImageFormatName> = { 1: 'jpg', 2: 'gif', 3: 'png', 4: 'bmp' };
 
-// A callback has MsgBody at the top; an event has it under `data`.
-const messageBody = (source: WebhookEvent | TIMMessageCallback): MsgBodyElement[] =>
-  Array.isArray(source.MsgBody)
-    ? (source as TIMMessageCallback).MsgBody
-    : (source as WebhookEvent).data.MsgBody;
+// A callback has MsgBody at the top; a message event has it under `data`; other events have none.
+function messageBody(source: WebhookEvent | TIMMessageCallback): MsgBodyElement[] {
+  if (Array.isArray(source.MsgBody)) return (source as TIMMessageCallback).MsgBody;
+  const event = source as WebhookEvent;
+  return isMessageEvent(event) ? event.data.MsgBody : [];
+}
 
 /** Tencent uses 0 for "not known" in widths and heights. */
 const known = (value: number | undefined): number | undefined => (value ? value : undefined);

@@ -5,7 +5,8 @@
  */
 import type { Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
-import { DedupeCache, dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
+import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
+import { createDeliverOnce } from './deliver-once.js';
 import { parseWebhookEvent } from './parse.js';
 import type { WebhookEvent } from './schemas.js';
 
@@ -21,8 +22,10 @@ export interface WebhookEventContext<Req> {
  */
 export interface WebhookHandlerOptions<Req> {
   /**
-   * Called once per accepted event. Resolve when done: the answer (200) waits for it, and a throw or
-   * rejection answers 500 so the sender may deliver again. Keep it quick; queue slow work.
+   * Called once per event: every JSON object that passes `verify` is one, typed as far as its fields
+   * allow (see `parseWebhookEvent`; narrow with `isMessageEvent`, log `event.issues`). Resolve when
+   * done: the answer (200) waits for it, and a throw or rejection answers 500 so the sender delivers
+   * again. Keep it quick; queue slow work.
    */
   onEvent: (event: WebhookEvent, context: WebhookEventContext<Req>) => void | Promise<void>;
   /**
@@ -32,10 +35,12 @@ export interface WebhookHandlerOptions<Req> {
    */
   maxBodyBytes?: number;
   /**
-   * Skip redeliveries of a message already handled (same `MsgKey`, else `MsgId`): a duplicate answers 200
-   * without calling `onEvent`, also while the first delivery is still being handled. `true` uses the
-   * defaults (10,000 keys, one hour); an object sets them. In memory, one process. If `onEvent` fails,
-   * the key is forgotten so the redelivery is processed.
+   * Skip redeliveries of a message already handled (same `MsgKey`, else `MsgId`, else `MsgSeq`, random
+   * and `MsgTime`): a duplicate answers 200 without calling `onEvent`. A duplicate that arrives while the
+   * first delivery is still in `onEvent` waits for its outcome (200 when it succeeded; when it failed,
+   * the duplicate runs `onEvent` itself), at most `waitTimeoutMs`, then answers 503. `true` uses the
+   * defaults (in memory, this process, 10,000 keys, one hour); an object sets them, and its `store`
+   * shares the keys between instances (`createRedisDedupeStore` from `oa-messaging/redis`).
    * @default false
    */
   dedupe?: boolean | WebhookDedupeOptions;
@@ -43,13 +48,15 @@ export interface WebhookHandlerOptions<Req> {
    * Decides whether a request may be processed; `false` answers 401. Runs before the body is parsed. Gets
    * the raw body (a `Buffer` on node), or `undefined` when a body parser already turned it into an object.
    * The OA API does not sign its webhook requests, so check what you can: a secret in the path or query,
-   * the sender's address, a header your proxy adds. A throw answers 500.
+   * the sender's address, a header your proxy adds. A throw answers 500 (logged) so the sender tries
+   * again.
    * @default undefined (every request is accepted)
    */
   verify?: (request: Req, rawBody: Uint8Array | undefined) => boolean | Promise<boolean>;
   /**
-   * Where refusals (`warn`), failures of `onEvent` (`error`) and skipped duplicates (`debug`) are
-   * reported. Event contents are never logged.
+   * Where refusals (`warn`), failures of `onEvent` or of the dedupe store (`error`) and skipped
+   * duplicates (`debug`) are reported. Event contents are never logged. A logger that throws is ignored:
+   * it never costs an answer.
    * @default undefined (silent)
    */
   logger?: Logger;
@@ -74,6 +81,8 @@ export interface WebhookCore<Req> {
   tooLarge(): WebhookResult;
   /** The answer for a request whose handling failed outside `onEvent` (logged). */
   failed(message: string, error: unknown): WebhookResult;
+  /** The `logger` option, made safe: each method exists and never throws. */
+  readonly log: Required<Logger>;
   /** Everything after the body is read: verify, parse, dedupe, `onEvent`. Never rejects. */
   handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
 }
@@ -85,6 +94,20 @@ export const TOO_LARGE = Symbol('oa-messaging.webhook.tooLarge');
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+/** Each method of `logger`, called inside a try: a broken logger must not cost the sender its answer. */
+function safeLogger(logger: Logger | undefined): Required<Logger> {
+  const level =
+    (name: keyof Logger) =>
+    (message: string, details?: Record<string, unknown>): void => {
+      try {
+        logger?.[name]?.(message, details);
+      } catch {
+        // Nowhere left to report it.
+      }
+    };
+  return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };
+}
 
 const answer = (status: number, body: WebhookResult['body'], extra: Record<string, string> = {}) => ({
   status,
@@ -101,13 +124,16 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
     throw new OAConfigError('webhook handler: maxBodyBytes must be a positive integer');
   }
-  const { onEvent, verify, logger } = options;
-  const dedupe = options.dedupe ? new DedupeCache(options.dedupe === true ? {} : options.dedupe) : undefined;
+  const { onEvent, verify } = options;
+  const logger = safeLogger(options.logger);
+  const deliverOnce = options.dedupe
+    ? createDeliverOnce(options.dedupe === true ? {} : options.dedupe, logger)
+    : undefined;
 
   const tooLarge = () => answer(413, { error: `Body larger than ${maxBodyBytes} bytes` });
 
   const failed = (message: string, error: unknown) => {
-    logger?.error?.(`oa-messaging webhook: ${message}`, { error });
+    logger.error(`oa-messaging webhook: ${message}`, { error });
     return answer(500, { error: 'Internal error' });
   };
 
@@ -122,7 +148,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
         return failed('verify threw', error);
       }
       if (allowed !== true) {
-        logger?.warn?.('oa-messaging webhook: request refused by verify (401)');
+        logger.warn('oa-messaging webhook: request refused by verify (401)');
         return answer(401, { error: 'Unauthorized' });
       }
     }
@@ -132,43 +158,61 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       event = parseWebhookEvent('raw' in body ? body.raw : body.parsed);
     } catch (error) {
       if (!isOAError(error)) return failed('parsing failed unexpectedly', error);
-      logger?.warn?.(`oa-messaging webhook: malformed event (400): ${error.message}`);
+      // Only what can never be an event gets here (not UTF-8, not JSON, not an object).
+      logger.warn(`oa-messaging webhook: not an event (400): ${error.message}`);
       return answer(400, { error: error.message });
     }
-
-    const key = dedupe ? dedupeKeyOf(event) : undefined;
-    if (dedupe && key !== undefined && !dedupe.claim(key)) {
-      logger?.debug?.('oa-messaging webhook: duplicate delivery skipped (200)');
-      return answer(200, { ok: true, duplicate: true });
+    if (event.issues.length > 0) {
+      // Paths and reasons only, never values: the event itself still reaches onEvent.
+      logger.debug(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
+        issues: event.issues,
+      });
     }
 
-    try {
+    const handleEvent = async () => {
       await onEvent(event, { request });
+    };
+    const key = deliverOnce ? dedupeKeyOf(event) : undefined;
+    try {
+      if (!deliverOnce || key === undefined) {
+        await handleEvent();
+        return answer(200, { ok: true });
+      }
+      const outcome = await deliverOnce(key, handleEvent);
+      if (outcome === 'duplicate') return answer(200, { ok: true, duplicate: true });
+      if (outcome === 'processed') return answer(200, { ok: true });
+      logger.warn('oa-messaging webhook: an earlier delivery of this message is still running (503)');
+      return answer(
+        503,
+        { error: 'An earlier delivery of this message is still being processed' },
+        {
+          'retry-after': '1',
+        },
+      );
     } catch (error) {
-      // Forget the key: the sender may deliver again after a 500, and that delivery must be processed.
-      if (dedupe && key !== undefined) dedupe.release(key);
+      // The sender delivers again after a 5xx, and deliverOnce released the key for that delivery.
       return failed('onEvent threw (500)', error);
     }
-    return answer(200, { ok: true });
   }
 
   return {
     maxBodyBytes,
     precheck(method, contentLength) {
       if (method?.toUpperCase() !== 'POST') {
-        logger?.debug?.(`oa-messaging webhook: method ${method ?? '(none)'} not allowed (405)`);
+        logger.debug(`oa-messaging webhook: method ${method ?? '(none)'} not allowed (405)`);
         return answer(405, { error: 'Method not allowed' }, { allow: 'POST' });
       }
       // A malformed Content-Length is left to the streaming check rather than trusted either way.
       const declared = contentLength ? Number(contentLength) : Number.NaN;
       if (Number.isFinite(declared) && declared > maxBodyBytes) {
-        logger?.warn?.(`oa-messaging webhook: Content-Length ${declared} over ${maxBodyBytes} (413)`);
+        logger.warn(`oa-messaging webhook: Content-Length ${declared} over ${maxBodyBytes} (413)`);
         return tooLarge();
       }
       return undefined;
     },
     tooLarge,
     failed,
+    log: logger,
     async handle(request, body) {
       try {
         return await handle(request, body);

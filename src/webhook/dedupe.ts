@@ -1,92 +1,150 @@
-import type { WebhookEvent } from './schemas.js';
+import { isMessageEvent, type WebhookEvent } from './schemas.js';
+
+/**
+ * Where a message stands in a {@link WebhookDedupeStore}: `claimed` (this delivery now owns it and
+ * processes it), `in-flight` (another delivery owns it and is processing it) or `done` (processed).
+ */
+export type WebhookDedupeState = 'claimed' | 'in-flight' | 'done';
+
+/**
+ * Where the webhook handlers record which messages are being processed and which were processed. The
+ * in-memory store ({@link MemoryDedupeStore}) serves one process; `createRedisDedupeStore` from
+ * `oa-messaging/redis` serves every instance behind a load balancer. Methods may return promises; a
+ * store that throws makes the handler process the delivery anyway (a duplicate beats a lost message).
+ */
+export interface WebhookDedupeStore {
+  /**
+   * Claims `key` for the delivery `owner` unless it is claimed or done. A claim lasts `claimTtlMs`
+   * unless completed or released, so that a process that died while holding it does not hold it forever.
+   */
+  claim(key: string, owner: string, claimTtlMs: number): WebhookDedupeState | Promise<WebhookDedupeState>;
+  /** Marks `key` processed, remembered for `ttlMs`. */
+  complete(key: string, owner: string, ttlMs: number): void | Promise<void>;
+  /** Gives up `owner`'s claim on `key` (its `onEvent` failed), so that the next delivery processes it. */
+  release(key: string, owner: string): void | Promise<void>;
+}
 
 /** Options of the `dedupe` option of the webhook handlers. */
 export interface WebhookDedupeOptions {
   /**
-   * How many message keys to remember; the least recently seen is forgotten first.
+   * Where the keys live: share one store between instances (`createRedisDedupeStore`) to process each
+   * message once across them.
+   * @default a {@link MemoryDedupeStore} of `max` keys, for this handler alone
+   */
+  store?: WebhookDedupeStore;
+  /**
+   * How many message keys the default in-memory store remembers; the least recently seen is forgotten
+   * first. Ignored with `store`.
    * @default 10000
    */
   max?: number;
   /**
-   * How long a key is remembered, in milliseconds, from the first delivery.
+   * How long a processed message is remembered, in milliseconds.
    * @default 3600000 (one hour)
    */
   ttlMs?: number;
+  /**
+   * How long a delivery may hold a message while its `onEvent` runs before another delivery may take it
+   * over (the holder may have died). Make it longer than `onEvent` ever takes.
+   * @default 60000 (one minute)
+   */
+  claimTtlMs?: number;
+  /**
+   * How long a duplicate that arrives while the first delivery is still in `onEvent` waits for its
+   * outcome: 200 when it succeeded, its own `onEvent` when it failed. Past this it answers 503 so that
+   * the sender tries again later.
+   * @default 10000 (ten seconds)
+   */
+  waitTimeoutMs?: number;
 }
 
 /** The defaults `dedupe: true` stands for. */
-const DEFAULT_DEDUPE = { max: 10_000, ttlMs: 60 * 60 * 1000 } as const;
+export const DEFAULT_DEDUPE = {
+  max: 10_000,
+  ttlMs: 60 * 60 * 1000,
+  claimTtlMs: 60 * 1000,
+  waitTimeoutMs: 10 * 1000,
+} as const;
 
 /**
- * What identifies a delivery of one message: the OA account, the sender and Tencent's `MsgKey` (else
- * `MsgId`, else `MsgSeq`/`MsgRandom`/`MsgTime`, which is what `MsgKey` is made of). `undefined` when the
- * event carries none of them: such an event is never treated as a duplicate.
+ * What identifies a delivery of one message: the OA account, the conversation (the sender, and the
+ * group of a group message) and Tencent's `MsgKey` (else `MsgId`, else `MsgSeq`/`MsgRandom`/`MsgTime`,
+ * which is what `MsgKey` is made of; a group message names the random number `Random`). `undefined`
+ * when the event carries none of them, or is not a message: such an event is never a duplicate.
  */
 export function dedupeKeyOf(event: WebhookEvent): string | undefined {
+  if (!isMessageEvent(event)) return undefined;
   const { data } = event;
   // `||`, not `??`: an empty MsgKey must not hide the MsgId.
   let id: string | undefined = data.MsgKey || data.MsgId || undefined;
-  if (
-    id === undefined &&
-    data.MsgSeq !== undefined &&
-    data.MsgRandom !== undefined &&
-    data.MsgTime !== undefined
-  ) {
-    id = `${data.MsgSeq}_${data.MsgRandom}_${data.MsgTime}`;
+  const random = data.MsgRandom ?? data.Random;
+  if (id === undefined && data.MsgSeq !== undefined && random !== undefined && data.MsgTime !== undefined) {
+    id = `${data.MsgSeq}_${random}_${data.MsgTime}`;
   }
   if (id === undefined || id === '') return undefined;
-  // Two accounts served by one receiver must not suppress each other's messages.
-  return JSON.stringify([event.username, data.From_Account, id]);
+  // Two accounts served by one receiver must not suppress each other's messages, nor two groups.
+  return JSON.stringify([event.username ?? '', data.GroupId ?? '', data.From_Account ?? '', id]);
+}
+
+interface Entry {
+  /** The delivery that holds the claim; `undefined` once done. */
+  owner: string | undefined;
+  expiresAt: number;
 }
 
 /**
- * A bounded, in-memory LRU set with a time to live. One process only: behind a load balancer with
- * several instances, a redelivery may reach another instance.
+ * The default {@link WebhookDedupeStore}: a bounded LRU map in this process's memory. Behind a load
+ * balancer with several instances, a redelivery may reach another instance: use a shared store there.
  */
-export class DedupeCache {
-  readonly #expiresAt = new Map<string, number>();
+export class MemoryDedupeStore implements WebhookDedupeStore {
+  readonly #entries = new Map<string, Entry>();
   readonly #max: number;
-  readonly #ttlMs: number;
   readonly #now: () => number;
 
-  constructor(options: WebhookDedupeOptions = {}, now: () => number = Date.now) {
+  /**
+   * @param options - `max`: how many keys to keep, the least recently used forgotten first (default
+   * 10,000); `now`: the clock, for tests.
+   */
+  constructor(options: { max?: number; now?: () => number } = {}) {
     this.#max = Math.max(1, Math.floor(options.max ?? DEFAULT_DEDUPE.max));
-    this.#ttlMs = Math.max(0, options.ttlMs ?? DEFAULT_DEDUPE.ttlMs);
-    this.#now = now;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Number of keys held (expired ones may still count until they are next touched). */
   get size(): number {
-    return this.#expiresAt.size;
+    return this.#entries.size;
   }
 
-  /**
-   * Records `key` and returns `true` when it was new; returns `false` for a key seen within the TTL (and
-   * marks it recently used).
-   */
-  claim(key: string): boolean {
+  claim(key: string, owner: string, claimTtlMs: number): WebhookDedupeState {
     const now = this.#now();
-    const expiresAt = this.#expiresAt.get(key);
-    this.#expiresAt.delete(key);
-    if (expiresAt !== undefined && expiresAt > now) {
-      // Re-insert so Map order stays least-recently-used first; the TTL still runs from the first delivery.
-      this.#expiresAt.set(key, expiresAt);
-      return false;
+    const entry = this.#entries.get(key);
+    this.#entries.delete(key);
+    if (entry !== undefined && entry.expiresAt > now) {
+      // Re-insert so Map order stays least-recently-used first.
+      this.#entries.set(key, entry);
+      return entry.owner === undefined ? 'done' : 'in-flight';
     }
-    this.#expiresAt.set(key, now + this.#ttlMs);
+    this.#entries.set(key, { owner, expiresAt: now + claimTtlMs });
     this.#evict(now);
-    return true;
+    return 'claimed';
   }
 
-  /** Forgets `key`, so the next delivery is processed (used when handling the first one failed). */
-  release(key: string): void {
-    this.#expiresAt.delete(key);
+  complete(key: string, _owner: string, ttlMs: number): void {
+    // Processed is processed, even when the claim had expired meanwhile.
+    this.#entries.delete(key);
+    this.#entries.set(key, { owner: undefined, expiresAt: this.#now() + ttlMs });
+    this.#evict(this.#now());
+  }
+
+  release(key: string, owner: string): void {
+    // Only our own claim: after it expired, another delivery may hold the key.
+    if (this.#entries.get(key)?.owner === owner) this.#entries.delete(key);
   }
 
   #evict(now: number): void {
-    for (const [key, expiresAt] of this.#expiresAt) {
-      if (this.#expiresAt.size <= this.#max && expiresAt > now) break;
-      this.#expiresAt.delete(key);
+    for (const [key, entry] of this.#entries) {
+      if (this.#entries.size <= this.#max && entry.expiresAt > now) break;
+      this.#entries.delete(key);
     }
   }
 }

@@ -23,6 +23,15 @@ export const NumberLikeSchema = z.preprocess(
   z.number(),
 );
 
+/**
+ * A string that may arrive as a number: Tencent UserIDs and group IDs are strings, but numeric ones are
+ * sometimes sent as JSON numbers. Only finite numbers become strings; anything else is refused.
+ */
+export const StringLikeSchema = z.preprocess(
+  (value) => (typeof value === 'number' && Number.isFinite(value) ? String(value) : value),
+  z.string(),
+);
+
 /** `TIMTextElem` content: plain text. */
 export const TextContentSchema = z.looseObject({ Text: z.string() });
 
@@ -178,7 +187,10 @@ export type KnownMsgBodyElement = z.infer<typeof KnownMsgBodyElementSchema>;
 export type KnownMsgType = KnownMsgBodyElement['MsgType'];
 
 /**
- * An element of a type this SDK does not know (a newer Tencent type), kept as it arrived.
+ * An element of a type this SDK does not know (a newer Tencent type), kept as it arrived; or an element
+ * of a known type that does not match its schema (a text element without `Text`), kept with its
+ * `MsgType` marked `"TIMTextElem (invalid)"`, so that a `switch` never sees a known type without its
+ * content. What did not match is in `event.issues`.
  *
  * At run time `MsgType` holds the type's name, a string. It is typed `never` on purpose: TypeScript has
  * no "any string but these" type, and a plain `string` here would stop `switch (element.MsgType)` from
@@ -205,8 +217,8 @@ export function isKnownMsgBodyElement(element: MsgBodyElement): element is Known
 
 /**
  * One element of `MsgBody`. Reads `MsgType` first and validates a known type against its own schema (so
- * a broken known element is an error with a precise path, never silently "unknown"); any other type
- * passes through as an {@link UnknownMsgBodyElement}.
+ * a broken known element is an error with a precise path, which `parseWebhookEvent` lists in
+ * `event.issues`); any other type passes through as an {@link UnknownMsgBodyElement}.
  */
 export const MsgBodyElementSchema = z
   .looseObject({ MsgType: z.string() })

@@ -6,7 +6,7 @@
  * The OA API does not sign these requests; see {@link createWebhookHandler} for how to protect a receiver.
  */
 export type { Logger } from '../core/logger.js';
-export { OAValidationError } from '../errors.js';
+export { OAValidationError, type OAValidationIssue } from '../errors.js';
 export type {
   GetMessageMediaOptions,
   ImageFormatName,
@@ -24,7 +24,12 @@ export {
   type WebhookEventContext,
   type WebhookHandlerOptions,
 } from './core.js';
-export type { WebhookDedupeOptions } from './dedupe.js';
+export {
+  MemoryDedupeStore,
+  type WebhookDedupeOptions,
+  type WebhookDedupeState,
+  type WebhookDedupeStore,
+} from './dedupe.js';
 export {
   type CustomElem,
   CustomElemSchema,
@@ -55,12 +60,17 @@ export {
 } from './element-schemas.js';
 export { createFetchWebhookHandler, type FetchWebhookHandler } from './fetch-handler.js';
 export { createWebhookHandler, type NodeWebhookHandler } from './node-handler.js';
-export { parseWebhookEvent } from './parse.js';
+export { type ParseWebhookEventOptions, parseWebhookEvent } from './parse.js';
 export {
+  isMessageEvent,
   type OfflinePushInfo,
   OfflinePushInfoSchema,
   type TIMMessageCallback,
   TIMMessageCallbackSchema,
   type WebhookEvent,
+  type WebhookEventExtras,
   WebhookEventSchema,
+  type WebhookMessageEvent,
+  WebhookMessageEventSchema,
+  type WebhookUnknownEvent,
 } from './schemas.js';

@@ -1,6 +1,7 @@
-import { validate } from '../core/validate.js';
+import { formatIssues } from '../core/validate.js';
 import { OAValidationError } from '../errors.js';
-import { type WebhookEvent, WebhookEventSchema } from './schemas.js';
+import { isJsonObject, readWebhookEvent } from './read-event.js';
+import type { WebhookEvent } from './schemas.js';
 
 // fatal: bytes that are not UTF-8 are a malformed body, not text with replacement characters.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -23,30 +24,63 @@ function toText(bytes: Uint8Array): string {
   }
 }
 
+/** Options of {@link parseWebhookEvent}. */
+export interface ParseWebhookEventOptions {
+  /**
+   * Refuse, with an {@link OAValidationError} listing them, events that have any `issues` (a field that
+   * does not match, a missing sender or `MsgBody`), as versions before the tolerant reader did. Events
+   * of another `event_type` that match the envelope are still returned.
+   * @default false
+   */
+  strict?: boolean;
+}
+
+/** The body as a JSON value: bytes and strings are decoded, anything else was already parsed. */
+function decodeBody(body: unknown): unknown {
+  if (typeof body === 'string') return decodeJson(body);
+  // isView and the tag check also recognise bytes from another realm (a vm context, a worker's copy).
+  if (ArrayBuffer.isView(body)) {
+    return decodeJson(toText(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
+  }
+  if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') {
+    return decodeJson(toText(new Uint8Array(body as ArrayBuffer)));
+  }
+  return body;
+}
+
 /**
- * Parses the body of an inbound OA webhook request into a typed {@link WebhookEvent}.
+ * Parses the body of an inbound OA webhook request into a {@link WebhookEvent}, typed as far as its
+ * fields allow. Only what can never be an event is refused: every JSON object gives an event.
+ *
+ * - A `message` event has a typed `data`: each `MsgBody` element typed by its `MsgType`, numbers that
+ *   arrived as strings (`EventTime: "1670574414123"`) as numbers, numeric UserIDs as strings, a numeric
+ *   `timestamp` as an ISO string. A field that does not match its schema is left out of the typed view
+ *   (an element becomes an unknown element marked `(invalid)`) and listed in `event.issues`.
+ * - Any other `event_type` gives a {@link WebhookUnknownEvent} with `data` as it arrived.
+ * - Unknown fields are kept; `event.raw` is the object as it arrived.
  *
  * @param body - the raw body (a string, a `Buffer`/`Uint8Array` or an `ArrayBuffer`, decoded as UTF-8
  * JSON) or a value a body parser already produced (a plain object).
- * @returns the event; unknown fields are kept, numeric strings such as `EventTime: "1670574414123"` are
- * numbers, and each `MsgBody` element is typed by its `MsgType`.
- * @throws {@link OAValidationError} when the body is empty, not UTF-8, not JSON, or not an event; its
- * message names every problem with its path (`data.MsgBody[0].MsgContent.Text: ...`), never a value.
+ * @throws {@link OAValidationError} when the body is empty, not UTF-8, not JSON or not a JSON object;
+ * with `strict: true`, also when the event has `issues`. The message names each problem with its path
+ * (`data.MsgBody[0].MsgContent.Text: ...`), never a value.
  *
  * @example
  * ```ts
  * const event = parseWebhookEvent(rawBody);
- * console.log(event.data.From_Account, getMessageText(event));
+ * if (isMessageEvent(event)) console.log(event.data.From_Account, getMessageText(event));
+ * if (event.issues.length > 0) console.warn('odd event', event.issues);
  * ```
  */
-export function parseWebhookEvent(body: unknown): WebhookEvent {
-  let value = body;
-  if (typeof body === 'string') value = decodeJson(body);
-  // isView and the tag check also recognise bytes from another realm (a vm context, a worker's copy).
-  else if (ArrayBuffer.isView(body))
-    value = decodeJson(toText(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)));
-  else if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') {
-    value = decodeJson(toText(new Uint8Array(body as ArrayBuffer)));
+export function parseWebhookEvent(body: unknown, options: ParseWebhookEventOptions = {}): WebhookEvent {
+  const value = decodeBody(body);
+  if (!isJsonObject(value)) {
+    const received = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    throw new OAValidationError(`Invalid webhook event: expected a JSON object, received ${received}`);
   }
-  return validate(WebhookEventSchema, value, 'webhook event');
+  const event = readWebhookEvent(value);
+  if (options?.strict === true && event.issues.length > 0) {
+    throw new OAValidationError(`Invalid webhook event: ${formatIssues(event.issues)}`, event.issues);
+  }
+  return event;
 }

@@ -1,10 +1,12 @@
 /**
  * Schemas of an inbound OA webhook event (spec "Events") and of its `data`, a Tencent Cloud Chat (IM)
- * message callback. Unknown fields are kept; fields Tencent's own samples leave out (`MsgVersion`,
- * `OfflinePushInfo`, `EventTime`, `MsgId` ...) are optional; numbers that arrive as strings are accepted.
+ * message callback. They describe the typed view `parseWebhookEvent` builds: unknown fields are kept,
+ * every field may be missing, and numbers and strings that Tencent sends either way are normalised.
+ * The reader applies them field by field (see `read-event.ts`), so one odd field never costs the event.
  */
 import { z } from 'zod';
-import { MsgBodyElementSchema, NumberLikeSchema } from './element-schemas.js';
+import type { OAValidationIssue } from '../errors.js';
+import { MsgBodyElementSchema, NumberLikeSchema, StringLikeSchema } from './element-schemas.js';
 
 /** Push notification settings the sender attached. `Ext` is a string that often holds JSON. */
 export const OfflinePushInfoSchema = z.looseObject({
@@ -18,25 +20,37 @@ export const OfflinePushInfoSchema = z.looseObject({
 });
 
 /**
- * The Tencent IM message callback carried in `data` (e.g. `C2C.CallbackAfterSendMsg`). Required: who sent
- * it (`From_Account`), to whom (`To_Account`) and the message (`MsgBody`); everything else may be missing.
+ * The Tencent IM message callback carried in `data`: `C2C.CallbackAfterSendMsg` (one-to-one, with
+ * `To_Account`) or `Group.CallbackAfterSendMsg` (with `GroupId`). Every field may be missing; a message
+ * event whose `data` lacks the sender, the recipient (both `To_Account` and `GroupId`) or `MsgBody`
+ * lists that in `event.issues`, and `MsgBody` is then `[]`.
  */
 export const TIMMessageCallbackSchema = z.looseObject({
   CallbackCommand: z.string().optional(),
-  From_Account: z.string(),
-  To_Account: z.string(),
+  /** The sender's UserID (a numeric one that arrived as a number is a string here). */
+  From_Account: StringLikeSchema.optional(),
+  /** The recipient's UserID, in a one-to-one message. */
+  To_Account: StringLikeSchema.optional(),
+  /** The group, in a group message (which has no `To_Account`). */
+  GroupId: StringLikeSchema.optional(),
+  /** The group's type (`Public`, `Work`, `Meeting`, `AVChatRoom`...), in a group message. */
+  Type: z.string().optional(),
+  /** Who made the request, in a group message (an admin sending through the REST API). */
+  Operator_Account: StringLikeSchema.optional(),
   MsgBody: z.array(MsgBodyElementSchema),
   MsgVersion: NumberLikeSchema.optional(),
   InstanceId: NumberLikeSchema.optional(),
   /** 32-bit random number; with `MsgSeq` and `MsgTime` it makes `MsgKey`. */
   MsgRandom: NumberLikeSchema.optional(),
+  /** The random number of a group message (group callbacks name it `Random`). */
+  Random: NumberLikeSchema.optional(),
   MsgSeq: NumberLikeSchema.optional(),
   /** Seconds since the epoch. */
   MsgTime: NumberLikeSchema.optional(),
   SupportMessageExtension: NumberLikeSchema.optional(),
-  /** Identifies the message; what `dedupe` keys on. */
-  MsgKey: z.string().optional(),
-  MsgId: z.string().optional(),
+  /** Identifies a one-to-one message; what `dedupe` keys on first. */
+  MsgKey: StringLikeSchema.optional(),
+  MsgId: StringLikeSchema.optional(),
   OnlineOnlyFlag: NumberLikeSchema.optional(),
   /** 0 when the message was delivered. */
   SendMsgResult: NumberLikeSchema.optional(),
@@ -49,21 +63,81 @@ export const TIMMessageCallbackSchema = z.looseObject({
   OfflinePushInfo: OfflinePushInfoSchema.optional(),
 });
 
-/** The body the OA service posts to the account's `webhook_url` (spec "Events"). */
-export const WebhookEventSchema = z.looseObject({
-  /** `message` for a message event; the only type the spec shows. */
-  event_type: z.string(),
-  /** Username of the OA account that received the message. */
-  username: z.string(),
+/** Epoch numbers at or above this are milliseconds, below it seconds (1e11 s is the year 5138). */
+const MILLISECONDS_FROM = 1e11;
+
+/**
+ * The envelope's `timestamp`: ISO 8601 UTC as the spec shows it (kept as the string it is); a number
+ * of seconds or milliseconds since the epoch becomes that ISO string.
+ */
+export const TimestampSchema = z.preprocess((value) => {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
+  const date = new Date(value >= MILLISECONDS_FROM ? value : value * 1000);
+  return Number.isNaN(date.getTime()) ? value : date.toISOString();
+}, z.string());
+
+/** The envelope fields every event has (spec "Events"), whatever its type. */
+export const WebhookEnvelopeSchema = z.looseObject({
+  /** Username of the OA account that received the event. */
+  username: StringLikeSchema.optional(),
+  /** When the OA service created the payload, ISO 8601 UTC. */
+  timestamp: TimestampSchema.optional(),
+});
+
+/** The typed view of a `message` event: the envelope around a {@link TIMMessageCallbackSchema}. */
+export const WebhookMessageEventSchema = WebhookEnvelopeSchema.extend({
+  event_type: z.literal('message'),
   /** The client's message, as Tencent IM reported it. */
   data: TIMMessageCallbackSchema,
-  /** When the OA service created the payload, ISO 8601 UTC (kept as the string it is). */
-  timestamp: z.string(),
 });
+
+/**
+ * What every event carries besides its own fields: what did not match, and the body as it arrived.
+ */
+export interface WebhookEventExtras {
+  /**
+   * Each field that did not match its schema, with its path (`data.MsgBody[0].MsgContent.Text`) and
+   * what was wrong, never its value. Such a field is left out of the typed view (an element becomes an
+   * unknown one); its value is in `raw`. Empty for an event that matched in full.
+   */
+  issues: OAValidationIssue[];
+  /** The JSON object as it arrived, before any normalisation. */
+  raw: Record<string, unknown>;
+}
+
+/** A `message` event: a client wrote to the OA account. */
+export type WebhookMessageEvent = z.infer<typeof WebhookMessageEventSchema> & WebhookEventExtras;
+
+/**
+ * An event of a type this SDK does not know (the spec says other types may come): its fields as they
+ * arrived. `event_type` is `''` when the body had none (then listed in `issues`).
+ */
+export interface WebhookUnknownEvent extends WebhookEventExtras {
+  event_type: string;
+  data: unknown;
+  username?: string;
+  timestamp?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * An inbound event. Narrow it with {@link isMessageEvent}: TypeScript cannot tell `'message'` from
+ * "any other string" in a `switch`, so `event.event_type === 'message'` alone does not type `data`.
+ */
+export type WebhookEvent = WebhookMessageEvent | WebhookUnknownEvent;
+
+/** `true` for a `message` event, whose `data` is typed. */
+export function isMessageEvent(event: WebhookEvent): event is WebhookMessageEvent {
+  return event.event_type === 'message';
+}
+
+/**
+ * @deprecated Use {@link WebhookMessageEventSchema}; kept so existing imports compile. It describes the
+ * typed view of a message event; `parseWebhookEvent` is what reads a body.
+ */
+export const WebhookEventSchema = WebhookMessageEventSchema;
 
 /** Push notification settings of a message. */
 export type OfflinePushInfo = z.infer<typeof OfflinePushInfoSchema>;
-/** The Tencent IM message callback in `WebhookEvent.data`. */
+/** The Tencent IM message callback in `WebhookMessageEvent.data`. */
 export type TIMMessageCallback = z.infer<typeof TIMMessageCallbackSchema>;
-/** An inbound event, as {@link WebhookEventSchema} parses it. */
-export type WebhookEvent = z.infer<typeof WebhookEventSchema>;

@@ -4,8 +4,9 @@ import {
   createWebhookHandler,
   getMessageMedia,
   getMessageText,
+  isMessageEvent,
   parseWebhookEvent,
-  type WebhookEvent,
+  type WebhookMessageEvent,
 } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
 
@@ -17,9 +18,12 @@ afterEach(async () => {
 
 /** A user's receiver: createWebhookHandler on node:http, collecting what arrives. */
 async function receiver(options: { dedupe?: boolean } = {}) {
-  const events: WebhookEvent[] = [];
+  const events: WebhookMessageEvent[] = [];
   const handler = createWebhookHandler({
-    onEvent: (event) => void events.push(event),
+    onEvent: (event) => {
+      if (!isMessageEvent(event)) throw new Error(`not a message event: ${event.event_type}`);
+      events.push(event);
+    },
     dedupe: options.dedupe ?? false,
   });
   const server = await listen((req, res) => void handler(req, res));
@@ -108,7 +112,7 @@ describe('sendInboundMessage', () => {
     ] as const;
     for (const [message, type] of kinds) {
       const event = parseWebhookEvent(JSON.stringify(buildInboundEvent(message)));
-      expect(event.data.MsgBody[0]?.MsgType).toBe(type);
+      expect(event).toMatchObject({ issues: [], data: { MsgBody: [{ MsgType: type }] } });
     }
   });
 

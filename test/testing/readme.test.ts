@@ -35,9 +35,8 @@ it('drives my webhook receiver', async () => {
       text: 'hi',
     });
     expect(reply.status).toBe(200);
-    expect(received[0]?.data.MsgBody[0]).toMatchObject({
-      MsgType: 'TIMTextElem',
-      MsgContent: { Text: 'hi' },
+    expect(received[0]).toMatchObject({
+      data: { MsgBody: [{ MsgType: 'TIMTextElem', MsgContent: { Text: 'hi' } }] },
     });
   } finally {
     await new Promise((resolve) => server.close(resolve));

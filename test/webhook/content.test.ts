@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { getMessageMedia, getMessageText, parseWebhookEvent } from '../../src/webhook/index.js';
-import { CALLBACK_BASE, envelope, eventWith, loadFixture } from './support.js';
+import { getMessageMedia, getMessageText } from '../../src/webhook/index.js';
+import { CALLBACK_BASE, envelope, eventWith, loadFixture, parseMessage } from './support.js';
 
-const withFixtures = (...names: string[]) => parseWebhookEvent(eventWith(names.map(loadFixture)));
+const withFixtures = (...names: string[]) => parseMessage(eventWith(names.map(loadFixture)));
 
 describe('getMessageText', () => {
   it('joins the text elements in order and skips the rest', () => {
-    const event = parseWebhookEvent(
+    const event = parseMessage(
       envelope({ ...CALLBACK_BASE, ...loadFixture('tencent-doc-MsgBody-text-face-text-1.json') }),
     );
     expect(getMessageText(event)).toBe('helloworld');
@@ -50,7 +50,7 @@ describe('getMessageMedia', () => {
   });
 
   it('falls back to the nearest variant when the wanted one is missing', () => {
-    const onlyThumb = parseWebhookEvent(
+    const onlyThumb = parseMessage(
       eventWith([
         {
           MsgType: 'TIMImageElem',

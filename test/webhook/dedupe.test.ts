@@ -1,35 +1,47 @@
 import { describe, expect, it } from 'vitest';
-import { DedupeCache, dedupeKeyOf } from '../../src/webhook/dedupe.js';
-import { parseWebhookEvent } from '../../src/webhook/index.js';
+import { dedupeKeyOf } from '../../src/webhook/dedupe.js';
+import { MemoryDedupeStore, parseWebhookEvent } from '../../src/webhook/index.js';
 import { eventWith } from './support.js';
 
-describe('DedupeCache', () => {
-  it('claims a key once within its TTL, again after it', () => {
+describe('MemoryDedupeStore', () => {
+  it('claims a key once until it is done, remembers it for ttlMs, then forgets it', () => {
     let now = 1_000;
-    const cache = new DedupeCache({ ttlMs: 100 }, () => now);
-    expect(cache.claim('a')).toBe(true);
+    const store = new MemoryDedupeStore({ now: () => now });
+    expect(store.claim('a', 'first', 50)).toBe('claimed');
+    expect(store.claim('a', 'second', 50)).toBe('in-flight');
+    store.complete('a', 'first', 100);
     now += 99;
-    expect(cache.claim('a')).toBe(false);
+    expect(store.claim('a', 'third', 50)).toBe('done');
     now += 1;
-    expect(cache.claim('a')).toBe(true);
+    expect(store.claim('a', 'third', 50)).toBe('claimed');
+  });
+
+  it('lets a claim that was never completed expire after claimTtlMs (its holder may have died)', () => {
+    let now = 0;
+    const store = new MemoryDedupeStore({ now: () => now });
+    expect(store.claim('a', 'dead', 50)).toBe('claimed');
+    now += 50;
+    expect(store.claim('a', 'alive', 50)).toBe('claimed');
+    // The late holder's release must not free the new holder's claim.
+    store.release('a', 'dead');
+    expect(store.claim('a', 'other', 50)).toBe('in-flight');
   });
 
   it('forgets the least recently used key past max', () => {
-    const cache = new DedupeCache({ max: 2, ttlMs: 1_000 });
-    cache.claim('a');
-    cache.claim('b');
-    expect(cache.claim('a')).toBe(false); // a is now the most recent
-    cache.claim('c'); // evicts b
-    expect(cache.size).toBe(2);
-    expect(cache.claim('b')).toBe(true);
-    expect(cache.claim('c')).toBe(false);
+    const store = new MemoryDedupeStore({ max: 2 });
+    store.complete('a', 'x', 1_000);
+    store.complete('b', 'x', 1_000);
+    expect(store.claim('a', 'y', 1_000)).toBe('done'); // a is now the most recent
+    store.complete('c', 'x', 1_000); // evicts b
+    expect(store.size).toBe(2);
+    expect(store.claim('b', 'y', 1_000)).toBe('claimed');
   });
 
-  it('release lets the key be claimed again', () => {
-    const cache = new DedupeCache();
-    cache.claim('a');
-    cache.release('a');
-    expect(cache.claim('a')).toBe(true);
+  it('release by the holder lets the key be claimed again', () => {
+    const store = new MemoryDedupeStore();
+    store.claim('a', 'first', 1_000);
+    store.release('a', 'first');
+    expect(store.claim('a', 'second', 1_000)).toBe('claimed');
   });
 });
 

@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchWebhookHandler, createWebhookHandler } from '../../src/webhook/index.js';
-import { expectScenario, listen, post, scenarioOptions, textEvent } from './support.js';
+import { asMessage, expectScenario, listen, post, scenarioOptions, textEvent } from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -126,6 +126,6 @@ describe('Hono', () => {
     });
     expect(response.status).toBe(200);
     expect((await app.request('/oa/webhook')).status).toBe(405);
-    expect(received[0]?.data.From_Account).toBe('user_42');
+    expect(asMessage(received[0]).data.From_Account).toBe('user_42');
   });
 });

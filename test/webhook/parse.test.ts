@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OAValidationError } from '../../src/errors.js';
-import { type MsgBodyElement, parseWebhookEvent, type WebhookEvent } from '../../src/webhook/index.js';
-import { CALLBACK_BASE, envelope, eventWith, fixtureNames, loadFixture } from './support.js';
+import { type MsgBodyElement, parseWebhookEvent, type WebhookMessageEvent } from '../../src/webhook/index.js';
+import { CALLBACK_BASE, envelope, eventWith, fixtureNames, loadFixture, parseMessage } from './support.js';
 
 /**
  * Tencent's fixtures come in several shapes; each becomes a whole webhook body the way the OA service
@@ -23,7 +23,7 @@ function wrapFixture(name: string): unknown {
   throw new Error(`no wrapping rule for fixture ${name}`);
 }
 
-const parseFixture = (name: string): WebhookEvent => parseWebhookEvent(JSON.stringify(wrapFixture(name)));
+const parseFixture = (name: string): WebhookMessageEvent => parseMessage(JSON.stringify(wrapFixture(name)));
 const firstElement = (name: string): MsgBodyElement => parseFixture(name).data.MsgBody[0]!;
 
 describe('parseWebhookEvent on Tencent fixtures', () => {
@@ -98,10 +98,16 @@ describe('parseWebhookEvent on Tencent fixtures', () => {
     expect(push?.ApnsInfo).toMatchObject({ Sound: 'apns.mp3', MutableContent: 1 });
   });
 
-  it('refuses the callback-response fixture: it is an answer to Tencent, not an inbound event', () => {
+  it('reads the callback-response fixture (an answer to Tencent, not an event) as an odd event', () => {
     const response = loadFixture('tencent-doc-callback-response-1.json');
-    expect(() => parseWebhookEvent(response)).toThrow(OAValidationError);
-    expect(() => parseWebhookEvent(envelope(response))).toThrow(/data\.From_Account/);
+    expect(parseWebhookEvent(response)).toMatchObject({ event_type: '', data: undefined, raw: response });
+    const event = parseMessage(envelope(response));
+    expect(event.issues.map((issue) => issue.path.join('.'))).toEqual([
+      'data.From_Account',
+      'data.To_Account',
+      'data.MsgBody',
+    ]);
+    expect(() => parseWebhookEvent(envelope(response), { strict: true })).toThrow(/data\.From_Account/);
   });
 });
 
@@ -111,7 +117,7 @@ describe('parseWebhookEvent tolerance', () => {
       EventTime: '1670574414123',
       MsgSeq: '7',
     });
-    const event = parseWebhookEvent(body);
+    const event = parseMessage(body);
     expect(event.data.EventTime).toBe(1670574414123);
     expect(event.data.MsgSeq).toBe(7);
   });
@@ -124,7 +130,7 @@ describe('parseWebhookEvent tolerance', () => {
         NewTopField: true,
       },
     );
-    const event = parseWebhookEvent({ ...body, trace_id: 'abc' });
+    const event = parseMessage({ ...body, trace_id: 'abc' });
     expect(event.trace_id).toBe('abc');
     expect(event.data.NewTopField).toBe(true);
     expect(event.data.MsgBody[0]).toMatchObject({ Extra: 1, MsgContent: { Lang: 'th' } });
@@ -132,7 +138,7 @@ describe('parseWebhookEvent tolerance', () => {
 
   it('passes an element of an unknown type through, untouched', () => {
     const future = { MsgType: 'TIMStreamElem', MsgContent: { Chunk: 'x' }, Seq: 3 };
-    const element = parseWebhookEvent(eventWith([future])).data.MsgBody[0]!;
+    const element = parseMessage(eventWith([future])).data.MsgBody[0]!;
     expect(element).toEqual(future);
     expect(String(element.MsgType)).toBe('TIMStreamElem');
   });
@@ -147,22 +153,33 @@ describe('parseWebhookEvent tolerance', () => {
       bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
       body,
     ]) {
-      expect(parseWebhookEvent(input).data.MsgBody[0]).toMatchObject({ MsgContent: { Text: 'same' } });
+      expect(parseMessage(input).data.MsgBody[0]).toMatchObject({ MsgContent: { Text: 'same' } });
     }
   });
 });
 
 describe('parseWebhookEvent refusals', () => {
-  const cases: [string, unknown, RegExp][] = [
+  const never: [string, unknown, RegExp][] = [
     ['an empty body', '', /body is empty/],
     ['non-JSON', '<html>', /not valid JSON/],
     ['bytes that are not UTF-8', Buffer.from([0xff, 0xfe, 0x7b]), /not valid UTF-8/],
-    ['a JSON array', '[]', /expected object/],
-    ['null', null, /expected object/],
+    ['a JSON array', '[]', /expected a JSON object, received an array/],
+    ['null', null, /expected a JSON object, received null/],
+    ['a number', '42', /expected a JSON object, received number/],
+  ];
+
+  it.each(never)('refuses %s, in either mode, with a readable OAValidationError', (_label, body, message) => {
+    for (const strict of [false, true]) {
+      expect(() => parseWebhookEvent(body, { strict })).toThrow(OAValidationError);
+      expect(() => parseWebhookEvent(body, { strict })).toThrow(message);
+    }
+  });
+
+  const strictOnly: [string, unknown, RegExp][] = [
     [
       'a missing data',
       { event_type: 'message', username: 'u', timestamp: 't' },
-      /^Invalid webhook event: data:/,
+      /^Invalid webhook event: data: missing/,
     ],
     [
       'a broken known element',
@@ -181,16 +198,23 @@ describe('parseWebhookEvent refusals', () => {
     ],
   ];
 
-  it.each(cases)('refuses %s with a readable OAValidationError', (_label, body, message) => {
-    let caught: unknown;
-    try {
-      parseWebhookEvent(body);
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught).toBeInstanceOf(OAValidationError);
-    expect((caught as OAValidationError).message).toMatch(message);
-  });
+  it.each(strictOnly)(
+    'with strict: true, refuses %s with a readable OAValidationError',
+    (_label, body, message) => {
+      let caught: unknown;
+      try {
+        parseWebhookEvent(body, { strict: true });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(OAValidationError);
+      expect((caught as OAValidationError).message).toMatch(message);
+      // Without strict, the same body is an event whose issues say the same.
+      const event = parseWebhookEvent(body);
+      expect(event.issues.length).toBeGreaterThan(0);
+      expect((caught as OAValidationError).issues).toEqual(event.issues);
+    },
+  );
 
   it('never quotes the body in its message', () => {
     expect(() => parseWebhookEvent('{"secret": "my card number 4111"')).toThrow(/^[^4]*$/);

@@ -1,8 +1,23 @@
 /** Shared pieces of the webhook tests: fixtures, event builders, a loopback node:http server. */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { expect } from 'vitest';
-import { getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import {
+  getMessageText,
+  isMessageEvent,
+  parseWebhookEvent,
+  type WebhookEvent,
+  type WebhookMessageEvent,
+} from '../../src/webhook/index.js';
+
+/** The event as a message event; fails the test when it is another kind (or missing). */
+export function asMessage(event: WebhookEvent | undefined): WebhookMessageEvent {
+  if (!event || !isMessageEvent(event)) throw new Error(`expected a message event, got ${event?.event_type}`);
+  return event;
+}
+
+/** `parseWebhookEvent`, for bodies that must give a message event. */
+export const parseMessage = (body: unknown): WebhookMessageEvent => asMessage(parseWebhookEvent(body));
 
 export const FIXTURE_DIR = new URL('../fixtures/tim/', import.meta.url);
 
@@ -81,6 +96,19 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   };
 }
 
+/** Collects the process's unhandled rejections while the file's tests run: there must be none. */
+export function trackUnhandledRejections(): unknown[] {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeAll(() => {
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(() => {
+    process.off('unhandledRejection', onUnhandled);
+  });
+  return unhandled;
+}
+
 /** A logger that records what it is told. */
 export function recordingLogger() {
   const lines: { level: string; message: string }[] = [];
@@ -110,12 +138,12 @@ export function scenarioOptions() {
   return { received, options };
 }
 
-/** Drives a mounted handler through 200, 405, 400, 413, 401 and 500. */
+/** Drives a mounted handler through 200, 405, 400 (not JSON, not an object), 413, 401 and 500. */
 export async function expectScenario(url: string, received: WebhookEvent[]) {
   const ok = await post(url, textEvent('hello from a framework'));
   expect(ok).toMatchObject({ status: 200, json: { ok: true } });
   expect(received).toHaveLength(1);
-  const element = received[0]!.data.MsgBody[0]!;
+  const element = asMessage(received[0]).data.MsgBody[0]!;
   expect(element.MsgType === 'TIMTextElem' && element.MsgContent.Text).toBe('hello from a framework');
 
   const get = await fetch(url);
@@ -123,7 +151,7 @@ export async function expectScenario(url: string, received: WebhookEvent[]) {
   expect(get.headers.get('allow')).toBe('POST');
 
   expect((await post(url, '{"event_type":')).status).toBe(400);
-  expect((await post(url, { event_type: 'message' })).status).toBe(400);
+  expect((await post(url, '["not", "an", "object"]')).status).toBe(400);
   expect((await post(url, { ...textEvent('big', 2), pad: 'x'.repeat(8192) })).status).toBe(413);
   expect((await post(url, textEvent('x', 3), { 'x-test-auth': 'deny' })).status).toBe(401);
   expect((await post(url, textEvent('boom', 4))).status).toBe(500);

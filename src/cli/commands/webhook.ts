@@ -20,7 +20,8 @@ interface ListenFlags {
 async function listen(options: ListenFlags, out: Output): Promise<void> {
   const path = options.path.startsWith('/') ? options.path : `/${options.path}`;
   const handler = createWebhookHandler({
-    onEvent: (event) => out.event(event, describeEvent(event)),
+    // --json prints the body as it arrived; the lines describe the typed view.
+    onEvent: (event) => out.event(event.raw, describeEvent(event)),
     // The OA may deliver an event again; one line per message is what a reader wants.
     dedupe: true,
     logger: { warn: (message) => out.notice(message), error: (message) => out.notice(message) },

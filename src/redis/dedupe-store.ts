@@ -1,0 +1,63 @@
+/** The webhook dedupe store in Redis: each message processed once across every receiver instance. */
+import { OAConfigError } from '../errors.js';
+import type { WebhookDedupeState, WebhookDedupeStore } from '../webhook/dedupe.js';
+import { connectionFrom, type RedisConnectionOptions } from './connection.js';
+import { CLAIM_MESSAGE, COMPLETE_MESSAGE, RELEASE_MESSAGE } from './scripts.js';
+
+/** Options of {@link createRedisDedupeStore}. */
+export type RedisDedupeStoreOptions = {
+  /**
+   * Prepended to every key: `${prefix}dedupe:${messageKey}`.
+   * @default 'oa:'
+   */
+  prefix?: string;
+} & RedisConnectionOptions;
+
+/** A {@link WebhookDedupeStore} in Redis, and how to let go of it. */
+export interface RedisDedupeStore extends WebhookDedupeStore {
+  /** Quits the connection it opened from `url`; a `client` you passed in stays open. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const STATES: ReadonlySet<string> = new Set<WebhookDedupeState>(['claimed', 'in-flight', 'done']);
+
+/**
+ * A dedupe store shared through Redis by every instance of a webhook receiver, so that a redelivery
+ * that reaches another instance behind the load balancer is still recognised. A delivery claims its
+ * message with `SET NX PX` (the claim expires after `claimTtlMs` if its process dies), marks it done
+ * when `onEvent` succeeded and deletes its claim when `onEvent` failed, so that the redelivery is
+ * processed. Creating it opens nothing: with `url`, ioredis is imported and connected on first use.
+ *
+ * @example
+ * ```ts
+ * const store = createRedisDedupeStore({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
+ * const handler = createWebhookHandler({ onEvent, dedupe: { store } });
+ * // on shutdown, after the server closed:
+ * await store.close();
+ * ```
+ */
+export function createRedisDedupeStore(options: RedisDedupeStoreOptions): RedisDedupeStore {
+  if (typeof options !== 'object' || options === null) {
+    throw new OAConfigError('createRedisDedupeStore needs { url } or { client }');
+  }
+  const connection = connectionFrom(options, 'createRedisDedupeStore');
+  const prefix = options.prefix ?? 'oa:';
+  if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
+  const keyOf = (key: string) => `${prefix}dedupe:${key}`;
+  return {
+    async claim(key, owner, claimTtlMs) {
+      const state = await connection.run(CLAIM_MESSAGE, [keyOf(key)], [owner, Math.ceil(claimTtlMs)]);
+      if (typeof state !== 'string' || !STATES.has(state)) {
+        throw new Error(`unexpected answer from the claim script: ${String(state)}`);
+      }
+      return state as WebhookDedupeState;
+    },
+    async complete(key, _owner, ttlMs) {
+      await connection.run(COMPLETE_MESSAGE, [keyOf(key)], [Math.ceil(ttlMs)]);
+    },
+    async release(key, owner) {
+      await connection.run(RELEASE_MESSAGE, [keyOf(key)], [owner]);
+    },
+    close: () => connection.close(),
+  };
+}

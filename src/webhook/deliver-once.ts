@@ -1,0 +1,107 @@
+/**
+ * Deduplication that cannot drop a message. A delivery claims its message's key before `onEvent`; a
+ * duplicate that finds the key in flight does not answer at once (the first `onEvent` may still fail)
+ * but waits for the outcome: done means 200, released means it claims the key and runs `onEvent`
+ * itself. The wait is bounded; past it the duplicate answers 503 and the sender tries again later.
+ */
+import type { Logger } from '../core/logger.js';
+import { sleep } from '../core/wait.js';
+import { OAConfigError } from '../errors.js';
+import {
+  DEFAULT_DEDUPE,
+  MemoryDedupeStore,
+  type WebhookDedupeOptions,
+  type WebhookDedupeStore,
+} from './dedupe.js';
+
+/** How a delivery ended: `onEvent` ran and succeeded, another delivery had done it, or the wait ran out. */
+export type DeliveryOutcome = 'processed' | 'duplicate' | 'timeout';
+
+/** Runs `run` for `key` unless another delivery did or does; `run`'s failure is rethrown. */
+export type DeliverOnce = (key: string, run: () => Promise<void>) => Promise<DeliveryOutcome>;
+
+/** First poll of a waiting duplicate, growing by half up to {@link MAX_POLL_MS}. */
+const FIRST_POLL_MS = 10;
+const MAX_POLL_MS = 200;
+
+function positiveMs(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new OAConfigError(`webhook handler: dedupe.${name} must be a positive number of ms`);
+  }
+  return Math.ceil(value);
+}
+
+function checkStore(store: WebhookDedupeStore): WebhookDedupeStore {
+  const methods = ['claim', 'complete', 'release'] as const;
+  if (typeof store !== 'object' || store === null || methods.some((m) => typeof store[m] !== 'function')) {
+    throw new OAConfigError('webhook handler: dedupe.store must have claim, complete and release methods');
+  }
+  return store;
+}
+
+/** Builds the deduplication of one handler from its `dedupe` option. Throws at once on bad options. */
+export function createDeliverOnce(options: WebhookDedupeOptions, logger: Required<Logger>): DeliverOnce {
+  const ttlMs = positiveMs('ttlMs', options.ttlMs, DEFAULT_DEDUPE.ttlMs);
+  const claimTtlMs = positiveMs('claimTtlMs', options.claimTtlMs, DEFAULT_DEDUPE.claimTtlMs);
+  const waitTimeoutMs = positiveMs('waitTimeoutMs', options.waitTimeoutMs, DEFAULT_DEDUPE.waitTimeoutMs);
+  const store =
+    options.store === undefined
+      ? new MemoryDedupeStore(options.max === undefined ? {} : { max: options.max })
+      : checkStore(options.store);
+  // Deliveries of this process in flight, so that a local duplicate wakes as soon as one ends; a
+  // delivery in another process is only seen by polling the store.
+  const inFlight = new Map<string, Promise<void>>();
+
+  /** Store failures cost deduplication, never the message: they are logged and the delivery goes on. */
+  async function attempt<T>(what: string, step: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await step();
+    } catch (error) {
+      logger.error(`oa-messaging webhook: the dedupe store failed to ${what}`, { error });
+      return undefined;
+    }
+  }
+
+  async function runClaimed(key: string, owner: string, run: () => Promise<void>) {
+    let ended = () => {};
+    const settled = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    inFlight.set(key, settled);
+    try {
+      await run();
+      await attempt('complete a message', () => store.complete(key, owner, ttlMs));
+    } catch (error) {
+      // Released before the waiters wake, so that one of them claims the key and processes the message.
+      await attempt('release a message', () => store.release(key, owner));
+      throw error;
+    } finally {
+      if (inFlight.get(key) === settled) inFlight.delete(key);
+      ended();
+    }
+  }
+
+  return async (key, run) => {
+    // The Web Crypto global, not node:crypto: the fetch handler also runs on edge runtimes.
+    const owner = globalThis.crypto.randomUUID();
+    const deadline = performance.now() + waitTimeoutMs;
+    for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(MAX_POLL_MS, pollMs * 1.5)) {
+      const state = await attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
+      if (state === 'done') {
+        logger.debug('oa-messaging webhook: duplicate delivery skipped (200)');
+        return 'duplicate';
+      }
+      if (state !== 'in-flight') {
+        // Claimed, or the store failed (undefined): process it.
+        await runClaimed(key, owner, run);
+        return 'processed';
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) return 'timeout';
+      const nap = sleep(Math.min(pollMs, left), undefined, 'waiting for an earlier delivery');
+      inFlight.get(key)?.then(nap.wake);
+      await nap.done;
+    }
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The tolerant reader: turns any JSON object into a {@link WebhookEvent}, typed as far as its fields
+ * allow. The spec asks a receiver to "ignore unknown fields and treat optional ones defensively", and a
+ * refusal would lose the user's message, so nothing here throws: each field is checked on its own, one
+ * that does not match is left out of the typed view and listed in `issues`, and the body stays in `raw`.
+ */
+import type { z } from 'zod';
+import { toIssues } from '../core/validate.js';
+import type { OAValidationIssue } from '../errors.js';
+import { type MsgBodyElement, MsgBodyElementSchema, type UnknownMsgBodyElement } from './element-schemas.js';
+import {
+  OfflinePushInfoSchema,
+  type TIMMessageCallback,
+  TIMMessageCallbackSchema,
+  WebhookEnvelopeSchema,
+  type WebhookEvent,
+} from './schemas.js';
+
+type Path = (string | number)[];
+type Issues = OAValidationIssue[];
+
+/** A plain JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const issue = (path: Path, message: string): OAValidationIssue => ({ path, message });
+
+/** zod's issues for one field, moved under that field's path. */
+function addIssues(issues: Issues, path: Path, error: z.ZodError): void {
+  for (const found of toIssues(error)) issues.push(issue([...path, ...found.path], found.message));
+}
+
+/**
+ * Checks each field of `shape` that `value` has on its own. Fields outside the shape are kept as they
+ * are; a field that fails is dropped (its value stays in `raw`). `nested` reads some fields itself.
+ */
+function readFields(
+  shape: Record<string, z.ZodType>,
+  value: Record<string, unknown>,
+  path: Path,
+  issues: Issues,
+  nested: Record<string, (field: unknown, at: Path) => unknown> = {},
+): Record<string, unknown> {
+  const typed: Record<string, unknown> = { ...value };
+  for (const [key, schema] of Object.entries(shape)) {
+    const field = value[key];
+    if (field === undefined) continue;
+    const read = nested[key];
+    if (read) {
+      const result = read(field, [...path, key]);
+      if (result === undefined) delete typed[key];
+      else typed[key] = result;
+      continue;
+    }
+    const result = schema.safeParse(field);
+    if (result.success) {
+      typed[key] = result.data;
+    } else {
+      delete typed[key];
+      addIssues(issues, [...path, key], result.error);
+    }
+  }
+  return typed;
+}
+
+/**
+ * One `MsgBody` element. One that fails its type's schema stays in the body as an unknown element, its
+ * `MsgType` marked `"TIMTextElem (invalid)"` so that a `switch` on the type never hands out content that
+ * is not there; what failed is in `issues`. A value that is not even an object is left out.
+ */
+function readElement(value: unknown, path: Path, issues: Issues): MsgBodyElement | undefined {
+  if (!isJsonObject(value)) {
+    issues.push(issue(path, 'expected an element object'));
+    return undefined;
+  }
+  const result = MsgBodyElementSchema.safeParse(value);
+  if (result.success) return result.data;
+  addIssues(issues, path, result.error);
+  const type = typeof value.MsgType === 'string' ? `${value.MsgType} (invalid)` : '(invalid)';
+  return { ...value, MsgType: type } as unknown as UnknownMsgBodyElement;
+}
+
+function readMsgBody(value: unknown, path: Path, issues: Issues): MsgBodyElement[] {
+  if (!Array.isArray(value)) {
+    issues.push(issue(path, 'expected an array of elements'));
+    return [];
+  }
+  const body: MsgBodyElement[] = [];
+  value.forEach((element, index) => {
+    const typed = readElement(element, [...path, index], issues);
+    if (typed) body.push(typed);
+  });
+  return body;
+}
+
+function readObject(value: unknown, path: Path, issues: Issues, shape: Record<string, z.ZodType>) {
+  if (isJsonObject(value)) return readFields(shape, value, path, issues);
+  issues.push(issue(path, 'expected an object'));
+  return undefined;
+}
+
+/** The `data` of a message event: always an object with a `MsgBody` array, whatever arrived. */
+function readCallback(value: unknown, issues: Issues): TIMMessageCallback {
+  const path: Path = ['data'];
+  if (!isJsonObject(value)) {
+    issues.push(issue(path, value === undefined ? 'missing' : 'expected an object'));
+    return { MsgBody: [] };
+  }
+  const typed = readFields(TIMMessageCallbackSchema.shape, value, path, issues, {
+    MsgBody: (field, at) => readMsgBody(field, at, issues),
+    OfflinePushInfo: (field, at) => readObject(field, at, issues, OfflinePushInfoSchema.shape),
+  });
+  // A message without these means little; it still reaches onEvent, and the app can see why it is odd.
+  if (value.From_Account === undefined) issues.push(issue([...path, 'From_Account'], 'missing'));
+  if (value.To_Account === undefined && value.GroupId === undefined) {
+    issues.push(issue([...path, 'To_Account'], 'missing (and no GroupId)'));
+  }
+  if (value.MsgBody === undefined) {
+    issues.push(issue([...path, 'MsgBody'], 'missing'));
+    typed.MsgBody = [];
+  }
+  return typed as TIMMessageCallback;
+}
+
+/**
+ * Reads a JSON object as an event. Never throws: a `message` event gets a typed `data`; any other
+ * `event_type` (or none) gives a {@link WebhookUnknownEvent} with `data` as it arrived.
+ */
+export function readWebhookEvent(value: Record<string, unknown>): WebhookEvent {
+  const issues: Issues = [];
+  const envelope = readFields(WebhookEnvelopeSchema.shape, value, [], issues);
+  for (const key of ['username', 'timestamp'] as const) {
+    if (value[key] === undefined) issues.push(issue([key], 'missing'));
+  }
+  const type = value.event_type;
+  if (type === 'message') {
+    const data = readCallback(value.data, issues);
+    return { ...envelope, event_type: 'message', data, issues, raw: value };
+  }
+  if (typeof type !== 'string') {
+    issues.push(issue(['event_type'], type === undefined ? 'missing' : 'expected a string'));
+  }
+  const event_type = typeof type === 'string' ? type : '';
+  return { ...envelope, event_type, data: value.data, issues, raw: value };
+}

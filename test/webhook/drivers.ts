@@ -1,0 +1,57 @@
+/**
+ * Each webhook handler behind one small interface, so a test runs through both: the node handler over
+ * a real node:http server on loopback, the fetch handler with `Request` objects.
+ */
+import type { IncomingMessage } from 'node:http';
+import {
+  createFetchWebhookHandler,
+  createWebhookHandler,
+  type WebhookHandlerOptions,
+} from '../../src/webhook/index.js';
+import { listen } from './support.js';
+
+export type Body = string | Uint8Array | ReadableStream<Uint8Array> | undefined;
+export interface Answer {
+  status: number;
+  allow: string | null;
+  json: Record<string, unknown>;
+}
+export interface Driver {
+  send(method: string, body?: Body, headers?: Record<string, string>): Promise<Answer>;
+  close(): Promise<void>;
+}
+export type Options = WebhookHandlerOptions<IncomingMessage> & WebhookHandlerOptions<Request>;
+
+const toAnswer = async (response: Response): Promise<Answer> => ({
+  status: response.status,
+  allow: response.headers.get('allow'),
+  json: (await response.json()) as Record<string, unknown>,
+});
+
+const init = (method: string, body: Body, headers: Record<string, string>): RequestInit =>
+  // duplex is required by fetch for a stream body.
+  ({
+    method,
+    body: body ?? null,
+    headers: { 'content-type': 'application/json', ...headers },
+    duplex: 'half',
+  }) as RequestInit;
+
+export const drivers: Record<string, (options: Options) => Promise<Driver>> = {
+  'node handler over node:http': async (options) => {
+    const server = await listen(createWebhookHandler(options));
+    return {
+      send: async (method, body, headers = {}) =>
+        toAnswer(await fetch(`${server.url}/hook`, init(method, body, headers))),
+      close: server.close,
+    };
+  },
+  'fetch handler': async (options) => {
+    const handler = createFetchWebhookHandler(options);
+    return {
+      send: async (method, body, headers = {}) =>
+        toAnswer(await handler(new Request('http://x/hook', init(method, body, headers)))),
+      close: async () => undefined,
+    };
+  },
+};
