@@ -10,6 +10,7 @@ import { items, OAClient, OAInternalServerError } from '../../src/index.js';
 import { createMockServer, DEFAULT_GREETING, type MockServer } from '../../src/testing/index.js';
 import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { type Listening, listen } from '../helpers/listen.js';
+import { asMessage } from '../webhook/support.js';
 import { type Browser, haveChromium, launchChromium, readmeScreenshot, screenshotDir } from './chromium.js';
 
 const fixture = (name: string) => new URL(`../fixtures/media/${name}`, import.meta.url);
@@ -210,7 +211,7 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     await page.fill('#reply-text', 'Is the blue jacket in stock?');
     await page.press('#reply-text', 'Enter');
     await poll(() => events.length).toBe(1);
-    expect(events[0]?.data.From_Account).toBe('user-3');
+    expect(asMessage(events[0]).data.From_Account).toBe('user-3');
     expect(getMessageText(events[0] as WebhookEvent)).toBe('Is the blue jacket in stock?');
     await poll(() => page.textContent('#messages .msg.user .answer')).toMatch(/webhook answered 200/);
     await poll(() => page.textContent('#reply-status')).toMatch(/^Receiver answered 200/);
@@ -218,7 +219,7 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     await page.selectOption('#reply-kind', 'image');
     await page.click('#compose button');
     await poll(() => events.length).toBe(2);
-    expect(events[1]?.data.MsgBody?.[0]?.MsgType).toBe('TIMImageElem');
+    expect(asMessage(events[1]).data.MsgBody[0]?.MsgType).toBe('TIMImageElem');
     await poll(() => page.locator('#messages .msg.user').count()).toBe(2);
     await page.screenshot({ path: join(screenshotDir, 'reply.png') });
   });

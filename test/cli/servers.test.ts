@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sendInboundMessage } from '../../src/testing/index.js';
 import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
+import { asMessage } from '../webhook/support.js';
 import { oa, type Started, startOa } from './run-oa.js';
 
 /** Long-running commands: started, driven, then stopped with a signal. */
@@ -48,7 +49,7 @@ describe('oa mock-server', () => {
         body: JSON.stringify({ user_id: 'user_3', text: 'Hello from the page' }),
       });
       expect(await reply.body.json()).toMatchObject({ status: 200, webhookUrl: `${receiver.url}/hook` });
-      expect(events.map((event) => [event.data.From_Account, getMessageText(event)])).toEqual([
+      expect(events.map((event) => [asMessage(event).data.From_Account, getMessageText(event)])).toEqual([
         ['user_3', 'Hello from the page'],
       ]);
       running.child.kill('SIGINT');

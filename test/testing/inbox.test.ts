@@ -10,6 +10,7 @@ import { items, OAJobBusyError } from '../../src/index.js';
 import type { MockServer } from '../../src/testing/index.js';
 import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
+import { asMessage } from '../webhook/support.js';
 import { mockServerFixture } from './support.js';
 
 const fixture = mockServerFixture();
@@ -127,10 +128,10 @@ describe('the web inbox over HTTP', () => {
       const mock = await fixture.start({ webhookUrl: `${receiver.url}/hook` });
       const reply = await control(mock, 'reply', { user_id: 'user_9', kind: 'text', text: 'Hi there' });
       expect(reply).toMatchObject({ status: 200, body: { user_id: 'user_9', kind: 'text', status: 200 } });
-      expect(events[0]?.data.From_Account).toBe('user_9');
+      expect(asMessage(events[0]).data.From_Account).toBe('user_9');
       expect(getMessageText(events[0] as WebhookEvent)).toBe('Hi there');
       await control(mock, 'reply', { user_id: 'user_9', kind: 'audio' });
-      expect(events[1]?.data.MsgBody?.[0]?.MsgType).toBe('TIMSoundElem');
+      expect(asMessage(events[1]).data.MsgBody[0]?.MsgType).toBe('TIMSoundElem');
       expect((await state(mock)).conversations.user_9.map((e: { from: string }) => e.from)).toEqual([
         'user',
         'user',
