@@ -23,8 +23,13 @@ export class CallRegistry {
   }
 
   /** Starts tracking a call; `what` names it in errors (`POST /path`). */
-  start(what: string, options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined }) {
+  start(
+    what: string,
+    options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined },
+    beforeSend?: () => unknown,
+  ) {
     const control = new CallControl(this, what, options.timeoutMs, options.signal);
+    control.beforeSend = beforeSend;
     if (this.#closed) control.stop('closed');
     else if (options.signal?.aborted) control.stop('aborted', options.signal.reason);
     else {
@@ -82,6 +87,8 @@ export class CallControl {
   #controller: AbortController | undefined;
   readonly #listeners = new Set<(reason: StopReason) => void>();
   readonly #callerSignal: AbortSignal | undefined;
+  /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
+  beforeSend: (() => unknown) | undefined;
 
   constructor(
     registry: CallRegistry,

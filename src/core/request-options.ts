@@ -14,3 +14,17 @@ export interface RequestOptions {
    */
   timeoutMs?: number | undefined;
 }
+
+/**
+ * A per-call hook, under this symbol in the options, run once per attempt just before the request
+ * leaves (after the rate-limit slot and the token): a durable queue records there that the send may
+ * have gone out. Not part of the public options; `Symbol.for` so that every bundle of the package
+ * shares it. A hook that throws keeps the request from leaving (the call fails as not sent).
+ */
+export const BEFORE_SEND: unique symbol = Symbol.for('oa-messaging.beforeSend') as never;
+
+/** The hook of {@link BEFORE_SEND}, if the options carry one. */
+export function beforeSendOf(options: object | undefined): (() => unknown) | undefined {
+  const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
+  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
+}

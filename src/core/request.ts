@@ -23,7 +23,7 @@ import type { ClientEvents } from './events.js';
 import { classifyAs, failureKind } from './failure.js';
 import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
-import type { RequestOptions } from './request-options.js';
+import { beforeSendOf, type RequestOptions } from './request-options.js';
 import { type Retry, withRetries } from './retry.js';
 import { SlotLoan } from './slot-loan.js';
 import { dispatcherOf, send, type TransportResponse, type Undici } from './transport.js';
@@ -151,7 +151,7 @@ async function run<R extends z.ZodType>(
   makeBody: () => AttemptBody,
 ): Promise<z.output<R>> {
   const what = `POST ${endpoint.path}`;
-  const control = ctx.calls.start(what, options);
+  const control = ctx.calls.start(what, options, beforeSendOf(options));
   try {
     return await withRetries(
       (attempt, previous) => attemptOnce(ctx, endpoint, control, makeBody, attempt, previous),
@@ -259,6 +259,7 @@ export async function exchange<R extends z.ZodType>(
     if (ctx.events.has('request')) {
       ctx.events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
     }
+    if (control?.beforeSend) await runBeforeSend(control.beforeSend, endpoint);
     sending = true;
     res = await send(request, ready, control);
   } catch (error) {
@@ -286,6 +287,15 @@ export async function exchange<R extends z.ZodType>(
     });
   }
   return readAnswer(endpoint, res, ctx.secrets());
+}
+
+/** The caller's last word before the request leaves; if it fails, the request does not leave. */
+async function runBeforeSend(hook: () => unknown, endpoint: { path: string }): Promise<void> {
+  try {
+    await hook();
+  } catch (error) {
+    throw notSent(error, `POST ${endpoint.path} not sent: its beforeSend hook failed`);
+  }
 }
 
 /**
