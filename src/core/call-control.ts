@@ -168,8 +168,14 @@ export class CallControl {
 
   /** Waits for `promise` (shared with others, so never cancelled) unless the call is stopped first. */
   wait<T>(promise: Promise<T> | T, doing: string): Promise<T> {
-    if (this.#stopped) return Promise.reject(this.error(doing));
-    if (!(promise instanceof Promise)) return Promise.resolve(promise);
+    if (!(promise instanceof Promise)) {
+      return this.#stopped ? Promise.reject(this.error(doing)) : Promise.resolve(promise);
+    }
+    if (this.#stopped) {
+      // Nobody else may be waiting for it: its failure must not go unhandled.
+      promise.catch(() => {});
+      return Promise.reject(this.error(doing));
+    }
     return new Promise<T>((resolve, reject) => {
       const off = this.onStop(() => reject(this.error(doing)));
       promise.then(resolve, reject).finally(off);
