@@ -31,6 +31,7 @@ export {
   OAConnectionError,
   OAError,
   type OAErrorOptions,
+  type OAFailureKind,
   OAInternalServerError,
   OAJobBusyError,
   OANotFoundError,
