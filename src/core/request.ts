@@ -255,11 +255,11 @@ export async function exchange<R extends z.ZodType>(
     };
     const dispatcher = dispatcherOf(request);
     const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
+    if (control?.beforeSend) await runBeforeSend(control.beforeSend, endpoint);
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
     if (ctx.events.has('request')) {
       ctx.events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
     }
-    if (control?.beforeSend) await runBeforeSend(control.beforeSend, endpoint);
     sending = true;
     res = await send(request, ready, control);
   } catch (error) {
