@@ -69,8 +69,8 @@ export async function sendImageFile(
   file: FileInput,
   options: SendFileOptions<res.UploadImageResult> & { link?: string | undefined } = {},
 ): Promise<res.SendResult> {
+  check('sendImageFile', file, { user_id, link: options?.link }, options);
   const { link, onUploaded, ...uploadOptions } = options;
-  check('sendImageFile', file, { user_id, link }, options);
   const image = await client.uploadImage(file, uploadOptions);
   onUploaded?.(image);
   return client.sendImage(
@@ -85,8 +85,8 @@ export async function sendAudioFile(
   file: FileInput,
   options: SendFileOptions<res.UploadAudioResult> = {},
 ): Promise<res.SendResult> {
-  const { onUploaded, ...uploadOptions } = options;
   check('sendAudioFile', file, { user_id }, options);
+  const { onUploaded, ...uploadOptions } = options;
   const audio = await client.uploadAudio(file, uploadOptions);
   onUploaded?.(audio);
   const { audio_url, audio_uuid, audio_size, audio_duration } = audio;
@@ -102,8 +102,8 @@ export async function sendVideoFile(
   file: FileInput,
   options: SendFileOptions<res.UploadVideoResult> & Pick<SendVideoOptions, 'waitForTranscode'> = {},
 ): Promise<res.SendResult> {
-  const { waitForTranscode, onUploaded, ...uploadOptions } = options;
   check('sendVideoFile', file, { user_id }, options);
+  const { waitForTranscode, onUploaded, ...uploadOptions } = options;
   const video = await client.uploadVideo(file, uploadOptions);
   onUploaded?.(video);
   return client.sendVideo(

@@ -34,7 +34,8 @@ export function readAnswer<R extends z.ZodType>(
     const cut = res.truncated ? ` (cut at ${res.text.length} bytes)` : '';
     throw new OAResponseValidationError(
       `POST ${endpoint.path} answered ${res.status} with a body that is not JSON${cut}`,
-      { status: res.status, path: endpoint.path, body: scrub(res.text.slice(0, 1000)), issues: [] },
+      // Scrubbed whole, then cut: a cut first could leave the start of a secret that no longer matches.
+      { status: res.status, path: endpoint.path, body: scrub(res.text).slice(0, 1000), issues: [] },
       { cause: new SyntaxError(scrub((error as Error).message)) },
     );
   }

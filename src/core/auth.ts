@@ -97,6 +97,13 @@ export class TokenManager {
    * fresh, and what messages and logs are scrubbed of.
    */
   #lastSeen: StoredToken | undefined;
+  /** The last access token a 401 refused: never handed out again, however fresh it looks. */
+  #refused: string | undefined;
+  /**
+   * Slots lent by the calls waiting for the current renewal: its login or refresh takes one, and a
+   * refused refresh's login takes the next, so that it never queues behind calls holding every slot.
+   */
+  #loans: SlotLoan[] = [];
 
   constructor(deps: TokenManagerDeps) {
     this.#deps = deps;
@@ -110,7 +117,9 @@ export class TokenManager {
    */
   current(): string | undefined {
     const held = this.#lastSeen;
-    return held && !this.#isStale(held) ? held.access_token : undefined;
+    return held && held.access_token !== this.#refused && !this.#isStale(held)
+      ? held.access_token
+      : undefined;
   }
 
   /**
@@ -119,8 +128,10 @@ export class TokenManager {
    * other than that one.
    */
   async renewed(rejected?: string, loan?: SlotLoan): Promise<string> {
+    if (rejected !== undefined) this.#refused = rejected;
     const current = await this.#read();
-    if (current && current.access_token !== rejected && !this.#isStale(current)) return current.access_token;
+    const usable = current && current.access_token !== this.#refused && !this.#isStale(current);
+    if (usable) return current.access_token;
     const reason: RenewalReason = rejected !== undefined ? 'rejected' : current ? 'expiring' : 'no_token';
     return (await this.#renew(current, reason, loan)).access_token;
   }
@@ -157,9 +168,11 @@ export class TokenManager {
 
   /** One renewal at a time; the call that starts it lends it its rate-limit slot (`loan`). */
   #renew(current: StoredToken | undefined, reason: RenewalReason, loan?: SlotLoan): Promise<StoredToken> {
+    if (loan) this.#loans.push(loan);
     if (!this.#renewal) {
-      this.#renewal = this.#doRenew(current, reason, loan).finally(() => {
+      this.#renewal = this.#doRenew(current, reason).finally(() => {
         this.#renewal = undefined;
+        this.#loans = [];
       });
       // Shared: every caller may have given up (aborted) by the time it settles.
       this.#renewal.catch(() => {});
@@ -167,30 +180,32 @@ export class TokenManager {
     return this.#renewal;
   }
 
-  async #doRenew(
-    current: StoredToken | undefined,
-    reason: RenewalReason,
-    loan: SlotLoan | undefined,
-  ): Promise<StoredToken> {
+  /** A slot lent by one of the calls waiting for this renewal, if any is still lendable. */
+  #borrow(): Permit | undefined {
+    for (let loan = this.#loans.shift(); loan; loan = this.#loans.shift()) {
+      const permit = loan.lend();
+      if (permit) return permit;
+    }
+    return undefined;
+  }
+
+  async #doRenew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
     const { withRenewalLock } = this.#deps;
-    if (!withRenewalLock) return this.#renewNow(current, reason, loan);
+    if (!withRenewalLock) return this.#renewNow(current, reason);
     return withRenewalLock(async () => {
       // Another process may have renewed while this one waited for the lock: use its pair.
       const latest = await this.#read();
-      if (latest && latest.access_token !== current?.access_token && !this.#isStale(latest)) return latest;
-      return this.#renewNow(latest ?? current, reason, loan);
+      const renewedElsewhere = latest && latest.access_token !== current?.access_token;
+      if (renewedElsewhere && latest.access_token !== this.#refused && !this.#isStale(latest)) return latest;
+      return this.#renewNow(latest ?? current, reason);
     });
   }
 
-  async #renewNow(
-    current: StoredToken | undefined,
-    reason: RenewalReason,
-    loan: SlotLoan | undefined,
-  ): Promise<StoredToken> {
+  async #renewNow(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
     const { logger } = this.#deps;
     if (current?.refresh_token) {
       try {
-        const stored = await this.save(await this.#deps.refresh(current.refresh_token, loan?.lend()));
+        const stored = await this.save(await this.#deps.refresh(current.refresh_token, this.#borrow()));
         logger.info?.('oa-messaging: access token refreshed', { reason });
         this.#deps.onRenewed?.('refresh', reason);
         return stored;
@@ -203,7 +218,7 @@ export class TokenManager {
       }
     }
     try {
-      const stored = await this.save(await this.#deps.login(loan?.lend()));
+      const stored = await this.save(await this.#deps.login(this.#borrow()));
       logger.info?.('oa-messaging: access token obtained', { reason });
       this.#deps.onRenewed?.('login', reason);
       return stored;

@@ -114,6 +114,11 @@ export class CallControl {
     return this.#stopped;
   }
 
+  /** Whether anything but `close()` can stop the call: a deadline or the caller's signal. */
+  get stoppable(): boolean {
+    return this.timeoutMs !== undefined || this.#callerSignal !== undefined;
+  }
+
   /** Milliseconds left before the deadline; `undefined` without a per-call `timeoutMs`. */
   remainingMs(): number | undefined {
     return this.#deadlineAt === undefined ? undefined : Math.max(0, this.#deadlineAt - performance.now());

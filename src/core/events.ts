@@ -88,12 +88,16 @@ export class ClientEvents {
     const set = this.#listeners.get(name);
     if (!set || set.size === 0) return;
     for (const listener of set) {
-      try {
-        (listener as OAClientListener<E>)(event);
-      } catch (error) {
+      const report = (error: unknown) =>
         this.#logger.error?.(`oa-messaging: a '${name}' listener threw`, {
           error: error instanceof Error ? error.message : String(error),
         });
+      try {
+        const returned: unknown = (listener as OAClientListener<E>)(event);
+        // An async listener's rejection is contained too: it must never become an unhandled rejection.
+        if (returned instanceof Promise) returned.catch(report);
+      } catch (error) {
+        report(error);
       }
     }
   }

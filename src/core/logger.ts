@@ -24,17 +24,22 @@ export function containLogger(logger: Logger): Logger {
   for (const level of LEVELS) {
     const method = logger[level];
     if (typeof method !== 'function') continue;
+    const report = (error: unknown) => {
+      if (reported) return;
+      reported = true;
+      process.emitWarning(
+        `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
+          'its lines are dropped, the calls go on',
+        'OALoggerWarning',
+      );
+    };
     contained[level] = (message, details) => {
       try {
-        method.call(logger, message, details);
+        const returned: unknown = method.call(logger, message, details);
+        // An async logger's rejection is contained as well.
+        if (returned instanceof Promise) returned.catch(report);
       } catch (error) {
-        if (reported) return;
-        reported = true;
-        process.emitWarning(
-          `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
-            'its lines are dropped, the calls go on',
-          'OALoggerWarning',
-        );
+        report(error);
       }
     };
   }

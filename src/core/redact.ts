@@ -18,6 +18,17 @@ function formsOf(secret: string): string[] {
 }
 
 /**
+ * A text cut short (an error body kept up to its cap) may end inside a secret: that start of it goes
+ * too, from 4 characters on.
+ */
+function withoutCutSecret(text: string, secret: string): string {
+  for (let length = Math.min(secret.length - 1, text.length); length >= 4; length--) {
+    if (text.endsWith(secret.slice(0, length))) return `${text.slice(0, -length)}${REDACTED}`;
+  }
+  return text;
+}
+
+/**
  * Removes every known secret from a text (in each form an answer may echo it), every credential
  * field's value and every JWT, so that an answer cannot carry a credential into an error message, a
  * log line or `JSON.stringify(err)`: not the key secret, not a token the client holds, not a token
@@ -28,7 +39,10 @@ export function redactText(text: string, secrets: Iterable<string | undefined>):
   for (const secret of secrets) {
     // Very short values would blank out ordinary words; real keys and tokens are long.
     if (!secret || secret.length < 6) continue;
-    for (const form of formsOf(secret)) if (out.includes(form)) out = out.split(form).join(REDACTED);
+    for (const form of formsOf(secret)) {
+      if (out.includes(form)) out = out.split(form).join(REDACTED);
+      out = withoutCutSecret(out, form);
+    }
   }
   return out.replace(SECRET_PAIRS, `$1${REDACTED}$3`).replace(JWT, REDACTED);
 }

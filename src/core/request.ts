@@ -110,6 +110,8 @@ export function checkRequestOptions<O extends RequestOptions>(
   return options ?? ({} as O);
 }
 
+const always = () => true;
+
 /** A JSON call: params and options checked, then the pipeline. */
 export function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
   ctx: RequestContext,
@@ -121,7 +123,7 @@ export function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
     const checked = checkRequestOptions(ctx, endpoint, options);
     const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
     const body: AttemptBody = { body: text, headers: JSON_HEADERS, dispose() {} };
-    return run(ctx, endpoint, checked, true, () => body);
+    return run(ctx, endpoint, checked, always, () => body);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -134,7 +136,10 @@ export function callUpload<R extends z.ZodType>(
   upload: PreparedUpload,
   options: RequestOptions & { onProgress?: ((progress: UploadProgress) => void) | undefined },
 ): Promise<z.output<R>> {
-  return run(ctx, endpoint, options, upload.replayable, () => {
+  let read = false;
+  const replayable = () => upload.replayable || !read;
+  return run(ctx, endpoint, options, replayable, () => {
+    read = true;
     const made = upload.body(options.onProgress);
     return { body: made.body as unknown as Readable, headers: made.headers, dispose: () => made.dispose() };
   });
@@ -147,7 +152,7 @@ async function run<R extends z.ZodType>(
   ctx: RequestContext,
   endpoint: Endpoint<z.ZodType, R>,
   options: RequestOptions,
-  replayable: boolean,
+  replayable: () => boolean,
   makeBody: () => AttemptBody,
 ): Promise<z.output<R>> {
   const what = `POST ${endpoint.path}`;
@@ -197,7 +202,9 @@ async function attemptOnce<R extends z.ZodType>(
     // (the lender then queues again, ahead of the rest). A call that holds its slot too long for the
     // new token to stay fresh renews again: the token must be fresh when the request leaves.
     for (let renewals = 0; token === undefined; renewals++) {
-      const loan = permit && new SlotLoan(permit);
+      // An upload's permit holds an upload slot too, which a login must not use: it goes back instead.
+      const loan = permit && bucket === 'general' ? new SlotLoan(permit) : undefined;
+      if (!loan) permit?.release();
       let renewed: string;
       try {
         renewed = await renewToken(ctx, control, rejected, loan);
@@ -255,7 +262,7 @@ export async function exchange<R extends z.ZodType>(
     };
     const dispatcher = dispatcherOf(request);
     const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
-    if (control?.beforeSend) await runBeforeSend(control.beforeSend, endpoint);
+    if (control?.beforeSend) await runBeforeSend(control, control.beforeSend, endpoint);
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
     if (ctx.events.has('request')) {
       ctx.events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
@@ -289,13 +296,35 @@ export async function exchange<R extends z.ZodType>(
   return readAnswer(endpoint, res, ctx.secrets());
 }
 
-/** The caller's last word before the request leaves; if it fails, the request does not leave. */
-async function runBeforeSend(hook: () => unknown, endpoint: { path: string }): Promise<void> {
+/**
+ * The caller's last word before the request leaves, bounded like every other wait of the call; if it
+ * fails, the request does not leave.
+ */
+async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
+  const doing = 'running its beforeSend hook';
+  if (control.stopped) throw control.error(doing);
+  let done: unknown;
   try {
-    await hook();
+    done = hook();
   } catch (error) {
-    throw notSent(error, `POST ${endpoint.path} not sent: its beforeSend hook failed`);
+    throw hookFailed(error, endpoint);
   }
+  if (!(done instanceof Promise)) return;
+  try {
+    await control.wait(done, doing);
+  } catch (error) {
+    if (control.stopped) throw error;
+    throw hookFailed(error, endpoint);
+  }
+}
+
+/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
+function hookFailed(error: unknown, endpoint: { path: string }): OAError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
+    cause: error,
+    failure: 'not_sent',
+  });
 }
 
 /**
@@ -313,7 +342,9 @@ async function takeSlot(
   if (!limiter) return undefined;
   let granted: Permit | Promise<Permit>;
   try {
-    granted = limiter.acquire(bucket, { first });
+    // A call that can be stopped (a deadline, a signal) leaves the queue when it is, so that its
+    // place neither holds up the rest nor keeps the process alive; close() stops the limiter itself.
+    granted = limiter.acquire(bucket, { first, signal: control?.stoppable ? control.signal : undefined });
   } catch (error) {
     throw notSent(error, `POST ${endpoint.path} not sent: the rate limiter failed`);
   }
@@ -393,6 +424,12 @@ export async function tokenExchange<R extends z.ZodType>(
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
   const body: AttemptBody = { body: JSON.stringify(params), headers: JSON_HEADERS, dispose() {} };
-  const permit = slot ?? (await takeSlot(ctx, endpoint, 'general', undefined, true));
-  return exchange(ctx, endpoint, () => body, undefined, permit, undefined, 1);
+  // A control of its own, so that close() ends it too; no deadline: its callers have theirs.
+  const control = ctx.calls.start(`POST ${endpoint.path}`, {});
+  try {
+    const permit = slot ?? (await takeSlot(ctx, endpoint, 'general', control, true));
+    return await exchange(ctx, endpoint, () => body, undefined, permit, control, 1);
+  } finally {
+    control.end();
+  }
 }

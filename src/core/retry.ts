@@ -20,10 +20,11 @@ export interface RetryPolicy {
   /** The request carries an access token: a 401 renews it and replays the request once. */
   usesToken: boolean;
   /**
-   * `false` when the body cannot be sent again (an upload from a one-shot stream): nothing is retried,
-   * and a failure that would have been says why.
+   * `false` once the body cannot be sent again (an upload from a one-shot stream that an attempt has
+   * read): nothing is retried then, and a failure that would have been says why. A failure before the
+   * body was first made (waiting for a token, say) is retried as usual.
    */
-  replayable: boolean;
+  replayable: () => boolean;
 }
 
 /** A retry, decided. */
@@ -83,7 +84,7 @@ class RetryBudget {
     const policy = this.#policy;
     if (kind === 'unauthorized') {
       if (!policy.usesToken || this.#replayed) return undefined;
-      if (!policy.replayable) return void explainNotReplayable(error);
+      if (!policy.replayable()) return void explainNotReplayable(error);
       this.#replayed = true;
       return { reason: 'unauthorized', waitMs: 0 };
     }
@@ -95,13 +96,13 @@ class RetryBudget {
           ? asked
           : backoffMs(++this.#busyStep, BUSY_BACKOFF);
       if (waitMs > this.#busyWaitLeftMs) return undefined;
-      if (!policy.replayable) return void explainNotReplayable(error);
+      if (!policy.replayable()) return void explainNotReplayable(error);
       this.#busyWaitLeftMs -= waitMs;
       return { reason: error instanceof OARateLimitError ? 'rate_limited' : 'job_busy', waitMs };
     }
     if (kind === 'outcome_unknown' && policy.isSend) return undefined;
     if (this.#retriesLeft <= 0) return undefined;
-    if (!policy.replayable) return void explainNotReplayable(error);
+    if (!policy.replayable()) return void explainNotReplayable(error);
     this.#retriesLeft--;
     return { reason: kind, waitMs: backoffMs(++this.#failureStep, FAILURE_BACKOFF) };
   }

@@ -195,7 +195,9 @@ function mapFailure(error: unknown, what: string, isSend: boolean, started: bool
   // The body itself refused to go on (an upload stream past its size limit): that is the answer.
   if (isOAError(error)) return error;
   const code = errorCode(error);
-  if (code && NOT_SENT_CODES.has(code)) {
+  // These codes mean "never connected" only before undici began to write: on an open connection
+  // (a network that drops mid-request) the request may already have been acted on.
+  if (!started && code && NOT_SENT_CODES.has(code)) {
     return classifyAs(
       new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error }),
       'not_sent',

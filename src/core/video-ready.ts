@@ -130,12 +130,14 @@ export class VideoReadiness {
   async whenReady<T>(
     endpoint: { name: string; params: z.ZodType },
     params: unknown,
-    options: BroadcastOptions = {},
+    given: BroadcastOptions | undefined,
     send: (requestOptions: RequestOptions) => Promise<T>,
   ): Promise<T> {
+    // Checked before anything else: a wrong option (null, a signal that is not one) is a typed error.
+    if (given !== undefined) validate(BroadcastOptionsSchema, given, `${endpoint.name} options`);
+    const options: BroadcastOptions = given ?? {};
     const { videoProbeUserId, waitForTranscode, ...requestOptions } = options;
     const valid = validate(endpoint.params, params, `${endpoint.name} params`) as { items: Items };
-    validate(BroadcastOptionsSchema, options, `${endpoint.name} options`);
     if (waitForTranscode !== false) {
       const tickets = valid.items.flatMap((item) => (item.type === 'video' ? [String(item.msg)] : []));
       await this.#confirmAll([...new Set(tickets)], {

@@ -151,7 +151,7 @@ export const SendFileOptionsSchema = UploadOptionsSchema.extend({
  * The mass broadcasts' own options: the probe user that confirms a video ticket first, and whether to
  * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
  */
-export const BroadcastOptionsSchema = z.looseObject({
+export const BroadcastOptionsSchema = RequestOptionsSchema.extend({
   videoProbeUserId: NonBlankSchema.optional(),
   waitForTranscode: WaitForTranscodeSchema,
 });
