@@ -1,0 +1,295 @@
+/** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
+import type { Job, Queue, Worker } from 'bullmq';
+import type { OAClient } from '../client.js';
+import { OAConfigError, OAValidationError } from '../errors.js';
+import { QueueConnection, type QueueConnectionOptions } from './connection.js';
+import { type BullMQ, loadBullMQ } from './load.js';
+import {
+  checkEntry,
+  jobIdOf,
+  type OutboxAddOptions,
+  type OutboxEntry,
+  type OutboxMethod,
+  type OutboxParams,
+} from './methods.js';
+import { type OutboxError, type OutboxJobData, outboxProcessor } from './outbox-worker.js';
+import { countUnknown, FIELD } from './record.js';
+
+/** Options of {@link createOutbox}. */
+export interface OutboxOptions {
+  /** Where the queue lives. */
+  connection: QueueConnectionOptions;
+  /**
+   * The BullMQ queue's name: processes with the same connection and name share one outbox.
+   * @default 'oa-outbox'
+   */
+  name?: string;
+  /**
+   * How long a delivered, failed or unknown job (and so its key) is kept: adding its key again within
+   * this window keeps the one job. Rounded up to whole seconds.
+   * @default 604_800_000 (7 days)
+   */
+  retentionMs?: number;
+  /**
+   * How many times a send that was not sent (429, `JOB_BUSY`, Redis or connection failures before the
+   * request left) is tried, with exponential backoff from 1 s.
+   * @default 12
+   */
+  attempts?: number;
+}
+
+/** Options of `outbox.work`. */
+export interface OutboxWorkOptions {
+  /** The client that sends (give it `createRedisCoordination` so that every worker shares the quota). */
+  client: OAClient;
+  /** How many jobs this worker runs at once. @default 1 */
+  concurrency?: number;
+  /**
+   * How long a job stays with a worker that stopped renewing its lock (it died) before another worker
+   * takes it; the check runs as often.
+   * @default 30_000
+   */
+  lockDurationMs?: number;
+}
+
+/** Where an outbox job stands. */
+export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
+
+/** One key's job, as `outbox.get` reads it. */
+export interface OutboxJobStatus {
+  state: OutboxState;
+  /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
+  result?: unknown;
+  /** Why it failed or ended unknown (also the last not-sent failure of a job still retrying). */
+  error?: OutboxError;
+}
+
+/** How many jobs are in each state. */
+export type OutboxCounts = Record<OutboxState, number>;
+
+/** A running worker of an outbox. */
+export interface OutboxWorker {
+  /** Waits for the jobs it is running to end, then stops. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** An outbox: add sends, watch them, run workers. See {@link createOutbox}. */
+export interface Outbox {
+  /** Queues one send under `key`; resolves once stored (or once known: a key is stored once). */
+  add<M extends OutboxMethod>(method: M, params: OutboxParams<M>, options: OutboxAddOptions): Promise<void>;
+  /** Queues many sends, every entry checked first, stored in chunks (no one huge command). */
+  addMany(entries: Iterable<OutboxEntry>): Promise<void>;
+  /** Starts a worker in this process. */
+  work(options: OutboxWorkOptions): OutboxWorker;
+  /** Jobs per state; agrees with `get` over all keys. */
+  counts(): Promise<OutboxCounts>;
+  /** The job of `key`, or `undefined` for a key never added or past its retention. */
+  get(key: string): Promise<OutboxJobStatus | undefined>;
+  /** Closes its workers, its queue and the connections it opened. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const CHUNK = 1000;
+const DAY_MS = 86_400_000;
+
+function positiveInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) {
+    throw new OAConfigError(`${name} must be a number, 1 or more`);
+  }
+  return Math.ceil(value);
+}
+
+/**
+ * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
+ * number of processes. A keyed send is delivered at most once, across crashes: a job whose request may
+ * have left, handed out again after its worker died, ends `unknown` instead of being sent again.
+ * Creating it opens nothing: bullmq and ioredis are loaded and connected on first use.
+ *
+ * @example
+ * const outbox = createOutbox({ connection: { url: 'redis://127.0.0.1:6379' } });
+ * await outbox.add('sendText', { user_id, msg: 'Shipped!' }, { key: 'order-123-shipped' });
+ * const worker = outbox.work({ client, concurrency: 4 });
+ */
+export function createOutbox(options: OutboxOptions): Outbox {
+  if (typeof options !== 'object' || options === null) {
+    throw new OAConfigError('createOutbox needs { connection }');
+  }
+  const connection = new QueueConnection(options.connection, 'createOutbox');
+  const name = options.name ?? 'oa-outbox';
+  if (typeof name !== 'string' || name === '' || name.includes(':')) {
+    throw new OAConfigError('name must be a non-empty string without ":"');
+  }
+  const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * DAY_MS) / 1000);
+  const attempts = positiveInt('attempts', options.attempts, 12);
+  const keyPrefix = `bull:${name}:`;
+  const workers = new Set<OutboxWorker>();
+  let queue: Promise<{ bull: BullMQ; queue: Queue }> | undefined;
+  let closed = false;
+
+  const open = () => {
+    if (closed) return Promise.reject(new OAConfigError('the outbox is closed'));
+    queue ??= (async () => {
+      const bull = await loadBullMQ();
+      const redis = await connection.commands();
+      return { bull, queue: new bull.Queue(name, { connection: redis as never }) };
+    })();
+    queue.catch(() => {
+      queue = undefined;
+    });
+    return queue;
+  };
+
+  const jobOf = (entry: {
+    method: OutboxMethod;
+    params: unknown;
+    key: string;
+    delay?: number | undefined;
+    priority?: number | undefined;
+  }) => ({
+    name: entry.method,
+    data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
+    opts: {
+      jobId: jobIdOf(entry.key),
+      ...(entry.delay ? { delay: entry.delay } : {}),
+      ...(entry.priority ? { priority: entry.priority } : {}),
+      attempts,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: retention },
+      removeOnFail: { age: retention },
+    },
+  });
+
+  const addChunk = async (chunk: ReturnType<typeof jobOf>[]) => {
+    if (chunk.length === 0) return;
+    const { queue: q } = await open();
+    await q.addBulk(chunk);
+  };
+
+  return {
+    async add(method, params, addOptions) {
+      const checked = checkEntry(method, params, addOptions);
+      await addChunk([jobOf({ ...checked, params })]);
+    },
+
+    async addMany(entries) {
+      if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
+        throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
+      }
+      let chunk: ReturnType<typeof jobOf>[] = [];
+      let index = 0;
+      for (const entry of entries) {
+        const e = (entry ?? {}) as Partial<OutboxEntry>;
+        const checked = checkEntry(e.method, e.params, e, [index++]);
+        chunk.push(jobOf({ ...checked, params: e.params }));
+        if (chunk.length === CHUNK) {
+          await addChunk(chunk);
+          chunk = [];
+        }
+      }
+      await addChunk(chunk);
+    },
+
+    work(workOptions) {
+      if (closed) throw new OAConfigError('the outbox is closed');
+      const client = workOptions?.client;
+      if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
+      const concurrency = positiveInt('concurrency', workOptions.concurrency, 1);
+      const lockDuration = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
+      const started = (async (): Promise<Worker> => {
+        const bull = await loadBullMQ();
+        const redis = await connection.commands();
+        const own = await connection.open();
+        return new bull.Worker(name, outboxProcessor(bull, redis, keyPrefix, client) as never, {
+          connection: own as never,
+          concurrency,
+          lockDuration,
+          stalledInterval: lockDuration,
+          // A job handed out again is classified by the processor (record: unknown; none: sent):
+          // BullMQ must not fail it on its own for having stalled.
+          maxStalledCount: 1000,
+        });
+      })();
+      started.catch(() => {});
+      let closing: Promise<void> | undefined;
+      const worker: OutboxWorker = {
+        close() {
+          closing ??= started.then(
+            (w) => w.close(),
+            () => {},
+          );
+          workers.delete(worker);
+          return closing;
+        },
+      };
+      workers.add(worker);
+      return worker;
+    },
+
+    async counts() {
+      const { queue: q } = await open();
+      const redis = await connection.commands();
+      const [c, unknown] = await Promise.all([
+        q.getJobCounts(
+          'waiting',
+          'prioritized',
+          'waiting-children',
+          'delayed',
+          'active',
+          'completed',
+          'failed',
+        ),
+        countUnknown(redis, keyPrefix),
+      ]);
+      const n = (state: string) => c[state] ?? 0;
+      return {
+        waiting: n('waiting') + n('prioritized') + n('waiting-children'),
+        delayed: n('delayed'),
+        active: n('active'),
+        delivered: n('completed'),
+        failed: n('failed') - unknown,
+        unknown,
+      };
+    },
+
+    async get(key) {
+      if (typeof key !== 'string') throw new OAValidationError('get needs a key (a string)', []);
+      const { queue: q } = await open();
+      const redis = await connection.commands();
+      const id = jobIdOf(key);
+      const job: Job | undefined = await q.getJob(id);
+      if (!job) return undefined;
+      const [bullState, [marker, error]] = await Promise.all([
+        job.getState(),
+        redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
+      ]);
+      const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
+      if (status.state === 'delivered') status.result = job.returnvalue;
+      else if (error) status.error = JSON.parse(error) as OutboxError;
+      return status;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...workers].map((w) => w.close()));
+      const opened = await queue?.catch(() => undefined);
+      await opened?.queue.close();
+      await connection.close();
+    },
+  };
+}
+
+function stateOf(bullState: string, marker: string | null): OutboxState {
+  switch (bullState) {
+    case 'completed':
+      return 'delivered';
+    case 'failed':
+      return marker === 'unknown' ? 'unknown' : 'failed';
+    case 'delayed':
+    case 'active':
+      return bullState;
+    default:
+      return 'waiting';
+  }
+}
