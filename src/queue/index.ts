@@ -12,6 +12,7 @@
  * ```
  */
 export type { QueueConnectionOptions } from './connection.js';
+export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
 export {
   OUTBOX_METHODS,
   type OutboxAddOptions,

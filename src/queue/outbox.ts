@@ -1,9 +1,8 @@
 /** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
-import type { Job, Queue, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
-import { type BullMQ, loadBullMQ } from './load.js';
 import {
   checkEntry,
   jobIdOf,
@@ -14,6 +13,7 @@ import {
 } from './methods.js';
 import { type OutboxError, type OutboxJobData, outboxProcessor } from './outbox-worker.js';
 import { countUnknown, FIELD } from './record.js';
+import { LazyQueue, positiveInt, queueName } from './shared.js';
 
 /** Options of {@link createOutbox}. */
 export interface OutboxOptions {
@@ -92,14 +92,6 @@ export interface Outbox {
 const CHUNK = 1000;
 const DAY_MS = 86_400_000;
 
-function positiveInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) {
-    throw new OAConfigError(`${name} must be a number, 1 or more`);
-  }
-  return Math.ceil(value);
-}
-
 /**
  * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
  * number of processes. A keyed send is delivered at most once, across crashes: a job whose request may
@@ -116,29 +108,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
     throw new OAConfigError('createOutbox needs { connection }');
   }
   const connection = new QueueConnection(options.connection, 'createOutbox');
-  const name = options.name ?? 'oa-outbox';
-  if (typeof name !== 'string' || name === '' || name.includes(':')) {
-    throw new OAConfigError('name must be a non-empty string without ":"');
-  }
+  const name = queueName(options.name, 'oa-outbox');
   const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * DAY_MS) / 1000);
   const attempts = positiveInt('attempts', options.attempts, 12);
   const keyPrefix = `bull:${name}:`;
   const workers = new Set<OutboxWorker>();
-  let queue: Promise<{ bull: BullMQ; queue: Queue }> | undefined;
-  let closed = false;
-
-  const open = () => {
-    if (closed) return Promise.reject(new OAConfigError('the outbox is closed'));
-    queue ??= (async () => {
-      const bull = await loadBullMQ();
-      const redis = await connection.commands();
-      return { bull, queue: new bull.Queue(name, { connection: redis as never }) };
-    })();
-    queue.catch(() => {
-      queue = undefined;
-    });
-    return queue;
-  };
+  const queue = new LazyQueue(connection, name, 'outbox');
+  const open = () => queue.open();
 
   const jobOf = (entry: {
     method: OutboxMethod;
@@ -191,35 +167,19 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     work(workOptions) {
-      if (closed) throw new OAConfigError('the outbox is closed');
       const client = workOptions?.client;
       if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
-      const concurrency = positiveInt('concurrency', workOptions.concurrency, 1);
-      const lockDuration = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
-      const started = (async (): Promise<Worker> => {
-        const bull = await loadBullMQ();
-        const redis = await connection.commands();
-        const own = await connection.open();
-        return new bull.Worker(name, outboxProcessor(bull, redis, keyPrefix, client) as never, {
-          connection: own as never,
-          concurrency,
-          lockDuration,
-          stalledInterval: lockDuration,
-          // A job handed out again is classified by the processor (record: unknown; none: sent):
-          // BullMQ must not fail it on its own for having stalled.
-          maxStalledCount: 1000,
-        });
-      })();
-      started.catch(() => {});
-      let closing: Promise<void> | undefined;
+      const running = queue.worker(
+        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
+        {
+          concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
+          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+        },
+      );
       const worker: OutboxWorker = {
         close() {
-          closing ??= started.then(
-            (w) => w.close(),
-            () => {},
-          );
           workers.delete(worker);
-          return closing;
+          return running.close();
         },
       };
       workers.add(worker);
@@ -270,11 +230,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     async close() {
-      if (closed) return;
-      closed = true;
+      if (queue.closed) return;
       await Promise.all([...workers].map((w) => w.close()));
-      const opened = await queue?.catch(() => undefined);
-      await opened?.queue.close();
+      await queue.close();
       await connection.close();
     },
   };
