@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOutbox, type OutboxEntry } from '../src/queue/index.js';
-import { fmt, report, table } from './support.js';
+import { fmt, report, spawnFakeServer, table } from './support.js';
 
 const LIMIT = { max: 1250, windowMs: 10_000 };
 const SENDS = 10_000;
@@ -44,29 +44,9 @@ for await (const chunk of redis.stdout) if (String(chunk).includes('Ready to acc
 redis.stdout.resume();
 const redisUrl = `redis://127.0.0.1:${port}`;
 
-// The fake in its own process; on stdin's end it prints when each send arrived and the 429s.
-const server = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--input-type=module',
-    '-e',
-    `import { createMockServer } from ${JSON.stringify(new URL('../src/testing/index.ts', import.meta.url).href)};
-     const mock = await createMockServer({ rateLimit: { general: ${JSON.stringify(LIMIT)}, mode: 'sliding' } });
-     console.log(mock.url);
-     process.stdin.on('end', async () => {
-       const sent = mock.deliveries.map((d) => d.at);
-       const rejected = mock.requests.filter((r) => r.status === 429).length;
-       console.log(JSON.stringify({ sent, rejected }));
-       await mock.close();
-     }).resume();`,
-  ],
-  { stdio: ['pipe', 'pipe', 'inherit'] },
-);
+// The fake in its own process; at the end it reports when each send arrived and the 429s.
+const { server, url: baseUrl } = await spawnFakeServer(LIMIT, true);
 children.push(server);
-const [line] = (await once(server.stdout, 'data')) as [Buffer];
-const baseUrl = line.toString().trim();
 
 const outbox = createOutbox({ connection: { url: redisUrl }, name: 'bench' });
 function* campaign(): Generator<OutboxEntry> {

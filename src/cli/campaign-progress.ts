@@ -3,9 +3,8 @@
  * unknown) out of all known, redrawn in place on a terminal; on a pipe or in a log, one plain line at
  * 0, 25, 50, 75 and 100%.
  */
-import { SingleBar } from 'cli-progress';
 import type { OutboxCounts } from '../queue/index.js';
-import type { ProgressView } from './progress.js';
+import { type ProgressView, progressBar } from './progress.js';
 
 type ProgressStream = NodeJS.WriteStream | NodeJS.WritableStream;
 
@@ -38,17 +37,10 @@ export function campaignProgress(stream: ProgressStream): ProgressView<OutboxCou
       stop() {},
     };
   }
-  const bar = new SingleBar({
-    stream: stream as NodeJS.WritableStream,
-    format:
-      'outbox [{bar}] {percentage}% {value}/{total} delivered {delivered} failed {failed} unknown {unknown}',
-    barCompleteChar: '█',
-    barIncompleteChar: '░',
-    barsize: 30,
-    // As for the upload bar: Ctrl+C must still stop oa.
-    hideCursor: false,
-    gracefulExit: false,
-  });
+  const bar = progressBar(
+    stream,
+    'outbox [{bar}] {percentage}% {value}/{total} delivered {delivered} failed {failed} unknown {unknown}',
+  );
   let started = false;
   return {
     update(counts) {

@@ -72,7 +72,6 @@ export function createInbox(options: InboxOptions): Inbox {
   const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * 86_400_000) / 1000);
   const attempts = positiveInt('attempts', options.attempts, 5);
   const queue = new LazyQueue(connection, name, 'inbox');
-  const workers = new Set<{ close(): Promise<void> }>();
 
   const store = async (event: WebhookEvent) => {
     if (typeof event !== 'object' || event === null) throw new OAConfigError('inbox.store needs an event');
@@ -94,7 +93,7 @@ export function createInbox(options: InboxOptions): Inbox {
     store,
     work(handler, workOptions = {}) {
       if (typeof handler !== 'function') throw new OAConfigError('inbox.work needs a handler function');
-      const running = queue.worker(
+      return queue.worker(
         async () => async (job: { data: WebhookEvent }) => {
           await handler(job.data);
         },
@@ -103,18 +102,9 @@ export function createInbox(options: InboxOptions): Inbox {
           lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
         },
       );
-      const worker = {
-        close() {
-          workers.delete(worker);
-          return running.close();
-        },
-      };
-      workers.add(worker);
-      return worker;
     },
     async close() {
       if (queue.closed) return;
-      await Promise.all([...workers].map((w) => w.close()));
       await queue.close();
       await connection.close();
     },

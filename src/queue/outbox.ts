@@ -112,7 +112,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * DAY_MS) / 1000);
   const attempts = positiveInt('attempts', options.attempts, 12);
   const keyPrefix = `bull:${name}:`;
-  const workers = new Set<OutboxWorker>();
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
 
@@ -169,21 +168,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
     work(workOptions) {
       const client = workOptions?.client;
       if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
-      const running = queue.worker(
+      return queue.worker(
         async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
           lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
         },
       );
-      const worker: OutboxWorker = {
-        close() {
-          workers.delete(worker);
-          return running.close();
-        },
-      };
-      workers.add(worker);
-      return worker;
     },
 
     async counts() {
@@ -231,7 +222,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
     async close() {
       if (queue.closed) return;
-      await Promise.all([...workers].map((w) => w.close()));
       await queue.close();
       await connection.close();
     },

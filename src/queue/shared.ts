@@ -26,6 +26,7 @@ export function queueName(name: unknown, fallback: string): string {
 export class LazyQueue {
   #opening: Promise<{ bull: BullMQ; queue: Queue }> | undefined;
   #closed = false;
+  readonly #workers = new Set<{ close(): Promise<void> }>();
 
   constructor(
     private readonly connection: QueueConnection,
@@ -83,8 +84,9 @@ export class LazyQueue {
     })();
     started.catch(() => {});
     let closing: Promise<void> | undefined;
-    return {
+    const running = {
       close: () => {
+        this.#workers.delete(running);
         closing ??= started.then(
           (w) => w.close(),
           () => {},
@@ -92,12 +94,15 @@ export class LazyQueue {
         return closing;
       },
     };
+    this.#workers.add(running);
+    return running;
   }
 
-  /** Closes the queue (not the connection). Safe to call twice. */
+  /** Closes its workers (each waits for its running jobs), then the queue; not the connection. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all([...this.#workers].map((w) => w.close()));
     const opened = await this.#opening?.catch(() => undefined);
     await opened?.queue.close();
   }

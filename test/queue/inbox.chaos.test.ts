@@ -1,6 +1,5 @@
 // The inbox under crashes: 500 inbound events posted to a webhook that stores them (10% posted twice)
 // while the processing worker is killed with SIGKILL twice and started again.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,43 +7,11 @@ import { createInbox } from '../../src/queue/index.js';
 import { createWebhookHandler } from '../../src/webhook/index.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import { listen, post, textEvent } from '../webhook/support.js';
+import { kill, type Running, startScript } from './processes.js';
 
 const SCRIPT = fileURLToPath(new URL('./inbox-worker.ts', import.meta.url));
 const EVENTS = 500;
 const CONCURRENCY = 2;
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  output: string;
-}
-
-function startWorker(redisUrl: string): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, redisUrl, String(CONCURRENCY)], {
-    stdio: 'pipe',
-  });
-  const running: Running = { child, output: '' };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${running.output}`)), 20_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      running.output += chunk.toString();
-      if (running.output.startsWith('ready\n') || running.output.includes('\nready\n')) {
-        clearTimeout(timer);
-        resolve(running);
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      running.output += chunk.toString();
-    });
-  });
-}
-
-function kill(running: Running): Promise<void> {
-  return new Promise((resolve) => {
-    if (running.child.exitCode !== null || running.child.signalCode !== null) return resolve();
-    running.child.once('exit', () => resolve());
-    running.child.kill('SIGKILL');
-  });
-}
 
 const lines = (running: Running, verb: string) =>
   running.output
@@ -67,7 +34,7 @@ describe.skipIf(!REDIS_SERVER)('inbox chaos', () => {
     const receiver = await listen((req, res) => void handler(req, res));
     const redis = new Redis(server.url);
     try {
-      let worker = await startWorker(server.url);
+      let worker = await startScript(SCRIPT, [server.url, String(CONCURRENCY)]);
       all.push(worker);
       const posts: number[] = [];
       for (let i = 1; i <= EVENTS; i++) posts.push(i, ...(i % 10 === 0 ? [i] : []));
@@ -85,7 +52,7 @@ describe.skipIf(!REDIS_SERVER)('inbox chaos', () => {
       for (const after of [1500, 2500]) {
         await new Promise((resolve) => setTimeout(resolve, after));
         await kill(worker);
-        worker = await startWorker(server.url);
+        worker = await startScript(SCRIPT, [server.url, String(CONCURRENCY)]);
         all.push(worker);
       }
       await posting;

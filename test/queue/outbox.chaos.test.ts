@@ -1,52 +1,19 @@
 // The outbox's at-most-once guarantee under crashes: 3 worker processes, one killed with SIGKILL about
 // every 2 s and started again, redis-server restarted once, two producers adding every key (one of
 // them twice), against the fake API enforcing a scaled-down quota.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOutbox, type Outbox, type OutboxCounts } from '../../src/queue/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
+import { kill, type Running, startScript } from './processes.js';
 
 const SCRIPT = fileURLToPath(new URL('./outbox-worker.ts', import.meta.url));
 const KEYS = 2000;
 const QUOTA = { max: 40, windowMs: 2000 };
 const CONCURRENCY = 4;
 const KILL_EVERY_MS = 2000;
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  output: string;
-}
-
-function startWorker(config: OutboxWorkerConfig): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, JSON.stringify(config)], {
-    stdio: 'pipe',
-  });
-  const running: Running = { child, output: '' };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${running.output}`)), 20_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      running.output += chunk.toString();
-      if (running.output.includes('ready\n')) {
-        clearTimeout(timer);
-        resolve(running);
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      running.output += chunk.toString();
-    });
-  });
-}
-
-function kill(running: Running): Promise<void> {
-  return new Promise((resolve) => {
-    if (running.child.exitCode !== null || running.child.signalCode !== null) return resolve();
-    running.child.once('exit', () => resolve());
-    running.child.kill('SIGKILL');
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const keyOf = (i: number) => `campaign-${String(i).padStart(4, '0')}`;
@@ -84,7 +51,10 @@ describe.skipIf(!REDIS_SERVER)('outbox chaos', () => {
     };
     const [producerA, producerB, watcher] = [open(), open(), open()];
 
-    for (const running of await Promise.all([0, 1, 2].map(() => startWorker(config)))) workers.add(running);
+    for (const running of await Promise.all(
+      [0, 1, 2].map(() => startScript(SCRIPT, [JSON.stringify(config)])),
+    ))
+      workers.add(running);
     const params = (i: number) => ({ user_id: `user-${i % 50}`, msg: `message ${keyOf(i)}` });
     // Producer A: the whole campaign at once. Producer B: every key, twice, one by one.
     const producing = Promise.all([
@@ -127,7 +97,7 @@ describe.skipIf(!REDIS_SERVER)('outbox chaos', () => {
           killed.push(victim.child.pid ?? -1);
           workers.delete(victim);
           await kill(victim);
-          void startWorker(config).then((running) => workers.add(running));
+          void startScript(SCRIPT, [JSON.stringify(config)]).then((running) => workers.add(running));
         }
       }
       await sleep(250);
