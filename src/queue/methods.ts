@@ -56,7 +56,14 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
     invalid(`method must be one of ${OUTBOX_METHODS.join(', ')}; got ${String(method)}`, [...at, 'method']);
   }
   const name = method as OutboxMethod;
-  validate(endpoints[name].params, params, `${name} params`);
+  try {
+    validate(endpoints[name].params, params, `${name} params`);
+  } catch (error) {
+    if (at.length === 0 || !(error instanceof OAValidationError)) throw error;
+    // In `addMany`: say which entry.
+    const issues = error.issues.map((issue) => ({ ...issue, path: [...at, 'params', ...issue.path] }));
+    throw new OAValidationError(`entry ${at.join('.')}: ${error.message}`, issues);
+  }
   if (typeof options !== 'object' || options === null) invalid('options need a key', [...at, 'key']);
   const { key, delay, priority } = options as Partial<OutboxAddOptions>;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {

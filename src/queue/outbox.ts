@@ -77,7 +77,11 @@ export interface OutboxWorker {
 export interface Outbox {
   /** Queues one send under `key`; resolves once stored (or once known: a key is stored once). */
   add<M extends OutboxMethod>(method: M, params: OutboxParams<M>, options: OutboxAddOptions): Promise<void>;
-  /** Queues many sends, every entry checked first, stored in chunks (no one huge command). */
+  /**
+   * Queues many sends, stored in chunks of 1,000 (no one huge command). An array is checked whole
+   * before anything is stored; another iterable is read and stored chunk by chunk (a bad entry stops
+   * it there: the chunks before stay stored, and adding them again keeps one job per key).
+   */
   addMany(entries: Iterable<OutboxEntry>): Promise<void>;
   /** Starts a worker in this process. */
   work(options: OutboxWorkOptions): OutboxWorker;
@@ -151,12 +155,21 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
         throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
       }
-      let chunk: ReturnType<typeof jobOf>[] = [];
-      let index = 0;
-      for (const entry of entries) {
+      const toJob = (entry: unknown, index: number) => {
         const e = (entry ?? {}) as Partial<OutboxEntry>;
-        const checked = checkEntry(e.method, e.params, e, [index++]);
-        chunk.push(jobOf({ ...checked, params: e.params }));
+        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params });
+      };
+      // An array is checked whole before anything is stored; any other iterable (a generator over a
+      // database cursor) chunk by chunk, so that it never has to be held at once.
+      const jobs: Iterable<ReturnType<typeof jobOf>> = Array.isArray(entries)
+        ? entries.map(toJob)
+        : (function* () {
+            let index = 0;
+            for (const entry of entries) yield toJob(entry, index++);
+          })();
+      let chunk: ReturnType<typeof jobOf>[] = [];
+      for (const job of jobs) {
+        chunk.push(job);
         if (chunk.length === CHUNK) {
           await addChunk(chunk);
           chunk = [];

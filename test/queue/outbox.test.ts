@@ -2,7 +2,7 @@
 // and `counts` say.
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAClient, OAValidationError } from '../../src/index.js';
-import { createOutbox, type Outbox, type OutboxCounts } from '../../src/queue/index.js';
+import { createOutbox, type Outbox, type OutboxCounts, type OutboxEntry } from '../../src/queue/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 
@@ -133,12 +133,16 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
       outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'k', priority: 0 }),
     ).rejects.toThrow(/priority/);
     await expect(outbox.add('uploadImage' as never, {} as never, { key: 'k' })).rejects.toThrow(/method/);
-    const entries = [
-      { method: 'sendText', params: { user_id: 'u1', msg: 'ok' }, key: 'a' },
-      { method: 'sendText', params: { user_id: 'u1', msg: '' }, key: 'b' },
-    ] as const;
+    // An array is checked whole: a bad entry after more than a chunk of good ones stores nothing.
+    const entries: OutboxEntry[] = Array.from({ length: 1500 }, (_, i) => ({
+      method: 'sendText',
+      params: { user_id: 'u1', msg: `ok ${i}` },
+      key: `a-${i}`,
+    }));
+    entries.push({ method: 'sendText', params: { user_id: 'u1', msg: '' }, key: 'bad' });
     const error = await outbox.addMany(entries).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OAValidationError);
+    expect((error as OAValidationError).issues[0]?.path).toEqual([1500, 'params', 'msg']);
     expect(await outbox.counts()).toEqual(EMPTY);
   });
 
