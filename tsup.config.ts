@@ -9,6 +9,7 @@ const library: Options = {
     'testing/index': 'src/testing/index.ts',
     'testing/msw': 'src/testing/msw.ts',
     'redis/index': 'src/redis/index.ts',
+    'queue/index': 'src/queue/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -1,11 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tests that assert how long the rate limiter takes against a server enforcing its windows: they run
+ * Tests that assert how long the rate limiter takes against a server enforcing its windows, and the
+ * queue's chaos tests (many processes for minutes): they run
  * after every other file, on their own, so that the CPU load of parallel files (child processes of the
  * example and package tests) cannot stretch their timings on a 2-core machine.
  */
-const TIMING = ['test/limits.test.ts', 'test/redis/processes.test.ts', 'test/core/rate-limit.timing.test.ts'];
+const TIMING = [
+  'test/limits.test.ts',
+  'test/redis/processes.test.ts',
+  'test/core/rate-limit.timing.test.ts',
+  'test/queue/*.chaos.test.ts',
+];
 
 /**
  * The `oa` command's tests: they run the binary, built once by their global setup. Tests of a file run

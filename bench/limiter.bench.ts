@@ -6,11 +6,9 @@
  *
  *   npx tsx bench/limiter.bench.ts
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { OAClient } from '../src/index.js';
 import { COST_BLOCKS, measureLimiterCost } from './limiter-cost.js';
-import { fmt, report, table } from './support.js';
+import { fmt, report, spawnFakeServer, table } from './support.js';
 
 const LIMIT = { max: 50, windowMs: 1000 };
 /** Ten windows' worth of sends: one burst, then nine windows of sustained load. */
@@ -19,22 +17,7 @@ const GOAL_UTILISATION = 0.98;
 
 const cost = await measureLimiterCost();
 
-const server = spawn(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--input-type=module',
-    '-e',
-    `import { createMockServer } from ${JSON.stringify(new URL('../src/testing/index.ts', import.meta.url).href)};
-     const mock = await createMockServer({ rateLimit: { general: ${JSON.stringify(LIMIT)}, mode: 'sliding' } });
-     console.log(mock.url);
-     process.stdin.on('end', () => mock.close()).resume();`,
-  ],
-  { stdio: ['pipe', 'pipe', 'inherit'] },
-);
-const [line] = (await once(server.stdout, 'data')) as [Buffer];
-const url = line.toString().trim();
+const { server, url } = await spawnFakeServer(LIMIT);
 
 const client = new OAClient({
   baseUrl: url,

@@ -15,13 +15,17 @@ import { type BenchReport, table } from './support.js';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
-/** In the order of the summary: per call, a large broadcast, uploads, webhooks, the limiter, import. */
+/**
+ * In the order of the summary: per call, a large broadcast, uploads, webhooks, the limiter, an outbox
+ * campaign, import.
+ */
 const BENCHES = [
   'overhead.bench.ts',
   'broadcast.bench.ts',
   'upload-memory.bench.ts',
   'webhook-parse.bench.ts',
   'limiter.bench.ts',
+  'outbox.bench.ts',
   'import.bench.ts',
 ];
 

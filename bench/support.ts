@@ -2,7 +2,8 @@
  * What the benchmarks share: the figures each one reports to `bench/run.ts`, the statistics, and the
  * token pair their local servers hand out.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 
 /** One line of the summary table in BENCHMARKS.md. */
@@ -90,4 +91,37 @@ export function firstLine(child: ChildProcess): Promise<string> {
     });
     child.on('exit', (code) => reject(new Error(`child exited with ${code} before answering`)));
   });
+}
+
+/**
+ * The fake OA server in a process of its own, enforcing `general` in a sliding window. Ending its
+ * stdin closes it; with `reportAtEnd`, it first prints one JSON line: when each delivery arrived
+ * (`sent`, ms since the epoch) and how many requests it answered 429 (`rejected`).
+ */
+export async function spawnFakeServer(
+  general: { max: number; windowMs: number },
+  reportAtEnd = false,
+): Promise<{
+  server: ChildProcess & { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream };
+  url: string;
+}> {
+  const atEnd = reportAtEnd
+    ? `console.log(JSON.stringify({ sent: mock.deliveries.map((d) => d.at), rejected: mock.requests.filter((r) => r.status === 429).length }));`
+    : '';
+  const server = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `import { createMockServer } from ${JSON.stringify(new URL('../src/testing/index.ts', import.meta.url).href)};
+       const mock = await createMockServer({ rateLimit: { general: ${JSON.stringify(general)}, mode: 'sliding' } });
+       console.log(mock.url);
+       process.stdin.on('end', async () => { ${atEnd} await mock.close(); }).resume();`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const [line] = (await once(server.stdout, 'data')) as [Buffer];
+  return { server, url: line.toString().trim() };
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendInboundMessage } from '../src/testing/index.js';
 import { collectOutput } from './helpers/run-script.js';
+import { REDIS_SERVER, startRedisServer } from './redis/redis-server.js';
 
 /**
  * Every example, and the demo, as a user runs them: a child process with tsx from the repository root
@@ -38,8 +39,11 @@ function start(script: string, args: string[] = [], extraEnv: Record<string, str
   return { child, output, exit };
 }
 
-async function run(script: string): Promise<{ code: number | null; output: string }> {
-  const started = start(script);
+async function run(
+  script: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
+  const started = start(script, [], extraEnv);
   const code = await started.exit;
   return { code, output: started.output() };
 }
@@ -133,6 +137,27 @@ describe('examples (each as a child process, against the fake)', () => {
     expect(receiver.output()).toContain('text:  Are you open on Sunday?');
     expect(receiver.output()).toContain('Stopped.');
   }, 60_000);
+
+  it.skipIf(!REDIS_SERVER)(
+    'campaign: queued in Redis, progress, every message delivered once',
+    async () => {
+      const redis = await startRedisServer();
+      try {
+        const { code, output } = await run('campaign', { REDIS_URL: redis.url });
+        expect(output).toContain('Queued 120 messages (10 of them added twice: kept once)');
+        expect(output).toMatch(/^ {2}\d+\.\d s: \d+\/120 done/m);
+        expect(output).toContain(
+          'Final counts: {"waiting":0,"delayed":0,"active":0,"delivered":120,"failed":0,"unknown":0}',
+        );
+        expect(output).toContain('The fake received 120 messages');
+        expectNoSecrets(output);
+        expect(code).toBe(0);
+      } finally {
+        await redis.stop();
+      }
+    },
+    60_000,
+  );
 
   it('demo: runs the four examples with a word on each and a summary', async () => {
     const code = await demo.exit;

@@ -17,6 +17,7 @@ const ENTRIES = [
   'oa-messaging/testing',
   'oa-messaging/testing/msw',
   'oa-messaging/redis',
+  'oa-messaging/queue',
 ];
 let consumer: string;
 

@@ -1,5 +1,5 @@
 /** The SDK client of a command, configured from its flags, the environment and `.env`. */
-import { OAClient, type RetryReason } from '../index.js';
+import { OAClient, type OAClientOptions, type RetryReason } from '../index.js';
 import { type ConnectionFlags, resolveConnection } from './config.js';
 import type { Output } from './output.js';
 
@@ -13,10 +13,15 @@ export interface ClientFlags extends ConnectionFlags {
  * A client for the command's settings. The secret is registered with `out` first, so that no line
  * `oa` prints can carry it, whatever fails next.
  */
-export function createClient(flags: ClientFlags, out: Output): OAClient {
+export function createClient(
+  flags: ClientFlags,
+  out: Output,
+  extra: Partial<OAClientOptions> = {},
+): OAClient {
   const settings = resolveConnection(flags);
   out.addSecret(settings.apiSecret);
   return new OAClient({
+    ...extra,
     ...settings,
     ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
   });
@@ -31,13 +36,17 @@ const RETRY_REASONS: Record<RetryReason, string> = {
   video_converting: 'the video is still converting',
 };
 
-/** Runs `work` with a client and closes the client after it, so that `oa` ends as soon as it is done. */
+/**
+ * Runs `work` with a client and closes the client after it, so that `oa` ends as soon as it is done.
+ * `extra`: client options of the command's own (e.g. `oa outbox work`'s Redis coordination).
+ */
 export async function withClient<T>(
   flags: ClientFlags,
   out: Output,
   work: (client: OAClient) => Promise<T>,
+  extra: Partial<OAClientOptions> = {},
 ): Promise<T> {
-  const client = createClient(flags, out);
+  const client = createClient(flags, out, extra);
   client.on('retry', (event) => {
     // The transcode wait has a display of its own; other waits (429, a running broadcast job) would
     // otherwise look like a hang.

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../index.js';
 import { broadcastCommand } from './commands/broadcast.js';
 import { mockServerCommand } from './commands/mock-server.js';
+import { outboxCommands } from './commands/outbox.js';
 import { sendCommands } from './commands/send.js';
 import { tokenCommand } from './commands/token.js';
 import { uploadCommands } from './commands/upload.js';
@@ -33,6 +34,7 @@ export function createProgram(): Command {
     .addCommand(broadcastCommand())
     .addCommand(uploadCommands())
     .addCommand(webhookCommands())
+    .addCommand(outboxCommands())
     .addCommand(mockServerCommand())
     .addHelpText('after', FOOTER);
   configure(program);

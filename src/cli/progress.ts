@@ -21,15 +21,11 @@ const PLAIN_STEPS = [0, 25, 50, 75, 100];
 
 const isTerminal = (stream: ProgressStream) => (stream as NodeJS.WriteStream).isTTY === true;
 
-/** `upload NAME`: the bytes of one upload as they are sent. */
-export function uploadProgress(label: string, stream: ProgressStream): ProgressView<UploadProgress> {
-  return isTerminal(stream) ? uploadBar(label, stream) : uploadLines(label, stream);
-}
-
-function uploadBar(label: string, stream: ProgressStream): ProgressView<UploadProgress> {
-  const bar = new SingleBar({
+/** A bar of `format` (cli-progress tokens) on `stream`, drawn as every `oa` bar is. */
+export function progressBar(stream: ProgressStream, format: string): SingleBar {
+  return new SingleBar({
     stream: stream as NodeJS.WritableStream,
-    format: `${label} [{bar}] {percentage}% {sent}/{size}`,
+    format,
     barCompleteChar: '█',
     barIncompleteChar: '░',
     barsize: 30,
@@ -37,6 +33,15 @@ function uploadBar(label: string, stream: ProgressStream): ProgressView<UploadPr
     hideCursor: false,
     gracefulExit: false,
   });
+}
+
+/** `upload NAME`: the bytes of one upload as they are sent. */
+export function uploadProgress(label: string, stream: ProgressStream): ProgressView<UploadProgress> {
+  return isTerminal(stream) ? uploadBar(label, stream) : uploadLines(label, stream);
+}
+
+function uploadBar(label: string, stream: ProgressStream): ProgressView<UploadProgress> {
+  const bar = progressBar(stream, `${label} [{bar}] {percentage}% {sent}/{size}`);
   let started = false;
   return {
     update({ loaded, total }) {

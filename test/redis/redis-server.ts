@@ -1,4 +1,4 @@
-/** A throwaway redis-server for the tests: a free port, no persistence, a temp dir. */
+/** A throwaway redis-server for the tests: a free port, a temp dir, no persistence unless asked. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -32,6 +32,17 @@ export interface RedisServer {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /**
+   * Shuts it down (SIGTERM: it writes its append-only file first) and starts it again on the same port
+   * and data dir; clients see their connection drop and reconnect.
+   */
+  restart(): Promise<void>;
+}
+
+/** How to start it. */
+export interface RedisServerOptions {
+  /** `appendonly yes` with `appendfsync always`: every write is on disk before it is acknowledged. */
+  appendonly?: boolean;
 }
 
 function freePort(): Promise<number> {
@@ -46,10 +57,13 @@ function freePort(): Promise<number> {
   });
 }
 
-function startOnce(binary: string, port: number, dir: string): Promise<ChildProcess> {
+function startOnce(binary: string, port: number, dir: string, appendonly: boolean): Promise<ChildProcess> {
+  const persistence = appendonly
+    ? ['--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
@@ -77,26 +91,35 @@ function startOnce(binary: string, port: number, dir: string): Promise<ChildProc
 }
 
 /** Starts redis-server on a free loopback port; retries on another port if that one was taken meanwhile. */
-export async function startRedisServer(): Promise<RedisServer> {
-  if (!REDIS_SERVER) throw new Error('no redis-server binary');
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const binary = REDIS_SERVER;
+  if (!binary) throw new Error('no redis-server binary');
+  const appendonly = options.appendonly ?? false;
   const dir = mkdtempSync(join(tmpdir(), 'oa-redis-'));
   let lastError: unknown;
   for (let tries = 0; tries < 3; tries++) {
     const port = await freePort();
     try {
-      const child = await startOnce(REDIS_SERVER, port, dir);
+      let child = await startOnce(binary, port, dir, appendonly);
       child.removeAllListeners('exit');
+      const exit = (signal: NodeJS.Signals) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill(signal);
+        });
       return {
         url: `redis://127.0.0.1:${port}`,
         port,
-        stop: () =>
-          new Promise<void>((resolve) => {
-            child.once('exit', () => {
-              rmSync(dir, { recursive: true, force: true });
-              resolve();
-            });
-            child.kill('SIGKILL');
-          }),
+        stop: async () => {
+          await exit('SIGKILL');
+          rmSync(dir, { recursive: true, force: true });
+        },
+        restart: async () => {
+          await exit('SIGTERM');
+          child = await startOnce(binary, port, dir, appendonly);
+          child.removeAllListeners('exit');
+        },
       };
     } catch (error) {
       lastError = error;

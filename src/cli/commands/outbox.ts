@@ -1,0 +1,163 @@
+/** `oa outbox add|work|status`: a campaign kept in Redis (`oa-messaging/queue`), sent by workers. */
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { createOutbox, type Outbox, type OutboxEntry } from '../../queue/index.js';
+import { createRedisCoordination } from '../../redis/index.js';
+import { campaignProgress, campaignTotals, countsLine } from '../campaign-progress.js';
+import { type ClientFlags, withClient } from '../client.js';
+import { UsageError } from '../errors.js';
+import { positiveInteger, withConnectionOptions, withJsonOption } from '../options.js';
+import { runAction } from '../run-action.js';
+import { untilSignalled } from '../signals.js';
+
+interface OutboxFlags {
+  redis?: string;
+  name?: string;
+  json?: boolean;
+}
+
+/** The options every `outbox` subcommand takes: where the queue is. */
+function withOutboxOptions(command: Command): Command {
+  return command
+    .option('--redis <url>', 'the Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)')
+    .option('--name <name>', 'the outbox name (default: oa-outbox)');
+}
+
+function redisUrl(flags: OutboxFlags): string {
+  return flags.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
+
+async function withOutbox<T>(flags: OutboxFlags, work: (outbox: Outbox) => Promise<T>): Promise<T> {
+  const outbox = createOutbox({
+    connection: { url: redisUrl(flags) },
+    ...(flags.name === undefined ? {} : { name: flags.name }),
+  });
+  try {
+    return await work(outbox);
+  } finally {
+    await outbox.close();
+  }
+}
+
+/** Entries of a campaign file: a JSON array, or one JSON object per line. */
+async function readEntries(file: string): Promise<OutboxEntry[]> {
+  const text = (await readFile(file, 'utf8')).trim();
+  try {
+    if (text.startsWith('[')) return JSON.parse(text) as OutboxEntry[];
+    return text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as OutboxEntry);
+  } catch (error) {
+    throw new UsageError(`${file} is not a JSON array nor JSON lines: ${(error as Error).message}`);
+  }
+}
+
+function addCommand(): Command {
+  return withJsonOption(
+    withOutboxOptions(new Command('add'))
+      .description(
+        'queue sends: a campaign file (JSON lines or an array of { method, params, key }) or one send',
+      )
+      .option('--file <path>', 'the campaign file')
+      .option('--method <method>', 'one send: the client method, e.g. sendText')
+      .option('--params <json>', 'one send: its params as JSON')
+      .option('--key <key>', 'one send: its idempotency key'),
+  ).action(
+    (flags: OutboxFlags & { file?: string; method?: string; params?: string; key?: string }, command) =>
+      runAction(command, async (out) => {
+        let entries: OutboxEntry[];
+        if (flags.file !== undefined) {
+          entries = await readEntries(flags.file);
+        } else if (flags.method !== undefined && flags.params !== undefined && flags.key !== undefined) {
+          let params: unknown;
+          try {
+            params = JSON.parse(flags.params);
+          } catch {
+            throw new UsageError('--params must be JSON');
+          }
+          entries = [{ method: flags.method, params, key: flags.key } as OutboxEntry];
+        } else {
+          throw new UsageError('give --file, or --method, --params and --key');
+        }
+        await withOutbox(flags, async (outbox) => {
+          await outbox.addMany(entries);
+          const counts = await outbox.counts();
+          out.result({ added: entries.length, counts }, [`added ${entries.length}`, countsLine(counts)]);
+        });
+      }),
+  );
+}
+
+function workCommand(): Command {
+  return withConnectionOptions(withOutboxOptions(new Command('work')))
+    .description('send queued jobs, sharing the quota through Redis, until Ctrl+C (or --until-done)')
+    .option('--concurrency <n>', 'jobs at once (default: 4)', positiveInteger)
+    .option('--until-done', 'stop once no job is waiting, delayed or active')
+    .action((flags: OutboxFlags & ClientFlags & { concurrency?: number; untilDone?: boolean }, command) =>
+      runAction(command, async (out) => {
+        const coordination = createRedisCoordination({ url: redisUrl(flags) });
+        try {
+          await withClient(
+            flags,
+            out,
+            (client) =>
+              withOutbox(flags, async (outbox) => {
+                const worker = outbox.work({ client, concurrency: flags.concurrency ?? 4 });
+                const progress = campaignProgress(out.progressStream);
+                let stop = false;
+                void untilSignalled().then(() => {
+                  stop = true;
+                });
+                let counts = await outbox.counts();
+                try {
+                  for (;;) {
+                    progress.update(counts);
+                    const { done, total } = campaignTotals(counts);
+                    if (stop || (flags.untilDone && done === total)) break;
+                    await new Promise((resolve) => setTimeout(resolve, 500));
+                    counts = await outbox.counts();
+                  }
+                } finally {
+                  progress.stop();
+                  await worker.close();
+                }
+                out.result(counts, countsLine(counts));
+              }),
+            { coordination },
+          );
+        } finally {
+          await coordination.close();
+        }
+      }),
+    );
+}
+
+function statusCommand(): Command {
+  return withJsonOption(
+    withOutboxOptions(new Command('status'))
+      .description("print the outbox's counts per state, or one key's state, result or error")
+      .option('--key <key>', 'one job, by its idempotency key'),
+  ).action((flags: OutboxFlags & { key?: string }, command) =>
+    runAction(command, (out) =>
+      withOutbox(flags, async (outbox) => {
+        if (flags.key === undefined) {
+          const counts = await outbox.counts();
+          out.result(counts, countsLine(counts));
+          return;
+        }
+        const status = (await outbox.get(flags.key)) ?? null;
+        out.result(status, status ? `${flags.key}: ${JSON.stringify(status)}` : `${flags.key}: not known`);
+      }),
+    ),
+  );
+}
+
+/** `oa outbox`. */
+export function outboxCommands(): Command {
+  return new Command('outbox')
+    .description('a campaign kept in Redis: add sends, run workers, watch the counts (needs bullmq, ioredis)')
+    .addCommand(addCommand())
+    .addCommand(workCommand())
+    .addCommand(statusCommand());
+}

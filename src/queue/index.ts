@@ -1,0 +1,34 @@
+/**
+ * `oa-messaging/queue`: sends and inbound events kept in Redis on BullMQ, so that a crash, a deploy or
+ * an out-of-memory kill loses nothing. bullmq and ioredis are optional peer dependencies, loaded on
+ * first use.
+ *
+ * @example
+ * ```ts
+ * import { createOutbox } from 'oa-messaging/queue';
+ * const outbox = createOutbox({ connection: { url: 'redis://127.0.0.1:6379' } });
+ * await outbox.add('sendText', { user_id, msg }, { key: 'order-123-shipped' });
+ * const worker = outbox.work({ client, concurrency: 4 });
+ * ```
+ */
+export type { QueueConnectionOptions } from './connection.js';
+export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
+export {
+  OUTBOX_METHODS,
+  type OutboxAddOptions,
+  type OutboxEntry,
+  type OutboxMethod,
+  type OutboxParams,
+} from './methods.js';
+export {
+  createOutbox,
+  type Outbox,
+  type OutboxCounts,
+  type OutboxJobStatus,
+  type OutboxOptions,
+  type OutboxState,
+  type OutboxWorker,
+  type OutboxWorkOptions,
+} from './outbox.js';
+export type { OutboxError, OutboxJobData } from './outbox-worker.js';
+export type { SendRecord } from './record.js';

@@ -1,0 +1,90 @@
+/** The send methods an outbox accepts, and the checks made before anything is stored. */
+import type { OAClient } from '../client.js';
+import { validate } from '../core/validate.js';
+import { endpoints } from '../endpoints.js';
+import { OAValidationError } from '../errors.js';
+
+/** The client's send methods that an outbox can queue. */
+export const OUTBOX_METHODS = [
+  'sendText',
+  'sendImage',
+  'sendAudio',
+  'sendVideo',
+  'sendGreeting',
+  'broadcast',
+  'broadcastToGroup',
+  'broadcastToMemberSession',
+] as const;
+
+/** One of {@link OUTBOX_METHODS}. */
+export type OutboxMethod = (typeof OUTBOX_METHODS)[number];
+
+/** The params `method` takes, as for the client's method of that name. */
+export type OutboxParams<M extends OutboxMethod> = Parameters<OAClient[M]>[0];
+
+/** How a job is added: the app's idempotency key, and when and in which order it is sent. */
+export interface OutboxAddOptions {
+  /**
+   * The app's idempotency key (1 to 512 characters), e.g. `order-123-shipped`: adding a key that is
+   * already known keeps its one job (see `retentionMs`).
+   */
+  key: string;
+  /** Milliseconds to wait before the send may start. @default 0 */
+  delay?: number | undefined;
+  /** 1 (first) to 2,097,152 (last); jobs without one go before any with one, as in BullMQ. */
+  priority?: number | undefined;
+}
+
+/** One entry of `addMany`. */
+export type OutboxEntry = {
+  [M in OutboxMethod]: { method: M; params: OutboxParams<M> } & OutboxAddOptions;
+}[OutboxMethod];
+
+const MAX_PRIORITY = 2_097_152;
+const MAX_KEY = 512;
+
+function invalid(message: string, path: (string | number)[]): never {
+  throw new OAValidationError(message, [{ path, message }]);
+}
+
+/**
+ * Checks one entry as the client would before sending it (params by the method's schema) and its
+ * options; throws `OAValidationError` naming the field. `at` prefixes paths in `addMany`.
+ */
+export function checkEntry(method: unknown, params: unknown, options: unknown, at: (string | number)[] = []) {
+  if (!OUTBOX_METHODS.includes(method as OutboxMethod)) {
+    invalid(`method must be one of ${OUTBOX_METHODS.join(', ')}; got ${String(method)}`, [...at, 'method']);
+  }
+  const name = method as OutboxMethod;
+  try {
+    validate(endpoints[name].params, params, `${name} params`);
+  } catch (error) {
+    if (at.length === 0 || !(error instanceof OAValidationError)) throw error;
+    // In `addMany`: say which entry.
+    const issues = error.issues.map((issue) => ({ ...issue, path: [...at, 'params', ...issue.path] }));
+    throw new OAValidationError(`entry ${at.join('.')}: ${error.message}`, issues);
+  }
+  if (typeof options !== 'object' || options === null) invalid('options need a key', [...at, 'key']);
+  const { key, delay, priority } = options as Partial<OutboxAddOptions>;
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {
+    invalid(`key must be a string of 1 to ${MAX_KEY} characters`, [...at, 'key']);
+  }
+  if (delay !== undefined && !(Number.isSafeInteger(delay) && delay >= 0)) {
+    invalid('delay must be a whole number of ms, 0 or more', [...at, 'delay']);
+  }
+  if (
+    priority !== undefined &&
+    !(Number.isSafeInteger(priority) && priority >= 1 && priority <= MAX_PRIORITY)
+  ) {
+    invalid(`priority must be a whole number from 1 to ${MAX_PRIORITY}`, [...at, 'priority']);
+  }
+  return { method: name, key, delay, priority };
+}
+
+/**
+ * The BullMQ job id of a key: BullMQ refuses ids with `:` and integer ids, so the key is prefixed and
+ * percent-encoded (readable in BullMQ's tools, one to one with the key).
+ */
+export function jobIdOf(key: string): string {
+  return `k-${encodeURIComponent(key)}`;
+}

@@ -1,0 +1,96 @@
+/**
+ * What an outbox worker does with one job: send it at most once, across crashes. A job handed out
+ * again that carries a "may have left" record ends `unknown` instead of being sent again.
+ */
+import { hostname } from 'node:os';
+import type { Job } from 'bullmq';
+import type { OAClient } from '../client.js';
+import { failureKind } from '../core/failure.js';
+import { BEFORE_SEND } from '../core/request-options.js';
+import type { BullMQ, IORedisLike } from './load.js';
+import type { OutboxMethod } from './methods.js';
+import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
+
+/** What an outbox job carries (readable in BullMQ's tools). */
+export interface OutboxJobData {
+  method: OutboxMethod;
+  params: unknown;
+  key: string;
+}
+
+/** A failure kept with its job: what the SDK's error said. */
+export interface OutboxError {
+  name: string;
+  message: string;
+  /** The HTTP status of an API error. */
+  status?: number;
+  /** The API's error code, when it gave one. */
+  code?: string;
+  /** The request may have reached the API (see `OAError.deliveryUnknown`). */
+  deliveryUnknown?: boolean;
+  /** For `unknown`: the worker that may have sent it, and when it recorded so. */
+  record?: SendRecord;
+}
+
+/** The message a job that ended `unknown` fails with in BullMQ. */
+export const UNKNOWN_REASON = 'outcome unknown: the request may have left before its worker stopped';
+
+function describe(error: unknown): OutboxError {
+  const e = error as Partial<OutboxError> & { status?: unknown; code?: unknown };
+  const out: OutboxError = {
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    message: typeof e?.message === 'string' ? e.message : String(error),
+  };
+  if (typeof e?.status === 'number') out.status = e.status;
+  if (typeof e?.code === 'string') out.code = e.code;
+  if (e?.deliveryUnknown === true) out.deliveryUnknown = true;
+  return out;
+}
+
+/** The job processor of `outbox.work`, for one client. */
+export function outboxProcessor(
+  bull: BullMQ,
+  redis: IORedisLike,
+  keyPrefix: string,
+  client: OAClient,
+): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {
+  return async (job, token) => {
+    const id = job.id ?? '';
+    const jobKey = `${keyPrefix}${id}`;
+    const previous = await redis.hget(jobKey, FIELD.sent);
+    if (previous !== null) {
+      let record: SendRecord | undefined;
+      try {
+        record = JSON.parse(previous) as SendRecord;
+      } catch {}
+      const error: OutboxError = { name: 'OAOutcomeUnknown', message: UNKNOWN_REASON, deliveryUnknown: true };
+      if (record) error.record = record;
+      await markUnknown(redis, keyPrefix, id, JSON.stringify(error));
+      throw new bull.UnrecoverableError(UNKNOWN_REASON);
+    }
+    const record = JSON.stringify({
+      token: token ?? '',
+      pid: process.pid,
+      host: hostname(),
+      at: Date.now(),
+    } satisfies SendRecord);
+    const options = { [BEFORE_SEND]: () => writeRecord(redis, jobKey, token ?? '', record) };
+    const { method, params } = job.data;
+    const send = client[method] as (params: unknown, options: object) => Promise<unknown>;
+    try {
+      return await send.call(client, params, options);
+    } catch (error) {
+      const kind = failureKind(error);
+      const described = describe(error);
+      await redis.hset(jobKey, FIELD.error, JSON.stringify(described));
+      const deliveryUnknown = (error as { deliveryUnknown?: unknown })?.deliveryUnknown === true;
+      if (!deliveryUnknown && (kind === 'rejected' || kind === 'not_sent')) {
+        // Nothing left: the retry (BullMQ's backoff) may send.
+        await clearRecord(redis, jobKey, record);
+        throw error;
+      }
+      // A verdict of the API, or a request that may have been acted on: never sent again.
+      throw new bull.UnrecoverableError(`${described.name}: ${described.message}`);
+    }
+  };
+}

@@ -1,0 +1,256 @@
+/** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
+import type { Job } from 'bullmq';
+import type { OAClient } from '../client.js';
+import { OAConfigError, OAValidationError } from '../errors.js';
+import { QueueConnection, type QueueConnectionOptions } from './connection.js';
+import {
+  checkEntry,
+  jobIdOf,
+  type OutboxAddOptions,
+  type OutboxEntry,
+  type OutboxMethod,
+  type OutboxParams,
+} from './methods.js';
+import { type OutboxError, type OutboxJobData, outboxProcessor } from './outbox-worker.js';
+import { countUnknown, FIELD } from './record.js';
+import { LazyQueue, positiveInt, queueName } from './shared.js';
+
+/** Options of {@link createOutbox}. */
+export interface OutboxOptions {
+  /** Where the queue lives. */
+  connection: QueueConnectionOptions;
+  /**
+   * The BullMQ queue's name: processes with the same connection and name share one outbox.
+   * @default 'oa-outbox'
+   */
+  name?: string;
+  /**
+   * How long a delivered, failed or unknown job (and so its key) is kept: adding its key again within
+   * this window keeps the one job. Rounded up to whole seconds.
+   * @default 604_800_000 (7 days)
+   */
+  retentionMs?: number;
+  /**
+   * How many times a send that was not sent (429, `JOB_BUSY`, Redis or connection failures before the
+   * request left) is tried, with exponential backoff from 1 s.
+   * @default 12
+   */
+  attempts?: number;
+}
+
+/** Options of `outbox.work`. */
+export interface OutboxWorkOptions {
+  /** The client that sends (give it `createRedisCoordination` so that every worker shares the quota). */
+  client: OAClient;
+  /** How many jobs this worker runs at once. @default 1 */
+  concurrency?: number;
+  /**
+   * How long a job stays with a worker that stopped renewing its lock (it died) before another worker
+   * takes it; the check runs as often.
+   * @default 30_000
+   */
+  lockDurationMs?: number;
+}
+
+/** Where an outbox job stands. */
+export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
+
+/** One key's job, as `outbox.get` reads it. */
+export interface OutboxJobStatus {
+  state: OutboxState;
+  /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
+  result?: unknown;
+  /** Why it failed or ended unknown (also the last not-sent failure of a job still retrying). */
+  error?: OutboxError;
+}
+
+/** How many jobs are in each state. */
+export type OutboxCounts = Record<OutboxState, number>;
+
+/** A running worker of an outbox. */
+export interface OutboxWorker {
+  /** Waits for the jobs it is running to end, then stops. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** An outbox: add sends, watch them, run workers. See {@link createOutbox}. */
+export interface Outbox {
+  /** Queues one send under `key`; resolves once stored (or once known: a key is stored once). */
+  add<M extends OutboxMethod>(method: M, params: OutboxParams<M>, options: OutboxAddOptions): Promise<void>;
+  /**
+   * Queues many sends, stored in chunks of 1,000 (no one huge command). An array is checked whole
+   * before anything is stored; another iterable is read and stored chunk by chunk (a bad entry stops
+   * it there: the chunks before stay stored, and adding them again keeps one job per key).
+   */
+  addMany(entries: Iterable<OutboxEntry>): Promise<void>;
+  /** Starts a worker in this process. */
+  work(options: OutboxWorkOptions): OutboxWorker;
+  /** Jobs per state; agrees with `get` over all keys. */
+  counts(): Promise<OutboxCounts>;
+  /** The job of `key`, or `undefined` for a key never added or past its retention. */
+  get(key: string): Promise<OutboxJobStatus | undefined>;
+  /** Closes its workers, its queue and the connections it opened. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const CHUNK = 1000;
+const DAY_MS = 86_400_000;
+
+/**
+ * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
+ * number of processes. A keyed send is delivered at most once, across crashes: a job whose request may
+ * have left, handed out again after its worker died, ends `unknown` instead of being sent again.
+ * Creating it opens nothing: bullmq and ioredis are loaded and connected on first use.
+ *
+ * @example
+ * const outbox = createOutbox({ connection: { url: 'redis://127.0.0.1:6379' } });
+ * await outbox.add('sendText', { user_id, msg: 'Shipped!' }, { key: 'order-123-shipped' });
+ * const worker = outbox.work({ client, concurrency: 4 });
+ */
+export function createOutbox(options: OutboxOptions): Outbox {
+  if (typeof options !== 'object' || options === null) {
+    throw new OAConfigError('createOutbox needs { connection }');
+  }
+  const connection = new QueueConnection(options.connection, 'createOutbox');
+  const name = queueName(options.name, 'oa-outbox');
+  const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * DAY_MS) / 1000);
+  const attempts = positiveInt('attempts', options.attempts, 12);
+  const keyPrefix = `bull:${name}:`;
+  const queue = new LazyQueue(connection, name, 'outbox');
+  const open = () => queue.open();
+
+  const jobOf = (entry: {
+    method: OutboxMethod;
+    params: unknown;
+    key: string;
+    delay?: number | undefined;
+    priority?: number | undefined;
+  }) => ({
+    name: entry.method,
+    data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
+    opts: {
+      jobId: jobIdOf(entry.key),
+      ...(entry.delay ? { delay: entry.delay } : {}),
+      ...(entry.priority ? { priority: entry.priority } : {}),
+      attempts,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: retention },
+      removeOnFail: { age: retention },
+    },
+  });
+
+  const addChunk = async (chunk: ReturnType<typeof jobOf>[]) => {
+    if (chunk.length === 0) return;
+    const { queue: q } = await open();
+    await q.addBulk(chunk);
+  };
+
+  return {
+    async add(method, params, addOptions) {
+      const checked = checkEntry(method, params, addOptions);
+      await addChunk([jobOf({ ...checked, params })]);
+    },
+
+    async addMany(entries) {
+      if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
+        throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
+      }
+      const toJob = (entry: unknown, index: number) => {
+        const e = (entry ?? {}) as Partial<OutboxEntry>;
+        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params });
+      };
+      // An array is checked whole before anything is stored; any other iterable (a generator over a
+      // database cursor) chunk by chunk, so that it never has to be held at once.
+      const jobs: Iterable<ReturnType<typeof jobOf>> = Array.isArray(entries)
+        ? entries.map(toJob)
+        : (function* () {
+            let index = 0;
+            for (const entry of entries) yield toJob(entry, index++);
+          })();
+      let chunk: ReturnType<typeof jobOf>[] = [];
+      for (const job of jobs) {
+        chunk.push(job);
+        if (chunk.length === CHUNK) {
+          await addChunk(chunk);
+          chunk = [];
+        }
+      }
+      await addChunk(chunk);
+    },
+
+    work(workOptions) {
+      const client = workOptions?.client;
+      if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
+      return queue.worker(
+        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
+        {
+          concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
+          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+        },
+      );
+    },
+
+    async counts() {
+      const { queue: q } = await open();
+      const redis = await connection.commands();
+      const [c, unknown] = await Promise.all([
+        q.getJobCounts(
+          'waiting',
+          'prioritized',
+          'waiting-children',
+          'delayed',
+          'active',
+          'completed',
+          'failed',
+        ),
+        countUnknown(redis, keyPrefix),
+      ]);
+      const n = (state: string) => c[state] ?? 0;
+      return {
+        waiting: n('waiting') + n('prioritized') + n('waiting-children'),
+        delayed: n('delayed'),
+        active: n('active'),
+        delivered: n('completed'),
+        failed: n('failed') - unknown,
+        unknown,
+      };
+    },
+
+    async get(key) {
+      if (typeof key !== 'string') throw new OAValidationError('get needs a key (a string)', []);
+      const { queue: q } = await open();
+      const redis = await connection.commands();
+      const id = jobIdOf(key);
+      const job: Job | undefined = await q.getJob(id);
+      if (!job) return undefined;
+      const [bullState, [marker, error]] = await Promise.all([
+        job.getState(),
+        redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
+      ]);
+      const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
+      if (status.state === 'delivered') status.result = job.returnvalue;
+      else if (error) status.error = JSON.parse(error) as OutboxError;
+      return status;
+    },
+
+    async close() {
+      if (queue.closed) return;
+      await queue.close();
+      await connection.close();
+    },
+  };
+}
+
+function stateOf(bullState: string, marker: string | null): OutboxState {
+  switch (bullState) {
+    case 'completed':
+      return 'delivered';
+    case 'failed':
+      return marker === 'unknown' ? 'unknown' : 'failed';
+    case 'delayed':
+    case 'active':
+      return bullState;
+    default:
+      return 'waiting';
+  }
+}

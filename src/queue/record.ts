@@ -1,0 +1,101 @@
+/**
+ * The "may have left" record of an outbox job: a field of the BullMQ job's own hash (so it goes with
+ * the job), written by the worker that holds the job's lock, just before the request leaves.
+ */
+import type { IORedisLike } from './load.js';
+
+/** The job hash fields this module adds (BullMQ ignores them). */
+export const FIELD = {
+  /** JSON {@link SendRecord}: the send may have left. */
+  sent: 'oaSent',
+  /** `unknown` when the job ended so; unset otherwise. */
+  state: 'oaState',
+  /** JSON {@link OutboxError} of a job that failed or ended unknown. */
+  error: 'oaError',
+} as const;
+
+/** Who may have sent the job's request, and when. */
+export interface SendRecord {
+  /** The BullMQ lock token of the processing run that wrote it. */
+  token: string;
+  /** The worker process, to tell an operator where to look. */
+  pid: number;
+  host: string;
+  /** ms since the epoch, when it was first written. */
+  at: number;
+}
+
+// Written only by the lock holder, and only once per processing run: a worker whose lock was taken
+// over (it stalled, another picked the job up) cannot record, so its request does not leave.
+const RECORD = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock' end
+local current = redis.call('HGET', KEYS[1], ARGV[3])
+if current and current ~= ARGV[2] then return 'taken' end
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
+return 'ok'`;
+
+// Only the run that wrote the record removes it, once its request is known not to have left.
+const CLEAR = `
+if redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[1], ARGV[2]) end
+return 1`;
+
+/**
+ * Writes `record` on the job unless the job is gone, its lock is not `token`'s or another run's record
+ * is there; throws then, so that the request does not leave.
+ */
+export async function writeRecord(
+  redis: IORedisLike,
+  jobKey: string,
+  token: string,
+  record: string,
+): Promise<void> {
+  const answer = await redis.eval(RECORD, 2, jobKey, `${jobKey}:lock`, token, record, FIELD.sent);
+  if (answer !== 'ok') {
+    throw new Error(`the outbox job is no longer this worker's to send (${String(answer)})`);
+  }
+}
+
+/** Removes this run's record: its request did not leave, the retry may send. */
+export async function clearRecord(redis: IORedisLike, jobKey: string, record: string): Promise<void> {
+  await redis.eval(CLEAR, 1, jobKey, record, FIELD.sent);
+}
+
+// Unknown jobs among the failed ones: an id counts once the job is in the failed set; ids whose job
+// is gone (past retention) are dropped.
+const COUNT_UNKNOWN = `
+local n = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if redis.call('ZSCORE', KEYS[2], id) then n = n + 1
+  elseif redis.call('EXISTS', ARGV[1] .. id) == 0 then redis.call('ZREM', KEYS[1], id) end
+end
+return n`;
+
+/** How many jobs ended `unknown` and are still kept. */
+export async function countUnknown(redis: IORedisLike, keyPrefix: string): Promise<number> {
+  const n = await redis.eval(COUNT_UNKNOWN, 2, `${keyPrefix}oa:unknown`, `${keyPrefix}failed`, keyPrefix);
+  return Number(n);
+}
+
+/** Files the job among the unknown ones (before it is moved to failed). */
+export async function markUnknown(
+  redis: IORedisLike,
+  keyPrefix: string,
+  jobId: string,
+  error: string,
+): Promise<void> {
+  const jobKey = `${keyPrefix}${jobId}`;
+  await redis.eval(
+    `redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+     if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[3], 'unknown', ARGV[4], ARGV[5]) end
+     return 1`,
+    2,
+    `${keyPrefix}oa:unknown`,
+    jobKey,
+    Date.now(),
+    jobId,
+    FIELD.state,
+    FIELD.error,
+    error,
+  );
+}

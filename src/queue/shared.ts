@@ -1,0 +1,109 @@
+/** What the outbox and the inbox share: option checks and their BullMQ queue, opened on first use. */
+import type { Queue } from 'bullmq';
+import { OAConfigError } from '../errors.js';
+import type { QueueConnection } from './connection.js';
+import { type BullMQ, loadBullMQ } from './load.js';
+
+/** `value` rounded up to a whole number, 1 or more; `fallback` when unset. */
+export function positiveInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) {
+    throw new OAConfigError(`${name} must be a number, 1 or more`);
+  }
+  return Math.ceil(value);
+}
+
+/** A BullMQ queue name: BullMQ refuses `:`. */
+export function queueName(name: unknown, fallback: string): string {
+  const value = name ?? fallback;
+  if (typeof value !== 'string' || value === '' || value.includes(':')) {
+    throw new OAConfigError('name must be a non-empty string without ":"');
+  }
+  return value;
+}
+
+/** The queue of one outbox or inbox: opened on first use, closed once. */
+export class LazyQueue {
+  #opening: Promise<{ bull: BullMQ; queue: Queue }> | undefined;
+  #closed = false;
+  readonly #workers = new Set<{ close(): Promise<void> }>();
+
+  constructor(
+    private readonly connection: QueueConnection,
+    private readonly name: string,
+    private readonly what: string,
+  ) {}
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** bullmq and the queue; a failed open is tried again on the next call. */
+  open(): Promise<{ bull: BullMQ; queue: Queue }> {
+    if (this.#closed) return Promise.reject(new OAConfigError(`the ${this.what} is closed`));
+    if (!this.#opening) {
+      const opening = (async () => {
+        const bull = await loadBullMQ();
+        const redis = await this.connection.commands();
+        const queue = new bull.Queue(this.name, { connection: redis as never });
+        // Without a listener BullMQ prints every reconnection failure; the calls that need Redis wait
+        // through a reconnection or reject themselves.
+        queue.on('error', () => {});
+        return { bull, queue };
+      })();
+      opening.catch(() => {
+        if (this.#opening === opening) this.#opening = undefined;
+      });
+      this.#opening = opening;
+    }
+    return this.#opening;
+  }
+
+  /** Starts a BullMQ worker on a connection of its own; `close()` of the result stops it. */
+  worker(
+    processor: (bull: BullMQ) => Promise<(job: never, token?: string) => Promise<unknown>>,
+    options: { concurrency: number; lockDurationMs: number },
+  ): { close(): Promise<void> } {
+    if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
+    const started = (async () => {
+      const bull = await loadBullMQ();
+      const process = await processor(bull);
+      const own = await this.connection.open();
+      const worker = new bull.Worker(this.name, process as never, {
+        connection: own as never,
+        concurrency: options.concurrency,
+        lockDuration: options.lockDurationMs,
+        stalledInterval: options.lockDurationMs,
+        // A job handed out again after its worker died is the processor's to classify: BullMQ must
+        // not fail it on its own for having stalled.
+        maxStalledCount: 1000,
+      });
+      // As for the queue: a failed job keeps its own error; the worker reconnects by itself.
+      worker.on('error', () => {});
+      return worker;
+    })();
+    started.catch(() => {});
+    let closing: Promise<void> | undefined;
+    const running = {
+      close: () => {
+        this.#workers.delete(running);
+        closing ??= started.then(
+          (w) => w.close(),
+          () => {},
+        );
+        return closing;
+      },
+    };
+    this.#workers.add(running);
+    return running;
+  }
+
+  /** Closes its workers (each waits for its running jobs), then the queue; not the connection. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#workers].map((w) => w.close()));
+    const opened = await this.#opening?.catch(() => undefined);
+    await opened?.queue.close();
+  }
+}

@@ -1,0 +1,37 @@
+// Run as a child process by the outbox chaos test: one outbox worker sharing the api key's token and
+// quota through Redis. It prints `ready` once its worker runs, and runs until it is killed.
+import { OAClient } from '../../src/index.js';
+import { createOutbox } from '../../src/queue/index.js';
+import { createRedisCoordination } from '../../src/redis/index.js';
+
+/** What the test passes as the one argument (JSON). */
+export interface OutboxWorkerConfig {
+  redisUrl: string;
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  name: string;
+  concurrency: number;
+  lockDurationMs: number;
+  rateLimit: { general: { max: number; windowMs: number }; upload: { max: number; windowMs: number } };
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as OutboxWorkerConfig;
+// A short lease: the slots of a killed worker's requests come back soon after their window.
+const coordination = createRedisCoordination({ url: config.redisUrl, inFlightLeaseMs: 1500 });
+const client = new OAClient({
+  baseUrl: config.baseUrl,
+  apiKey: config.apiKey,
+  apiSecret: config.apiSecret,
+  rateLimit: config.rateLimit,
+  coordination,
+});
+const outbox = createOutbox({ connection: { url: config.redisUrl }, name: config.name });
+outbox.work({ client, concurrency: config.concurrency, lockDurationMs: config.lockDurationMs });
+process.stdout.write('ready\n');
+process.on('SIGTERM', async () => {
+  await outbox.close();
+  await client.close();
+  await coordination.close();
+  process.exit(0);
+});
