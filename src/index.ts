@@ -1,12 +1,14 @@
 export { OAClient, type SendFileOptions, type SendVideoOptions } from './client.js';
 export type { Coordination } from './core/coordination.js';
+export type { DispatcherLike, DispatchRequest } from './core/dispatcher.js';
 export type {
   OAClientEventName,
   OAClientEvents,
   OAClientListener,
   RetryReason,
 } from './core/events.js';
-export type { Logger } from './core/logger.js';
+export type { AppInfo } from './core/headers.js';
+export type { Logger, LogLevel } from './core/logger.js';
 export type { OAClientOptions } from './core/options.js';
 export type {
   AcquireOptions,
@@ -17,7 +19,7 @@ export type {
   RateLimitWindow,
 } from './core/rate-limit.js';
 export { MemoryReadyVideos, type ReadyVideos } from './core/ready-videos.js';
-export type { RequestOptions } from './core/request-options.js';
+export type { OAResponseInfo, RequestOptions } from './core/request-options.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
 export type { WaitForTranscodeOptions } from './core/transcode.js';
 export type { BroadcastOptions, WaitForVideoOptions } from './core/video-ready.js';

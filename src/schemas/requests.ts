@@ -113,6 +113,8 @@ const AbortSignalSchema = z.custom<AbortSignal>(
 export const RequestOptionsSchema = z.looseObject({
   signal: AbortSignalSchema.optional(),
   timeoutMs: TimeoutMsSchema.optional(),
+  maxRetries: z.number().int('maxRetries must be a whole number').min(0).max(100).optional(),
+  onResponse: OptionalCallbackSchema,
 });
 
 /** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */

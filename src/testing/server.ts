@@ -1,4 +1,6 @@
 /** The fake OA API as a real node:http server on loopback. */
+
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './answers.js';
@@ -77,7 +79,12 @@ async function serve(fake: FakeOA, inbox: Inbox, req: IncomingMessage, res: Serv
     receivedAt,
   });
   if (outcome.type === 'respond') {
-    res.writeHead(outcome.status, { ...outcome.headers, 'content-length': outcome.body.byteLength });
+    // Like a real gateway, every answer carries an id to quote in a support request.
+    res.writeHead(outcome.status, {
+      'x-request-id': randomUUID(),
+      ...outcome.headers,
+      'content-length': outcome.body.byteLength,
+    });
     res.end(outcome.body);
   } else if (outcome.type === 'reset') {
     drop(req);
