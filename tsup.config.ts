@@ -1,4 +1,25 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
+
+const MISSING_MSW =
+  'oa-messaging/testing/msw needs the msw package (2.x), an optional peer dependency: npm install --save-dev msw';
+
+/**
+ * `require('oa-messaging/testing/msw')` without msw (an optional peer) says what to install, as
+ * `oa-messaging/redis` does for ioredis, instead of a bare "Cannot find module 'msw'". The check goes
+ * first in the CommonJS file: a bundler hoists every `require` of an external package above the
+ * module's own code, so it cannot be written in the source. (An ES module import of it fails at link
+ * time with Node's own message naming 'msw'.)
+ */
+async function checkMswFirst(): Promise<void> {
+  const file = 'dist/testing/msw.cjs';
+  const text = await readFile(file, 'utf8');
+  if (text.includes(MISSING_MSW)) return;
+  const check =
+    "try { require.resolve('msw'); } catch (cause) { " +
+    `throw new (require('../index.cjs').OAConfigError)(${JSON.stringify(MISSING_MSW)}, { cause }); }\n`;
+  await writeFile(file, text.replace("'use strict';\n", `'use strict';\n${check}`));
+}
 
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
 const library: Options = {
@@ -19,6 +40,7 @@ const library: Options = {
   target: 'node20',
   splitting: true,
   treeshake: true,
+  onSuccess: checkMswFirst,
 };
 
 /**

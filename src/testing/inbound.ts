@@ -12,35 +12,35 @@ export type InboundMessage =
   | {
       type: 'image';
       /** Base URL of the renditions; each gets its own path suffix and signed query. */
-      url?: string;
-      uuid?: string;
-      format?: 'jpg' | 'gif' | 'png' | 'bmp' | 'other';
+      url?: string | undefined;
+      uuid?: string | undefined;
+      format?: 'jpg' | 'gif' | 'png' | 'bmp' | 'other' | undefined;
       /** Of the original. @default 1080 x 1920 */
-      width?: number;
-      height?: number;
+      width?: number | undefined;
+      height?: number | undefined;
       /** Bytes of the original. @default 204800 */
-      size?: number;
+      size?: number | undefined;
     }
   | {
       type: 'video';
-      url?: string;
-      uuid?: string;
+      url?: string | undefined;
+      uuid?: string | undefined;
       /** @default 5 */
-      seconds?: number;
+      seconds?: number | undefined;
       /** @default 1048576 */
-      size?: number;
+      size?: number | undefined;
       /** @default 'mp4' */
-      format?: string;
-      thumbUrl?: string;
+      format?: string | undefined;
+      thumbUrl?: string | undefined;
     }
   | {
       type: 'sound' | 'audio';
-      url?: string;
-      uuid?: string;
+      url?: string | undefined;
+      uuid?: string | undefined;
       /** @default 3 */
-      seconds?: number;
+      seconds?: number | undefined;
       /** @default 24000 */
-      size?: number;
+      size?: number | undefined;
     }
   /** `MsgBody` elements as given, e.g. several in one message or a type this helper does not build. */
   | { type: 'elements'; elements: Record<string, unknown>[] }
@@ -50,27 +50,27 @@ export type InboundMessage =
 /** Options of {@link sendInboundMessage} and {@link buildInboundEvent}. */
 export interface InboundMessageOptions {
   /** `From_Account`: the client user. @default 'user_1' */
-  from?: string;
+  from?: string | undefined;
   /** `To_Account`: the OA's IM account. @default 'oa_account' */
-  to?: string;
+  to?: string | undefined;
   /** `username` of the envelope: the OA account. @default the `to` value */
-  username?: string;
+  username?: string | undefined;
   /** @default a number that grows with each event of this process */
-  msgSeq?: number;
+  msgSeq?: number | undefined;
   /** @default a random 32-bit number */
-  msgRandom?: number;
+  msgRandom?: number | undefined;
   /** Seconds since the epoch. @default now */
-  msgTime?: number;
+  msgTime?: number | undefined;
   /** Fields merged over the generated `data` (the callback). */
-  data?: Record<string, unknown>;
+  data?: Record<string, unknown> | undefined;
   /** Fields merged over the generated envelope (`event_type`, `username`, `timestamp`). */
-  envelope?: Record<string, unknown>;
+  envelope?: Record<string, unknown> | undefined;
   /** Extra request headers. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** @default 10_000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** An undici dispatcher to send with. @default a fresh Agent, closed after the call */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
 }
 
 /** What the receiver answered, and what was posted. */

@@ -13,17 +13,17 @@ import { UPLOAD_RULES } from './uploads.js';
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
 export interface MockServerOptions extends FakeOAOptions {
   /** @default 0 (a free port) */
-  port?: number;
+  port?: number | undefined;
   /** @default '127.0.0.1' */
-  host?: string;
+  host?: string | undefined;
   /**
    * Who the web inbox shows receiving the broadcasts that name no users (`all`, groups, member
    * sessions). May be changed later through {@link MockServer.members}.
    * @default `all`: the `knownUsers`, else every user the inbox has seen; groups and sessions: nobody
    */
-  members?: InboxMembers;
+  members?: InboxMembers | undefined;
   /** Where the web inbox posts the replies typed in it; may also be set in the page. @default none */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
 }
 
 /** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */

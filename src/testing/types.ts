@@ -17,19 +17,19 @@ export interface RateLimitOptions {
    * Every API request (both auth endpoints included).
    * @default { max: 200, windowMs: 60_000 }
    */
-  general?: RateWindowOptions;
+  general?: RateWindowOptions | undefined;
   /**
    * Paths under `/api/v2/public/upload`; an upload counts against `general` as well.
    * @default { max: 20, windowMs: 60_000 }
    */
-  upload?: RateWindowOptions;
+  upload?: RateWindowOptions | undefined;
   /**
    * `sliding`: at most `max` accepted requests in any span of `windowMs`. `fixed`: NestJS-throttler-style
    * windows, each starting at the first request after the previous one ended. Refused requests do not
    * use up the limit in either mode.
    * @default 'sliding'
    */
-  mode?: 'sliding' | 'fixed';
+  mode?: 'sliding' | 'fixed' | undefined;
 }
 
 /** The greeting configured in the OA (endpoint 3's `data`). */
@@ -43,68 +43,70 @@ export interface GreetingRecord {
 /** Options of the fake core ({@link createFakeOA}) and of {@link createMockServer}. */
 export interface FakeOAOptions {
   /** @default TEST_API_KEY (`'test-api-key'`) */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** @default TEST_API_SECRET (`'test-api-secret'`) */
-  apiSecret?: string;
+  apiSecret?: string | undefined;
   /**
    * Lifetime of an access token (an HS256 JWT with `iat` and `exp`); `expires_in` is derived from it
    * (`'1h'` for the default).
    * @default 3_600_000 (1 hour, as the spec shows)
    */
-  tokenLifetimeMs?: number;
+  tokenLifetimeMs?: number | undefined;
   /**
    * Lifetime of a refresh token (opaque). The spec does not show it.
    * @default 604_800_000 (7 days)
    */
-  refreshTokenLifetimeMs?: number;
+  refreshTokenLifetimeMs?: number | undefined;
   /**
    * A refresh token works once: refreshing returns a new one and the used one is refused afterwards.
    * `false` returns the same refresh token again.
    * @default true
    */
-  rotateRefreshTokens?: boolean;
+  rotateRefreshTokens?: boolean | undefined;
   /** Both request-rate limits, or `false` for none. @default the spec's 200/min and 20/min uploads */
-  rateLimit?: RateLimitOptions | false;
+  rateLimit?: RateLimitOptions | false | undefined;
   /**
    * Adds `Retry-After` (seconds until a request would be accepted) to 429 answers. The spec does not
    * show the header, so it is off by default.
    * @default false
    */
-  retryAfter?: boolean;
+  retryAfter?: boolean | undefined;
   /** How long a video ticket stays in convert status after its upload. @default 2000 */
-  transcodeMs?: number;
+  transcodeMs?: number | undefined;
   /**
    * How long the job of a mass, group or member-session broadcast runs; another of those broadcasts in
    * that time answers 400 `JOB_BUSY`. Also gives `estimate_time_detail.total_job_time_minutes`.
    * @default 0
    */
-  broadcastJobMs?: number;
+  broadcastJobMs?: number | undefined;
   /**
    * The greeting endpoint 3 sends. `null`: the account provider has none, and endpoint 3 answers 404
    * `NOT_FOUND`.
    * @default a fixed greeting (`DEFAULT_GREETING`)
    */
-  greeting?: GreetingRecord | null;
+  greeting?: GreetingRecord | null | undefined;
   /**
    * The users the account knows. When set, a greeting to any other `user_id` answers 404 `NOT_FOUND`.
    * Other endpoints do not check users (the spec shows no such error).
    * @default undefined (every user is known)
    */
-  knownUsers?: Iterable<string>;
+  knownUsers?: Iterable<string> | undefined;
   /** Largest accepted file per upload kind, in bytes. @default the spec's 5 MB, 100 MB, 100 MB */
-  maxFileBytes?: { image?: number; video?: number; audio?: number };
+  maxFileBytes?:
+    | { image?: number | undefined; video?: number | undefined; audio?: number | undefined }
+    | undefined;
   /**
    * HTTP status of successful answers. The spec does not show it; 201 is what a NestJS `@Post()` sends.
    * @default 201
    */
-  successStatus?: number;
+  successStatus?: number | undefined;
   /**
    * Base of the URLs of uploaded files (`url`, `audio_url`). Set by {@link createMockServer} and
    * `createMswHandlers` (`oa-messaging/testing/msw`) when not given.
    */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /** The clock, in ms since the epoch. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** One part of a multipart request, as recorded. */
@@ -213,11 +215,11 @@ export type Fault =
   | {
       kind: 'error';
       /** @default 500 */
-      status?: number;
-      code?: string;
-      info?: string;
-      body?: string | Record<string, unknown>;
-      headers?: Record<string, string>;
+      status?: number | undefined;
+      code?: string | undefined;
+      info?: string | undefined;
+      body?: string | Record<string, unknown> | undefined;
+      headers?: Record<string, string> | undefined;
     }
   /** A 429 in the spec's layout without processing; `Retry-After` when `retryAfterSeconds` is given. */
   | { kind: 'rate-limit'; retryAfterSeconds?: number }
@@ -234,7 +236,7 @@ export type Fault =
   | {
       kind: 'delay';
       /** @default 2000 */
-      delayMs?: number;
+      delayMs?: number | undefined;
     };
 
 /** The kind of a {@link Fault}; also accepted by `injectFault` as a shorthand. */
@@ -243,15 +245,15 @@ export type FaultKind = Fault['kind'];
 /** Which requests a fault hits, and how many. */
 export interface FaultOptions {
   /** @default 1 (use `Infinity` for every matching request) */
-  times?: number;
+  times?: number | undefined;
   /**
    * A string matches a path equal to it or ending with it (so `'/webhook/broadcast-message'` works); a
    * RegExp is tested against the path.
    * @default every API request except the two auth endpoints and the uploaded files
    */
-  path?: string | RegExp;
+  path?: string | RegExp | undefined;
   /** @default any method */
-  method?: string;
+  method?: string | undefined;
 }
 
 /** A fault that was injected. */

@@ -80,7 +80,7 @@ export interface GetMessageMediaOptions {
    * in for each other before the thumbnail; a thumbnail request falls back to large, then original).
    * @default 'original'
    */
-  imageVariant?: ImageVariant;
+  imageVariant?: ImageVariant | undefined;
 }
 
 const VARIANT_BY_TYPE: Record<number, ImageVariant> = { 1: 'original', 2: 'large', 3: 'thumbnail' };
