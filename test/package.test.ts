@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMockServer } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
 import {
   compile,
@@ -14,6 +15,7 @@ import {
   run,
   strictTsconfig,
 } from './helpers/consumer.js';
+import { tsBlocks } from './helpers/readme-blocks.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const ENTRIES = [
@@ -312,6 +314,34 @@ describe('a library user installs only the SDK', () => {
       bare,
     ).catch((error: { stderr: string }) => error);
     expect(imported.stderr).toMatch(/Cannot find package 'msw'/);
+  });
+});
+
+describe("the README's CommonJS quickstart", () => {
+  it('compiles in a CommonJS project (nodenext, strict) and runs against the installed package', {
+    timeout: 60_000,
+  }, async () => {
+    const blocks = tsBlocks(await readFile(join(root, 'README.md'), 'utf8')).filter((b) => b.commonjs);
+    expect(blocks).toHaveLength(1);
+    const dir = await project('readme-cjs', 'commonjs', {
+      'tsconfig.json': strictTsconfig({ module: 'nodenext', moduleResolution: 'nodenext' }),
+      'index.ts': blocks[0]?.code ?? '',
+    });
+    await compile(dir);
+    const mock = await createMockServer();
+    try {
+      const env = {
+        ...process.env,
+        OA_BASE_URL: mock.url,
+        OA_API_KEY: mock.apiKey,
+        OA_API_SECRET: mock.apiSecret,
+      };
+      const { stderr } = await run(process.execPath, ['out/index.js'], { cwd: dir, env, timeout: 30_000 });
+      expect(stderr).toBe('');
+      expect(mock.deliveries.map((d) => d.endpoint)).toEqual(['sendText']);
+    } finally {
+      await mock.close();
+    }
   });
 });
 
