@@ -11,29 +11,64 @@ const JsonDocumentSchema = z.string().refine((s) => {
   }
 }, 'Expected a string holding a JSON object or array');
 
-const desc = { desc: DescSchema.optional() };
+const desc = {
+  /** The short text of the push notification (at most 170 characters). */
+  desc: DescSchema.optional(),
+};
 
 /** `message`: plain text. */
-export const TextItemSchema = z.strictObject({ type: z.literal('message'), msg: NonBlankSchema, ...desc });
+export const TextItemSchema = z.strictObject({
+  /** `message`. */
+  type: z.literal('message'),
+  /** The text. */
+  msg: NonBlankSchema,
+  ...desc,
+});
 /** `image`: a plain image by URL (from `uploadImage`). */
-export const ImageItemSchema = z.strictObject({ type: z.literal('image'), msg: HttpUrlSchema, ...desc });
+export const ImageItemSchema = z.strictObject({
+  /** `image`. */
+  type: z.literal('image'),
+  /** The image URL. */
+  msg: HttpUrlSchema,
+  ...desc,
+});
 /** `oa_image_link`: an image that opens `link` when tapped. */
 export const ImageLinkItemSchema = z.strictObject({
+  /** `oa_image_link`. */
   type: z.literal('oa_image_link'),
+  /** The image URL. */
   msg: HttpUrlSchema,
+  /** The page that opens when the image is tapped. */
   link: HttpUrlSchema,
   ...desc,
 });
 /** `flex`: a flex message layout, as a JSON string. */
-export const FlexItemSchema = z.strictObject({ type: z.literal('flex'), msg: JsonDocumentSchema, ...desc });
+export const FlexItemSchema = z.strictObject({
+  /** `flex`. */
+  type: z.literal('flex'),
+  /** The layout, as a JSON string. */
+  msg: JsonDocumentSchema,
+  ...desc,
+});
 /** `video`: the `ticket_id` of `uploadVideo`; the transcode must have finished when the job runs. */
-export const VideoItemSchema = z.strictObject({ type: z.literal('video'), msg: UuidSchema, ...desc });
+export const VideoItemSchema = z.strictObject({
+  /** `video`. */
+  type: z.literal('video'),
+  /** The `ticket_id` of the video upload. */
+  msg: UuidSchema,
+  ...desc,
+});
 /** `audio`: the four values of `uploadAudio`, passed through unchanged. */
 export const AudioItemSchema = z.strictObject({
+  /** `audio`. */
   type: z.literal('audio'),
+  /** `audio_url` of the audio upload. */
   msg: HttpUrlSchema,
+  /** `audio_uuid` of the audio upload. */
   audio_uuid: UuidSchema,
+  /** `audio_size` of the audio upload (bytes). */
   audio_size: z.number().int().positive(),
+  /** `audio_duration` of the audio upload (seconds). */
   audio_duration: z.number().nonnegative(),
   ...desc,
 });

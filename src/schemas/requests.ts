@@ -4,7 +4,9 @@ import { MessageItemSchema } from './items.js';
 
 /** Endpoint 1 body. */
 export const GenerateTokenParamsSchema = z.strictObject({
+  /** The api key. */
   api_key: NonBlankSchema,
+  /** The api secret. */
   api_secret: NonBlankSchema,
 });
 /** Endpoint 2 body. */
@@ -15,15 +17,21 @@ export const SendGreetingParamsSchema = z.strictObject({ user_id: NonBlankSchema
 
 /** Endpoint 4: `sendImage`. Without `link` the image is plain. */
 export const SendImageParamsSchema = z.strictObject({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** The image's URL (an upload's `url`). */
   image_url: HttpUrlSchema,
+  /** The page that opens when the image is tapped. */
   link: HttpUrlSchema.optional(),
 });
 
 /** Endpoint 5: `sendText`. `desc` is the short text of the push notification. */
 export const SendTextParamsSchema = z.strictObject({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** The content: a text, an image URL, a ticket id, a flex layout, an audio URL. */
   msg: NonBlankSchema,
+  /** The short text of the push notification (at most 170 characters). */
   desc: z.string().optional(),
 });
 
@@ -37,10 +45,15 @@ export const SendVideoParamsSchema = z.strictObject({ user_id: NonBlankSchema, t
  * fails as missing.
  */
 export const SendAudioParamsSchema = z.object({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** `audio_url` of the audio upload. */
   audio_url: HttpUrlSchema,
+  /** `audio_uuid` of the audio upload. */
   audio_uuid: UuidSchema,
+  /** `audio_size` of the audio upload (bytes). */
   audio_size: z.number().int().positive(),
+  /** `audio_duration` of the audio upload (seconds). */
   audio_duration: z.number().nonnegative(),
 });
 
@@ -60,26 +73,36 @@ const UserIdsSchema = z
 export const BroadcastParamsSchema = z.discriminatedUnion('target', [
   z.strictObject({ target: z.literal('all'), items: ItemsSchema }),
   z.strictObject({
+    /** `all` users, `selected` users, or a `single` user. */
     target: z.literal('selected'),
+    /** The recipients: one or more for `selected`, exactly one for `single`. */
     user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
+    /** One to five message items, sent in order. */
     items: ItemsSchema,
   }),
   z.strictObject({
+    /** `all` users, `selected` users, or a `single` user. */
     target: z.literal('single'),
+    /** The recipients: one or more for `selected`, exactly one for `single`. */
     user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
+    /** One to five message items, sent in order. */
     items: ItemsSchema,
   }),
 ]);
 
 /** Endpoint 7: `broadcastToGroup`. */
 export const BroadcastToGroupParamsSchema = z.strictObject({
+  /** The group (a UUID) whose members receive it. */
   account_provider_group_id: UuidSchema,
+  /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
 
 /** Endpoint 8: `broadcastToMemberSession`. */
 export const BroadcastToMemberSessionParamsSchema = z.strictObject({
+  /** The member-group broadcast session (a UUID). */
   member_group_broadcast_id: UuidSchema,
+  /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
 
@@ -111,16 +134,23 @@ const AbortSignalSchema = z.custom<AbortSignal>(
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */
 export const RequestOptionsSchema = z.looseObject({
+  /** Cancels the call. */
   signal: AbortSignalSchema.optional(),
+  /** The call's deadline in ms. */
   timeoutMs: TimeoutMsSchema.optional(),
+  /** This call's retry budget. */
   maxRetries: z.number().int('maxRetries must be a whole number').min(0).max(100).optional(),
+  /** Told of the answer that settled the call. */
   onResponse: OptionalCallbackSchema,
 });
 
 /** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */
 export const UploadOptionsSchema = RequestOptionsSchema.extend({
+  /** The file name sent with the upload; by default from the path or the input. */
   filename: z.string().optional(),
+  /** The content type sent; by default from the file's bytes. */
   contentType: z.string().optional(),
+  /** Called as the bytes leave: `{ loaded, total }`. */
   onProgress: OptionalCallbackSchema,
 });
 
@@ -131,12 +161,15 @@ export const WaitForTranscodeSchema = z
 
 /** `sendVideo`'s options. */
 export const SendVideoOptionsSchema = RequestOptionsSchema.extend({
+  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
 /** The one-call helpers: who gets the file, and for images an optional link. */
 export const SendFileParamsSchema = z.strictObject({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** The page that opens when the image is tapped. */
   link: HttpUrlSchema.optional(),
 });
 
@@ -145,7 +178,9 @@ export const SendFileParamsSchema = z.strictObject({
  * would otherwise surface only after the file had been stored.
  */
 export const SendFileOptionsSchema = UploadOptionsSchema.extend({
+  /** Called with the upload's answer once the file is stored, before the send. */
   onUploaded: OptionalCallbackSchema,
+  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
@@ -154,14 +189,19 @@ export const SendFileOptionsSchema = UploadOptionsSchema.extend({
  * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
  */
 export const BroadcastOptionsSchema = z.looseObject({
+  /** The user who receives a video first, to confirm its transcode. */
   videoProbeUserId: NonBlankSchema.optional(),
+  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
 /** `waitForVideo`'s options. */
 export const WaitForVideoOptionsSchema = z.strictObject({
+  /** The user who receives the video first, to confirm its transcode. */
   probeUserId: NonBlankSchema.optional(),
+  /** The call's deadline in ms. */
   timeoutMs: z.number().positive().optional(),
+  /** Cancels the call. */
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal').optional(),
 });
 
