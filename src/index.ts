@@ -1,3 +1,16 @@
+/**
+ * `oa-messaging`: the client of the OA Public Messaging API ({@link OAClient}), the message item
+ * builders ({@link items}), the error classes and the types of every request and answer.
+ *
+ * @example
+ * ```ts
+ * import { OAClient, items } from 'oa-messaging';
+ * const client = new OAClient(); // OA_BASE_URL, OA_API_KEY, OA_API_SECRET
+ * await client.broadcast({ target: 'all', items: [items.text('Spring sale starts today')] });
+ * ```
+ *
+ * @module oa-messaging
+ */
 export { OAClient, type SendFileOptions, type SendVideoOptions } from './client.js';
 export type { Coordination } from './core/coordination.js';
 export type { DispatcherLike, DispatchRequest } from './core/dispatcher.js';
@@ -5,6 +18,12 @@ export type {
   OAClientEventName,
   OAClientEvents,
   OAClientListener,
+  OARateLimitWaitEvent,
+  OARequestEvent,
+  OAResponseEvent,
+  OARetryEvent,
+  OATokenRefreshEvent,
+  OAVideoProbeEvent,
   RetryReason,
 } from './core/events.js';
 export type { AppInfo } from './core/headers.js';
@@ -33,6 +52,7 @@ export {
   OAConnectionError,
   OAError,
   type OAErrorOptions,
+  type OAFailureKind,
   OAInternalServerError,
   OAJobBusyError,
   OANotFoundError,
@@ -66,8 +86,11 @@ export {
 export type {
   BroadcastParams,
   BroadcastTarget,
+  BroadcastToAllParams,
   BroadcastToGroupParams,
   BroadcastToMemberSessionParams,
+  BroadcastToSelectedParams,
+  BroadcastToSingleParams,
   SendAudioParams,
   SendGreetingParams,
   SendImageParams,

@@ -8,10 +8,15 @@ import type { Dispatcher } from 'undici';
 
 /** What a request handed to a dispatcher holds. */
 export interface DispatchRequest {
+  /** e.g. `https://oa.example.com`. */
   origin: string;
+  /** The endpoint path (and query). */
   path: string;
+  /** Always `POST` in this API. */
   method: 'POST';
+  /** The request headers, names in lower case. */
   headers: Record<string, string>;
+  /** JSON text, or a multipart stream for uploads. */
   body: string | Readable;
 }
 
@@ -20,6 +25,7 @@ export interface DispatchRequest {
  * or 7: the SDK calls its `dispatch` only, with either handler interface.
  */
 export interface DispatcherLike {
+  /** Sends one request, reporting to `handler` (undici's handler interface of either major version). */
   dispatch(options: DispatchRequest, handler: object): boolean;
 }
 

@@ -5,9 +5,13 @@ import { OAConfigError } from '../errors.js';
  * left out; `console` fits. The SDK never passes a secret (key secret, token, auth header) to it.
  */
 export interface Logger {
+  /** Each request and answer. */
   debug?(message: string, details?: Record<string, unknown>): void;
+  /** Token renewals, transcode waits. */
   info?(message: string, details?: Record<string, unknown>): void;
+  /** Retries, and what the SDK had to work around. */
   warn?(message: string, details?: Record<string, unknown>): void;
+  /** Failures the SDK could not report otherwise. */
   error?(message: string, details?: Record<string, unknown>): void;
 }
 
@@ -17,7 +21,7 @@ export const silentLogger: Logger = {};
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 /** How much a logger receives: a level and the ones above it, or nothing (`off`). */
-export type LogLevel = (typeof LEVELS)[number] | 'off';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
 
 const isLevel = (value: unknown): value is LogLevel =>
   value === 'off' || (LEVELS as readonly unknown[]).includes(value);

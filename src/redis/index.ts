@@ -12,6 +12,8 @@
  * await client.close();
  * await coordination.close();
  * ```
+ *
+ * @module oa-messaging/redis
  */
 import type { Coordination } from '../core/coordination.js';
 import { type Logger, silentLogger } from '../core/logger.js';

@@ -83,13 +83,20 @@ export const MessageItemSchema = z.discriminatedUnion('type', [
   AudioItemSchema,
 ]);
 
-export type TextItem = z.infer<typeof TextItemSchema>;
-export type ImageItem = z.infer<typeof ImageItemSchema>;
-export type ImageLinkItem = z.infer<typeof ImageLinkItemSchema>;
-export type FlexItem = z.infer<typeof FlexItemSchema>;
-export type VideoItem = z.infer<typeof VideoItemSchema>;
-export type AudioItem = z.infer<typeof AudioItemSchema>;
+// Interfaces rather than aliases of z.infer, so that signatures name them.
+/** A `message` item: plain text. */
+export interface TextItem extends z.infer<typeof TextItemSchema> {}
+/** An `image` item: a plain image by URL. */
+export interface ImageItem extends z.infer<typeof ImageItemSchema> {}
+/** An `oa_image_link` item: an image that opens `link` when tapped. */
+export interface ImageLinkItem extends z.infer<typeof ImageLinkItemSchema> {}
+/** A `flex` item: a layout as a JSON string. */
+export interface FlexItem extends z.infer<typeof FlexItemSchema> {}
+/** A `video` item: the `ticket_id` of a video upload. */
+export interface VideoItem extends z.infer<typeof VideoItemSchema> {}
+/** An `audio` item: the four values of an audio upload. */
+export interface AudioItem extends z.infer<typeof AudioItemSchema> {}
 /** A message item; a discriminated union on `type`, so a wrong item does not compile. */
-export type MessageItem = z.infer<typeof MessageItemSchema>;
+export type MessageItem = TextItem | ImageItem | ImageLinkItem | FlexItem | VideoItem | AudioItem;
 /** The item types of the API. */
 export type MessageItemType = MessageItem['type'];

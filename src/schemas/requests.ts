@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
-import { MessageItemSchema } from './items.js';
+import { type MessageItem, MessageItemSchema } from './items.js';
 
 /** Endpoint 1 body. */
 export const GenerateTokenParamsSchema = z.strictObject({
@@ -13,7 +13,10 @@ export const GenerateTokenParamsSchema = z.strictObject({
 export const RefreshTokenParamsSchema = z.strictObject({ refresh_token: NonBlankSchema });
 
 /** Endpoint 3: `sendGreeting`. */
-export const SendGreetingParamsSchema = z.strictObject({ user_id: NonBlankSchema });
+export const SendGreetingParamsSchema = z.strictObject({
+  /** The user who receives it. */
+  user_id: NonBlankSchema,
+});
 
 /** Endpoint 4: `sendImage`. Without `link` the image is plain. */
 export const SendImageParamsSchema = z.strictObject({
@@ -36,7 +39,12 @@ export const SendTextParamsSchema = z.strictObject({
 });
 
 /** Endpoint 12: `sendVideo`. */
-export const SendVideoParamsSchema = z.strictObject({ user_id: NonBlankSchema, ticket_id: UuidSchema });
+export const SendVideoParamsSchema = z.strictObject({
+  /** The user who receives it. */
+  user_id: NonBlankSchema,
+  /** The `ticket_id` of the video upload. */
+  ticket_id: UuidSchema,
+});
 
 /**
  * Endpoint 13: `sendAudio`; the four audio values come unchanged from `uploadAudio`. Unlike the other
@@ -66,28 +74,39 @@ const UserIdsSchema = z
   .array(NonBlankSchema)
   .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
 
+/** Endpoint 6, `broadcast` to every user: no `user_ids`. */
+export const BroadcastToAllParamsSchema = z.strictObject({
+  /** Every user of the OA. */
+  target: z.literal('all'),
+  /** One to five message items, sent in order. */
+  items: ItemsSchema,
+});
+/** `broadcast` to the users in `user_ids`. */
+export const BroadcastToSelectedParamsSchema = z.strictObject({
+  /** The users in `user_ids`. */
+  target: z.literal('selected'),
+  /** The recipients, one or more, each once. */
+  user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
+  /** One to five message items, sent in order. */
+  items: ItemsSchema,
+});
+/** `broadcast` to one user. */
+export const BroadcastToSingleParamsSchema = z.strictObject({
+  /** The one user in `user_ids`. */
+  target: z.literal('single'),
+  /** The recipient: exactly one. */
+  user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
+  /** One to five message items, sent in order. */
+  items: ItemsSchema,
+});
 /**
  * Endpoint 6: `broadcast`. `all` goes to every user and takes no `user_ids`; `selected` takes one or more;
  * `single` exactly one (the API does not say what it does with more, so the SDK refuses them).
  */
 export const BroadcastParamsSchema = z.discriminatedUnion('target', [
-  z.strictObject({ target: z.literal('all'), items: ItemsSchema }),
-  z.strictObject({
-    /** `all` users, `selected` users, or a `single` user. */
-    target: z.literal('selected'),
-    /** The recipients: one or more for `selected`, exactly one for `single`. */
-    user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
-    /** One to five message items, sent in order. */
-    items: ItemsSchema,
-  }),
-  z.strictObject({
-    /** `all` users, `selected` users, or a `single` user. */
-    target: z.literal('single'),
-    /** The recipients: one or more for `selected`, exactly one for `single`. */
-    user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
-    /** One to five message items, sent in order. */
-    items: ItemsSchema,
-  }),
+  BroadcastToAllParamsSchema,
+  BroadcastToSelectedParamsSchema,
+  BroadcastToSingleParamsSchema,
 ]);
 
 /** Endpoint 7: `broadcastToGroup`. */
@@ -205,12 +224,44 @@ export const WaitForVideoOptionsSchema = z.strictObject({
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal').optional(),
 });
 
-export type SendGreetingParams = z.input<typeof SendGreetingParamsSchema>;
-export type SendImageParams = z.input<typeof SendImageParamsSchema>;
-export type SendTextParams = z.input<typeof SendTextParamsSchema>;
-export type SendVideoParams = z.input<typeof SendVideoParamsSchema>;
-export type SendAudioParams = z.input<typeof SendAudioParamsSchema>;
-export type BroadcastParams = z.input<typeof BroadcastParamsSchema>;
+// Interfaces rather than aliases of z.input: signatures (in editors and the API reference) then show
+// `params: SendTextParams` instead of the type spelled out.
+/** `sendGreeting`'s parameters. */
+export interface SendGreetingParams extends z.input<typeof SendGreetingParamsSchema> {}
+/** `sendImage`'s parameters. */
+export interface SendImageParams extends z.input<typeof SendImageParamsSchema> {}
+/** `sendText`'s parameters. */
+export interface SendTextParams extends z.input<typeof SendTextParamsSchema> {}
+/** `sendVideo`'s parameters. */
+export interface SendVideoParams extends z.input<typeof SendVideoParamsSchema> {}
+/** `sendAudio`'s parameters: the recipient and the four values of `uploadAudio`. */
+export interface SendAudioParams extends z.input<typeof SendAudioParamsSchema> {}
+/** `broadcast` to every user. */
+export interface BroadcastToAllParams extends z.input<typeof BroadcastToAllParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcast` to the users in `user_ids`. */
+export interface BroadcastToSelectedParams extends z.input<typeof BroadcastToSelectedParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcast` to one user. */
+export interface BroadcastToSingleParams extends z.input<typeof BroadcastToSingleParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcast`'s parameters: who receives it (`target`, `user_ids`) and the items. */
+export type BroadcastParams = BroadcastToAllParams | BroadcastToSelectedParams | BroadcastToSingleParams;
+/** Who receives a `broadcast`. */
 export type BroadcastTarget = BroadcastParams['target'];
-export type BroadcastToGroupParams = z.input<typeof BroadcastToGroupParamsSchema>;
-export type BroadcastToMemberSessionParams = z.input<typeof BroadcastToMemberSessionParamsSchema>;
+/** `broadcastToGroup`'s parameters. */
+export interface BroadcastToGroupParams extends z.input<typeof BroadcastToGroupParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcastToMemberSession`'s parameters. */
+export interface BroadcastToMemberSessionParams extends z.input<typeof BroadcastToMemberSessionParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}

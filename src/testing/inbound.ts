@@ -8,22 +8,34 @@ import type { Dispatcher } from 'undici';
 /** A message a client sends to the OA account. A string is a text message. */
 export type InboundMessage =
   | string
-  | { type: 'text'; text: string }
   | {
+      /** The kind of message. */
+      type: 'text';
+      /** The text. */
+      text: string;
+    }
+  | {
+      /** The kind of message. */
       type: 'image';
       /** Base URL of the renditions; each gets its own path suffix and signed query. */
       url?: string | undefined;
+      /** Its id in the IM service. */
       uuid?: string | undefined;
+      /** Its format as sent. */
       format?: 'jpg' | 'gif' | 'png' | 'bmp' | 'other' | undefined;
       /** Of the original. @default 1080 x 1920 */
       width?: number | undefined;
+      /** Its height in pixels. */
       height?: number | undefined;
       /** Bytes of the original. @default 204800 */
       size?: number | undefined;
     }
   | {
+      /** The kind of message. */
       type: 'video';
+      /** Its URL; by default one of a fake CDN. */
       url?: string | undefined;
+      /** Its id in the IM service. */
       uuid?: string | undefined;
       /** @default 5 */
       seconds?: number | undefined;
@@ -31,11 +43,15 @@ export type InboundMessage =
       size?: number | undefined;
       /** @default 'mp4' */
       format?: string | undefined;
+      /** Where its thumbnail is. */
       thumbUrl?: string | undefined;
     }
   | {
+      /** The kind of message. */
       type: 'sound' | 'audio';
+      /** Its URL; by default one of a fake CDN. */
       url?: string | undefined;
+      /** Its id in the IM service. */
       uuid?: string | undefined;
       /** @default 3 */
       seconds?: number | undefined;
@@ -43,9 +59,19 @@ export type InboundMessage =
       size?: number | undefined;
     }
   /** `MsgBody` elements as given, e.g. several in one message or a type this helper does not build. */
-  | { type: 'elements'; elements: Record<string, unknown>[] }
+  | {
+      /** The kind of message. */
+      type: 'elements';
+      /** The `MsgBody` elements. */
+      elements: Record<string, unknown>[];
+    }
   /** The body posted as it is: a string or bytes verbatim, anything else as JSON. */
-  | { type: 'raw'; body: unknown };
+  | {
+      /** Not a message: a body of your own. */
+      type: 'raw';
+      /** What to post. */
+      body: unknown;
+    };
 
 /** Options of {@link sendInboundMessage} and {@link buildInboundEvent}. */
 export interface InboundMessageOptions {
@@ -75,10 +101,13 @@ export interface InboundMessageOptions {
 
 /** What the receiver answered, and what was posted. */
 export interface InboundDelivery {
+  /** The HTTP status. */
   status: number;
+  /** The headers. */
   headers: Record<string, string | string[] | undefined>;
   /** The answer parsed as JSON, else its text. */
   body: unknown;
+  /** The text. */
   text: string;
   /** The event that was posted (for `raw`, the body given). */
   event: unknown;

@@ -130,9 +130,13 @@ export type WebhookMessageEvent = z.infer<typeof WebhookMessageEventSchema> & We
  * arrived. `event_type` is `''` when the body had none (then listed in `issues`).
  */
 export interface WebhookUnknownEvent extends WebhookEventExtras {
+  /** The event type, `''` when the body had none. */
   event_type: string;
+  /** The event's data, as it arrived. */
   data: unknown;
+  /** The OA account that received the event. */
   username?: string;
+  /** When the OA service created the payload (ISO 8601). */
   timestamp?: string;
   [key: string]: unknown;
 }
