@@ -22,6 +22,8 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   items: 'the items (--text, --image, --video, --flex, --item, --items-file)',
   account_provider_group_id: '--group',
   member_group_broadcast_id: '--member-session',
+  // The file argument: its issues name the file themselves.
+  file: '',
 };
 
 /** Where an issue lies, as the user typed it: `--user`, `item 2`, or the SDK's path when no flag fills it. */
@@ -29,12 +31,16 @@ export function flagOf(path: readonly (string | number)[]): string {
   const [field, index] = path;
   if (field === 'items' && typeof index === 'number') return `item ${index + 1}`;
   if (field === 'user_ids' && typeof index === 'number') return `--user #${index + 1}`;
-  return (typeof field === 'string' && FLAG_OF_FIELD[field]) || path.join('.') || 'the input';
+  if (typeof field === 'string' && FLAG_OF_FIELD[field] !== undefined) return FLAG_OF_FIELD[field];
+  return path.join('.') || 'the input';
 }
 
 /** The issues of a validation error as lines naming flags. */
 export function issueLines(issues: readonly OAValidationIssue[]): string[] {
-  return issues.map((issue) => `${flagOf(issue.path)}: ${issue.message}`);
+  return issues.map((issue) => {
+    const where = flagOf(issue.path);
+    return where ? `${where}: ${issue.message}` : issue.message;
+  });
 }
 
 const HELP_FLAGS = new Set(['-h', '--help']);

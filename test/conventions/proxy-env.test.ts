@@ -1,9 +1,9 @@
-import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OAClient } from '../../src/index.js';
 import { createMockServer } from '../../src/testing/index.js';
+import { listen } from '../helpers/listen.js';
 
 /**
  * A real forward proxy on loopback: it tunnels CONNECT and forwards absolute-form requests, and
@@ -11,7 +11,7 @@ import { createMockServer } from '../../src/testing/index.js';
  */
 async function startProxy() {
   const targets: string[] = [];
-  const server = createServer((req, res) => {
+  const { url, server, close } = await listen((req, res) => {
     targets.push(req.url ?? '');
     const upstream = httpRequest(req.url ?? '', { method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -31,17 +31,7 @@ async function startProxy() {
     upstream.on('error', () => socket.destroy());
     socket.on('error', () => upstream.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    targets,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url, targets, close };
 }
 
 afterEach(() => {
