@@ -12,11 +12,11 @@ import { MsgBodyElementSchema, NumberLikeSchema, StringLikeSchema } from './elem
 export const OfflinePushInfoSchema = z.looseObject({
   /** 0: push, 1: do not push. */
   PushFlag: NumberLikeSchema.optional(),
-  /** Its title. */
+  /** The push notification's title. */
   Title: z.string().optional(),
-  /** A description; for a custom element, its text. */
+  /** The push notification's text. */
   Desc: z.string().optional(),
-  /** Extra data for the push notification or the element. */
+  /** Extra data for the push notification. */
   Ext: z.string().optional(),
   /** Android push settings. */
   AndroidInfo: z.looseObject({}).optional(),
@@ -102,7 +102,7 @@ export const WebhookEnvelopeSchema = z.looseObject({
 
 /** The typed view of a `message` event: the envelope around a {@link TIMMessageCallbackSchema}. */
 export const WebhookMessageEventSchema = WebhookEnvelopeSchema.extend({
-  /** `message` for a user's message; other values are other events. */
+  /** `message`: a user's message. */
   event_type: z.literal('message'),
   /** The client's message, as Tencent IM reported it. */
   data: TIMMessageCallbackSchema,
