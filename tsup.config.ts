@@ -1,4 +1,25 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
+
+const MISSING_MSW =
+  'oa-messaging/testing/msw needs the msw package (2.x), an optional peer dependency: npm install --save-dev msw';
+
+/**
+ * `require('oa-messaging/testing/msw')` without msw (an optional peer) says what to install, as
+ * `oa-messaging/redis` does for ioredis, instead of a bare "Cannot find module 'msw'". The check goes
+ * first in the CommonJS file: a bundler hoists every `require` of an external package above the
+ * module's own code, so it cannot be written in the source. (An ES module import of it fails at link
+ * time with Node's own message naming 'msw'.)
+ */
+async function checkMswFirst(): Promise<void> {
+  const file = 'dist/testing/msw.cjs';
+  const text = await readFile(file, 'utf8');
+  if (text.includes(MISSING_MSW)) return;
+  const check =
+    "try { require.resolve('msw'); } catch (cause) { " +
+    `throw new (require('../index.cjs').OAConfigError)(${JSON.stringify(MISSING_MSW)}, { cause }); }\n`;
+  await writeFile(file, text.replace("'use strict';\n", `'use strict';\n${check}`));
+}
 
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
 const library: Options = {
@@ -13,29 +34,45 @@ const library: Options = {
   },
   format: ['esm', 'cjs'],
   dts: true,
-  sourcemap: true,
+  // Not shipped: they were two thirds of the tarball, and the .js files are readable as they are.
+  sourcemap: false,
   // The CLI build writes dist/cli at the same time: cleaning it here could delete its fresh output.
   clean: ['!cli/**'],
   target: 'node20',
   splitting: true,
   treeshake: true,
+  onSuccess: checkMswFirst,
 };
+
+/**
+ * The command line's own libraries: bundled into the `oa` build and kept in devDependencies, so that a
+ * library user's install holds only the SDK's dependencies.
+ */
+export const CLI_LIBRARIES = ['commander', 'cli-progress'];
 
 /**
  * The `oa` command: one ESM file with the shebang (a banner applies to every file of a build, so the
  * CLI is a build of its own). No splitting, so a rebuild leaves no stale chunk behind in dist/cli.
+ * cli-progress is CommonJS and requires Node's builtins: the banner gives the bundle a `require`.
  */
 export const cli: Options = {
   name: 'cli',
   entry: { 'cli/index': 'src/cli/index.ts' },
   format: ['esm'],
   dts: false,
-  sourcemap: true,
+  sourcemap: false,
+  noExternal: CLI_LIBRARIES,
   clean: false,
   target: 'node20',
   splitting: false,
   treeshake: true,
-  banner: { js: '#!/usr/bin/env node' },
+  banner: {
+    js: [
+      '#!/usr/bin/env node',
+      "import { createRequire as __oaCreateRequire } from 'node:module';",
+      'const require = __oaCreateRequire(import.meta.url);',
+    ].join('\n'),
+  },
 };
 
 export default defineConfig([library, cli]);

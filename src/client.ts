@@ -2,9 +2,11 @@ import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { TokenManager } from './core/auth.js';
 import { CallRegistry } from './core/call-control.js';
+import { type DispatcherLike, defaultDispatcher } from './core/dispatcher.js';
 import type { Endpoint } from './core/endpoint.js';
 import { ClientEvents, type OAClientEventName, type OAClientListener } from './core/events.js';
-import { containLogger, type Logger, silentLogger } from './core/logger.js';
+import { RequestHeaders } from './core/headers.js';
+import { loggerFor } from './core/logger.js';
 import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
 import { type Limiter, RateLimiter } from './core/rate-limit.js';
 import { MemoryReadyVideos } from './core/ready-videos.js';
@@ -53,16 +55,17 @@ export class OAClient {
   readonly #events: ClientEvents;
   readonly #limiter: Limiter | undefined;
   readonly #calls = new CallRegistry();
-  readonly #ownDispatcher: boolean;
   readonly #videos: VideoReadiness;
   readonly #closing = new AbortController();
-  #dispatcher: Dispatcher | undefined;
+  /** The caller's dispatcher, which stays theirs. */
+  readonly #given: DispatcherLike | undefined;
+  /** The client's own, made on first use and destroyed by `close()`. */
+  #own: Dispatcher | undefined;
 
   constructor(options: OAClientOptions = {}) {
     this.#options = resolveOptions(options);
-    const logger: Logger = options.logger ? containLogger(options.logger) : silentLogger;
-    this.#dispatcher = options.dispatcher;
-    this.#ownDispatcher = options.dispatcher === undefined;
+    const logger = loggerFor(options.logger, options.logLevel);
+    this.#given = options.dispatcher;
     const { apiKey, apiSecret } = this.#options;
     this.#events = new ClientEvents(logger);
     // No limiter starts a timer before its first request, so constructing a client opens nothing.
@@ -89,12 +92,12 @@ export class OAClient {
     this.#ctx = {
       baseUrl: this.#options.baseUrl,
       // Created on first use, so that constructing a client opens nothing.
-      dispatcher: ({ Agent }) => {
-        // The client's own per-attempt timer bounds every request; undici's idle timers would cut a
-        // long upload short.
-        this.#dispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0 });
-        return this.#dispatcher;
+      dispatcher: (undici) => {
+        if (this.#given) return this.#given;
+        this.#own ??= defaultDispatcher(undici, this.#options.proxyFromEnv);
+        return this.#own;
       },
+      headers: new RequestHeaders(options.appInfo, options.defaultHeaders),
       timeoutMs: this.#options.timeoutMs,
       uploadTimeoutMs: this.#options.uploadTimeoutMs,
       maxRetries: this.#options.maxRetries,
@@ -364,6 +367,14 @@ export class OAClient {
     this.#calls.closeAll();
     this.#closing.abort();
     this.#limiter?.stop();
-    if (this.#ownDispatcher && this.#dispatcher) await this.#dispatcher.destroy();
+    if (this.#own) await this.#own.destroy();
+  }
+
+  /**
+   * `close()`, for `await using client = new OAClient()`: the client is closed when the block ends,
+   * however it ends.
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

@@ -21,6 +21,7 @@ export type OAFailureKind = 'not_sent' | 'final';
 
 /** Options shared by every error constructor. */
 export interface OAErrorOptions {
+  /** The error that caused this one. */
   cause?: unknown;
   /** See {@link OAError.deliveryUnknown}. */
   deliveryUnknown?: boolean | undefined;
@@ -37,6 +38,7 @@ export const FAILURE_KIND = Symbol.for('oa-messaging.failure');
 
 /** The base class of every error thrown by the SDK. */
 export class OAError extends Error {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAError';
   /**
    * `true` when a send or broadcast may have reached the API and been delivered even though the call
@@ -77,11 +79,13 @@ export function isOAError(value: unknown): value is OAError {
 
 /** The client was configured in a way that cannot work (a missing key, an insecure base URL). */
 export class OAConfigError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAConfigError';
 }
 
 /** Input failed its schema; nothing was sent. */
 export class OAValidationError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAValidationError';
   /** Every problem found, each with the path of the field. */
   readonly issues: OAValidationIssue[];
@@ -112,13 +116,21 @@ export interface OAApiErrorDetails {
 
 /** The API answered with an error status. Subclasses narrow it by code or status. */
 export class OAApiError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAApiError';
+  /** The HTTP status of the answer. */
   readonly status: number;
+  /** The API's error code, e.g. `BAD_REQUEST` or `JOB_BUSY`. */
   readonly code: string | undefined;
+  /** The API's explanation, when it gave one. */
   readonly info: string | undefined;
+  /** The endpoint path, e.g. `/api/v2/public/webhook/broadcast-message`. */
   readonly path: string;
+  /** When the API answered, as it said. */
   readonly timestamp: string | undefined;
+  /** The answer's body (parsed JSON, else text), secrets removed. */
   readonly body: unknown;
+  /** The answer's `x-request-id`, for a support request. */
   readonly requestId: string | undefined;
 
   constructor(message: string, details: OAApiErrorDetails, options: OAErrorOptions = {}) {
@@ -135,26 +147,31 @@ export class OAApiError extends OAError {
 
 /** 400 `BAD_REQUEST`: the API refused the request's data. */
 export class OABadRequestError extends OAApiError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OABadRequestError';
 }
 
 /** 400 `JOB_BUSY`: a broadcast job is already running for the account. */
 export class OAJobBusyError extends OAApiError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAJobBusyError';
 }
 
 /** 401: credentials, access token or refresh token refused. */
 export class OAUnauthorizedError extends OAApiError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAUnauthorizedError';
 }
 
 /** 404 `NOT_FOUND`: e.g. the account provider of the greeting. */
 export class OANotFoundError extends OAApiError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OANotFoundError';
 }
 
 /** 429: over the API's request rate. */
 export class OARateLimitError extends OAApiError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OARateLimitError';
   /** How long the server asked to wait (`Retry-After` or `retry-after-ms`), when it said. */
   readonly retryAfterMs: number | undefined;
@@ -171,30 +188,39 @@ export class OARateLimitError extends OAApiError {
 
 /** 5xx: the API (or a proxy in front of it) failed. */
 export class OAInternalServerError extends OAApiError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAInternalServerError';
 }
 
 /** No usable answer: the connection failed, was reset, or the body could not be read. */
 export class OAConnectionError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAConnectionError';
 }
 
 /** An attempt took longer than `timeoutMs`. */
 export class OATimeoutError extends OAConnectionError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OATimeoutError';
 }
 
 /** The caller's `AbortSignal` fired. `cause` is the signal's reason. */
 export class OAAbortError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAAbortError';
 }
 
 /** A 2xx answer whose body does not match the documented shape. The request itself succeeded. */
 export class OAResponseValidationError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAResponseValidationError';
+  /** The HTTP status of the answer. */
   readonly status: number;
+  /** The endpoint path, e.g. `/api/v2/public/webhook/broadcast-message`. */
   readonly path: string;
+  /** The answer's body (parsed JSON, else text), secrets removed. */
   readonly body: unknown;
+  /** What did not match, each with its path. */
   readonly issues: OAValidationIssue[];
 
   constructor(
@@ -212,7 +238,9 @@ export class OAResponseValidationError extends OAError {
 
 /** The video ticket was still converting when the wait ran out. */
 export class OATranscodeTimeoutError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OATranscodeTimeoutError';
+  /** The video ticket. */
   readonly ticket_id: string;
 
   constructor(message: string, ticket_id: string, options: OAErrorOptions = {}) {
@@ -227,7 +255,9 @@ export class OATranscodeTimeoutError extends OAError {
  * and fails its job later, so the SDK will not broadcast a ticket it cannot vouch for.
  */
 export class OAVideoNotConfirmedError extends OAConfigError {
+  /** The class name, also across realms (see `isOAError`). */
   override name = 'OAVideoNotConfirmedError';
+  /** The video ticket. */
   readonly ticket_id: string;
 
   constructor(message: string, ticket_id: string, options: OAErrorOptions = {}) {

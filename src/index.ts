@@ -1,12 +1,33 @@
+/**
+ * `oa-messaging`: the client of the OA Public Messaging API ({@link OAClient}), the message item
+ * builders ({@link items}), the error classes and the types of every request and answer.
+ *
+ * @example
+ * ```ts
+ * import { OAClient, items } from 'oa-messaging';
+ * const client = new OAClient(); // OA_BASE_URL, OA_API_KEY, OA_API_SECRET
+ * await client.broadcast({ target: 'all', items: [items.text('Spring sale starts today')] });
+ * ```
+ *
+ * @module oa-messaging
+ */
 export { OAClient, type SendFileOptions, type SendVideoOptions } from './client.js';
 export type { Coordination } from './core/coordination.js';
+export type { DispatcherLike, DispatchRequest } from './core/dispatcher.js';
 export type {
   OAClientEventName,
   OAClientEvents,
   OAClientListener,
+  OARateLimitWaitEvent,
+  OARequestEvent,
+  OAResponseEvent,
+  OARetryEvent,
+  OATokenRefreshEvent,
+  OAVideoProbeEvent,
   RetryReason,
 } from './core/events.js';
-export type { Logger } from './core/logger.js';
+export type { AppInfo } from './core/headers.js';
+export type { Logger, LogLevel } from './core/logger.js';
 export type { OAClientOptions } from './core/options.js';
 export type {
   AcquireOptions,
@@ -17,7 +38,7 @@ export type {
   RateLimitWindow,
 } from './core/rate-limit.js';
 export { MemoryReadyVideos, type ReadyVideos } from './core/ready-videos.js';
-export type { RequestOptions } from './core/request-options.js';
+export type { OAResponseInfo, RequestOptions } from './core/request-options.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
 export type { WaitForTranscodeOptions } from './core/transcode.js';
 export type { BroadcastOptions, WaitForVideoOptions } from './core/video-ready.js';
@@ -65,8 +86,11 @@ export {
 export type {
   BroadcastParams,
   BroadcastTarget,
+  BroadcastToAllParams,
   BroadcastToGroupParams,
   BroadcastToMemberSessionParams,
+  BroadcastToSelectedParams,
+  BroadcastToSingleParams,
   SendAudioParams,
   SendGreetingParams,
   SendImageParams,

@@ -45,9 +45,9 @@ describe('client options', () => {
     vi.stubEnv('OA_BASE_URL', '');
     vi.stubEnv('OA_API_KEY', '');
     vi.stubEnv('OA_API_SECRET', '');
-    expect(() => new OAClient({ apiKey: 'k', apiSecret: 's' })).toThrow(/baseUrl is missing.*OA_BASE_URL/);
-    expect(() => new OAClient({ baseUrl: 'https://x.example', apiSecret: 's' })).toThrow(/apiKey is missing/);
-    expect(() => new OAClient({ baseUrl: 'https://x.example', apiKey: 'k' })).toThrow(/apiSecret is missing/);
+    expect(() => new OAClient({ apiKey: 'k', apiSecret: 's' })).toThrow(/Missing baseUrl \(OA_BASE_URL\):/);
+    expect(() => new OAClient({ baseUrl: 'https://x.example', apiSecret: 's' })).toThrow(/Missing apiKey/);
+    expect(() => new OAClient({ baseUrl: 'https://x.example', apiKey: 'k' })).toThrow(/Missing apiSecret/);
   });
 
   it('refuses negative or non-numeric limits', () => {

@@ -1,16 +1,23 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMockServer } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
+import {
+  compile,
+  node as nodeIn,
+  PROBE,
+  project as projectIn,
+  run,
+  strictTsconfig,
+} from './helpers/consumer.js';
+import { tsBlocks } from './helpers/readme-blocks.js';
 
-const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
-const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const ENTRIES = [
   'oa-messaging',
   'oa-messaging/webhook',
@@ -19,35 +26,29 @@ const ENTRIES = [
   'oa-messaging/redis',
   'oa-messaging/queue',
 ];
+/** The libraries of the `oa` command, bundled into it: none may reach a library user's install. */
+const CLI_LIBRARIES = [
+  'commander',
+  'cli-progress',
+  'string-width',
+  'strip-ansi',
+  'ansi-regex',
+  'emoji-regex',
+];
 let consumer: string;
-
-/**
- * Loads one entry (`node probe.cjs ENTRY require|import`) and prints its export names and every timer,
- * socket or other handle created while it loaded, unref'd ones included (an async hook sees them all).
- * The process's own stdio streams do not count: a peer (msw) opens stderr.
- */
-const PROBE = `const { createHook } = require('node:async_hooks');
-const { writeSync } = require('node:fs');
-const [entry, how] = process.argv.slice(2);
-const KINDS = /Timeout|Immediate|TCP|PIPE|TTY|UDP|TLS|HTTP|DNS|GETADDRINFO|WORKER|MESSAGEPORT|SIGNAL|PROCESS|FSEVENT|STATWATCHER/;
-const created = [];
-const hook = createHook({ init(id, type, trigger, resource) { if (KINDS.test(type)) created.push({ type, resource }); } }).enable();
-const loaded = how === 'require' ? Promise.resolve(require(entry)) : import(entry);
-loaded.then((m) => {
-  hook.disable();
-  const stdio = [process.stdin, process.stdout, process.stderr].map((stream) => stream._handle);
-  const own = created.filter(({ resource }) => !stdio.includes(resource)).map(({ type }) => type);
-  writeSync(1, JSON.stringify({ keys: Object.keys(m).filter((k) => k !== 'default').sort(), created: own }));
-});
-`;
+/** An app that installed the tarball and nothing else: what `npm install oa-messaging` gives. */
+let bare: string;
 
 /**
  * Packs the package as npm would publish it and installs the tarball (with @types/node, as a
- * TypeScript user has it, and msw, the optional peer of oa-messaging/testing/msw) into an empty folder. Each consumer project below is a folder of its own in
- * it, with its own package.json and tsconfig, resolving the package as an installed dependency.
+ * TypeScript user has it, and msw 2.10, an older release within the range of the optional peer of
+ * oa-messaging/testing/msw) into an empty folder. Each consumer project below is a folder of its own in
+ * it, with its own package.json and tsconfig, resolving the package as an installed dependency. A second
+ * app installs the tarball alone.
  */
 beforeAll(async () => {
   consumer = await mkdtemp(join(tmpdir(), 'oa-messaging-consumer-'));
+  bare = await mkdtemp(join(tmpdir(), 'oa-messaging-app-'));
   // Build first, then pack without scripts, so that stdout is nothing but npm's JSON.
   await run('npm', ['run', 'build'], { cwd: root });
   const { stdout } = await run(
@@ -68,29 +69,25 @@ beforeAll(async () => {
       '--no-fund',
       join(consumer, filename),
       '@types/node@^20.19.0',
-      'msw@^2.15.0',
+      'msw@~2.10.0',
     ],
     { cwd: consumer },
   );
+  await writeFile(join(bare, 'package.json'), JSON.stringify({ name: 'app', private: true }));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(consumer, filename)], {
+    cwd: bare,
+  });
   await writeFile(join(consumer, 'probe.cjs'), PROBE);
-}, 180_000);
+}, 240_000);
 
 afterAll(async () => {
   if (consumer) await rm(consumer, { recursive: true, force: true });
+  if (bare) await rm(bare, { recursive: true, force: true });
 });
 
-async function node(args: string[], cwd = consumer) {
-  return run(process.execPath, args, { cwd, timeout: 30_000 });
-}
-
-/** A consumer project: its package.json (module type), tsconfig when given, and source files. */
-async function project(name: string, type: 'module' | 'commonjs', files: Record<string, string>) {
-  const dir = join(consumer, name);
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name, private: true, type }));
-  for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
-  return dir;
-}
+const node = (args: string[], cwd = consumer) => nodeIn(args, cwd);
+const project = (name: string, type: 'module' | 'commonjs', files: Record<string, string>) =>
+  projectIn(consumer, name, type, files);
 
 /** What every consumer program does with the package, written in its own module syntax. */
 const program = `
@@ -215,56 +212,54 @@ const { parseWebhookEvent } = require('oa-messaging/webhook');
     compilerOptions: Record<string, unknown>,
     source: string,
   ) => {
-    const tsconfig = {
-      compilerOptions: {
-        target: 'es2022',
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noUncheckedIndexedAccess: true,
-        skipLibCheck: false,
-        types: ['node'],
-        outDir: 'out',
-        ...compilerOptions,
-      },
-      include: ['index.ts'],
-    };
-    const dir = await project(name, type, { 'tsconfig.json': JSON.stringify(tsconfig), 'index.ts': source });
-    await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir }).catch(
-      (error: { stdout?: string }) => {
-        throw new Error(`tsc failed in ${name}:\n${error.stdout ?? String(error)}`);
-      },
-    );
+    const dir = await project(name, type, {
+      'tsconfig.json': strictTsconfig(compilerOptions),
+      'index.ts': source,
+    });
+    await compile(dir);
     const { stdout, stderr } = await node(['out/index.js'], dir);
     expect(stderr).toBe('');
     expect(JSON.parse(stdout)).toEqual(EXPECTED);
   };
 
   // The types are checked, not just present: a wrong use must not compile.
-  const typed = `${esmImports}import type { BroadcastParams, OAClientOptions, SendResult } from 'oa-messaging';
-import type { WebhookEvent } from 'oa-messaging/webhook';
-const options: OAClientOptions = { maxRetries: 1 };
+  // Every entry point, and every optional property given as a value that may be undefined (as
+  // `process.env.X` is), under exactOptionalPropertyTypes.
+  const typed = `${esmImports}import type { BroadcastParams, OAClientOptions, RequestOptions, SendResult } from 'oa-messaging';
+import { createRedisCoordination } from 'oa-messaging/redis';
+import { createFakeOA, type MockServerOptions } from 'oa-messaging/testing';
+import { createMswHandlers } from 'oa-messaging/testing/msw';
+import { createFetchWebhookHandler, createWebhookHandler, type WebhookEvent } from 'oa-messaging/webhook';
+const maybe: string | undefined = process.env.OA_NOT_SET;
+const options: OAClientOptions = { maxRetries: 1, apiKey: maybe, logLevel: undefined, dispatcher: undefined, appInfo: undefined };
+const perCall: RequestOptions = { signal: undefined, timeoutMs: undefined, maxRetries: undefined, onResponse: undefined };
 const params: BroadcastParams = { target: 'selected', user_ids: ['user-1'], items: [items.text('x')] };
 // @ts-expect-error: a broadcast needs its items
 const wrong: BroadcastParams = { target: 'all' };
-void options; void params; void wrong;
+const mockOptions: MockServerOptions = { port: undefined, apiKey: maybe };
+const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379', prefix: maybe });
+const handlers = createMswHandlers(createFakeOA({ apiSecret: maybe }), { baseUrl: 'https://oa.test' });
+const onEvent = (event: WebhookEvent) => void event;
+const receivers = [createWebhookHandler({ onEvent, maxBodyBytes: undefined, logger: undefined }), createFetchWebhookHandler({ onEvent, dedupe: undefined })];
+void options; void perCall; void params; void wrong; void mockOptions; void coordination; void handlers; void receivers;
 const check = (result: SendResult, event: WebhookEvent) => [result, event];
 void check;
 `;
 
-  it('TypeScript, moduleResolution node16, as ESM', { timeout: 60_000 }, async () => {
+  it('TypeScript, module nodenext, as ESM', { timeout: 60_000 }, async () => {
     await typescript(
-      'ts-node16-esm',
+      'ts-nodenext-esm',
       'module',
-      { module: 'node16', moduleResolution: 'node16' },
+      { module: 'nodenext', moduleResolution: 'nodenext' },
       `${typed}${program}`,
     );
   });
 
-  it('TypeScript, moduleResolution node16, as CommonJS', { timeout: 60_000 }, async () => {
+  it('TypeScript, module nodenext, as CommonJS', { timeout: 60_000 }, async () => {
     await typescript(
-      'ts-node16-cjs',
+      'ts-nodenext-cjs',
       'commonjs',
-      { module: 'node16', moduleResolution: 'node16' },
+      { module: 'nodenext', moduleResolution: 'nodenext' },
       `${typed}void (async () => {${program}})();\n`,
     );
   });
@@ -278,3 +273,110 @@ void check;
     );
   });
 });
+
+/** Every package name in an `npm ls --json` tree. */
+function namesIn(tree: { dependencies?: Record<string, unknown> }): string[] {
+  return Object.entries(tree.dependencies ?? {}).flatMap(([name, child]) => [
+    name,
+    ...namesIn(child as { dependencies?: Record<string, unknown> }),
+  ]);
+}
+
+describe('a library user installs only the SDK', () => {
+  it('npm ls --omit=dev --all in an app that installed the tarball lists no CLI library', async () => {
+    const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--json'], { cwd: bare });
+    const tree = JSON.parse(stdout) as {
+      dependencies: Record<string, { dependencies?: Record<string, unknown> }>;
+    };
+    const sdk = tree.dependencies['oa-messaging'];
+    // The optional peers (msw, ioredis) are listed as not installed, with no version.
+    const installed = Object.entries(sdk?.dependencies ?? {}).filter(
+      ([, d]) => (d as { version?: string }).version,
+    );
+    expect(installed.map(([name]) => name).sort()).toEqual(['file-type', 'form-data', 'undici', 'zod']);
+    const names = namesIn(tree);
+    expect(names.filter((name) => CLI_LIBRARIES.includes(name))).toEqual([]);
+    // ... and the command still runs there, its libraries inside it.
+    const { stdout: help } = await run(join(bare, 'node_modules', '.bin', 'oa'), ['--help'], {
+      timeout: 20_000,
+    });
+    expect(help).toContain('Usage: oa [options] [command]');
+  });
+
+  it("require('oa-messaging/testing/msw') without msw says what to install", async () => {
+    const required = await node(['-e', "require('oa-messaging/testing/msw')"], bare).catch(
+      (error: { stderr: string }) => error,
+    );
+    expect(required.stderr).toContain(
+      'OAConfigError: oa-messaging/testing/msw needs the msw package (2.x), an optional peer dependency: npm install --save-dev msw',
+    );
+    const imported = await node(
+      ['--input-type=module', '-e', "await import('oa-messaging/testing/msw')"],
+      bare,
+    ).catch((error: { stderr: string }) => error);
+    expect(imported.stderr).toMatch(/Cannot find package 'msw'/);
+  });
+});
+
+describe("the README's CommonJS quickstart", () => {
+  it('compiles in a CommonJS project (nodenext, strict) and runs against the installed package', {
+    timeout: 60_000,
+  }, async () => {
+    const blocks = tsBlocks(await readFile(join(root, 'README.md'), 'utf8')).filter((b) => b.commonjs);
+    expect(blocks).toHaveLength(1);
+    const dir = await project('readme-cjs', 'commonjs', {
+      'tsconfig.json': strictTsconfig({ module: 'nodenext', moduleResolution: 'nodenext' }),
+      'index.ts': blocks[0]?.code ?? '',
+    });
+    await compile(dir);
+    const mock = await createMockServer();
+    try {
+      const env = {
+        ...process.env,
+        OA_BASE_URL: mock.url,
+        OA_API_KEY: mock.apiKey,
+        OA_API_SECRET: mock.apiSecret,
+      };
+      const { stderr } = await run(process.execPath, ['out/index.js'], { cwd: dir, env, timeout: 30_000 });
+      expect(stderr).toBe('');
+      expect(mock.deliveries.map((d) => d.endpoint)).toEqual(['sendText']);
+    } finally {
+      await mock.close();
+    }
+  });
+});
+
+describe('an app on undici 6', () => {
+  it('passes its own undici 6 Agent as dispatcher: compiles (skipLibCheck off), sends and uploads', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await project('undici6', 'module', {
+      'tsconfig.json': strictTsconfig({ module: 'nodenext', moduleResolution: 'nodenext' }),
+      'index.ts': `import { readFileSync } from 'node:fs';
+import { Agent } from 'undici';
+import { OAClient } from 'oa-messaging';
+import { createMockServer } from 'oa-messaging/testing';
+const agent = new Agent({ keepAliveTimeout: 1_000 });
+const mock = await createMockServer();
+const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret, dispatcher: agent });
+const sent = await client.sendText({ user_id: 'user-1', msg: 'through undici 6' });
+const png = Buffer.from('${PNG}', 'base64');
+const uploaded = await client.uploadImage({ data: png, filename: 'a.png' });
+await client.close();
+await agent.close();
+await mock.close();
+const undici = JSON.parse(readFileSync(new URL('../node_modules/undici/package.json', import.meta.url), 'utf8')) as { version: string };
+console.log(JSON.stringify({ sent, url: typeof uploaded.url, undici: undici.version.split('.')[0], requests: mock.requests.length }));
+`,
+    });
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', 'undici@6'], { cwd: dir });
+    await compile(dir);
+    const { stdout, stderr } = await node(['out/index.js'], dir);
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual({ sent: 'success', url: 'string', undici: '6', requests: 3 });
+  });
+});
+
+/** A 1x1 PNG. */
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';

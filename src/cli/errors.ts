@@ -57,3 +57,23 @@ export function exitCodeOf(error: unknown): number {
   }
   return EXIT.failed;
 }
+
+/**
+ * A server that could not listen, explained in flags: a busy or forbidden port is the user's to change
+ * (exit 2), not a failure of the API.
+ */
+export function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return new UsageError(
+      `${where} is already in use (is another server running?): choose another --port, or --port 0 for any free port`,
+    );
+  }
+  if (code === 'EACCES')
+    return new UsageError(`${where} needs privileges to listen on: choose a --port above 1023`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UsageError(`--host ${host} is not an address of this machine`);
+  }
+  return error;
+}

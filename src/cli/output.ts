@@ -6,6 +6,7 @@
  */
 import { isOAError, type OAValidationIssue } from '../index.js';
 import { AfterUploadError, UsageError } from './errors.js';
+import { issueLines } from './flags.js';
 import { keyValueLines } from './format.js';
 
 /** The streams `oa` writes to; a TTY stderr shows progress bars. */
@@ -112,6 +113,11 @@ export function reportOf(error: unknown): ErrorReport {
 }
 
 function describe(report: ErrorReport): string {
+  // A request refused before it was sent: what to change, in the flags the user typed.
+  if (report.name === 'OAValidationError' && report.issues) {
+    const [first, ...more] = issueLines(report.issues);
+    return [`oa: ${first} (nothing was sent)`, ...more.map((line) => `  ${line}`)].join('\n');
+  }
   const lines = [`oa: ${report.name}: ${report.message}`];
   if (report.status !== undefined) lines.push(`  status: ${report.status}`);
   if (report.code !== undefined) lines.push(`  code:   ${report.code}`);

@@ -9,6 +9,7 @@ import { tokenCommand } from './commands/token.js';
 import { uploadCommands } from './commands/upload.js';
 import { webhookCommands } from './commands/webhook.js';
 import { EXIT, ExitError } from './errors.js';
+import { unknownOptionsFirst } from './flags.js';
 
 const FOOTER = `
 Configuration: flags, then the environment (OA_BASE_URL, OA_API_KEY, OA_API_SECRET), then ./.env
@@ -21,6 +22,7 @@ function configure(command: Command): void {
     // A usage error ends the run with an exception that `main` turns into exit code 2.
     .exitOverride()
     .showHelpAfterError('(add --help for usage)');
+  unknownOptionsFirst(command);
   for (const sub of command.commands) configure(sub);
 }
 

@@ -4,6 +4,7 @@
  * the three ends the wait at once with the error that says why.
  */
 import { OAAbortError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
+import type { OAResponseInfo } from './request-options.js';
 
 /** Why a call was stopped before it could finish. */
 export type StopReason = 'aborted' | 'deadline' | 'closed';
@@ -89,6 +90,8 @@ export class CallControl {
   readonly #callerSignal: AbortSignal | undefined;
   /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
   beforeSend: (() => unknown) | undefined;
+  /** The caller's `onResponse`, told of the answer that settled the call. */
+  onResponse: ((response: OAResponseInfo) => void) | undefined;
 
   constructor(
     registry: CallRegistry,

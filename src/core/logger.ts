@@ -1,11 +1,17 @@
+import { OAConfigError } from '../errors.js';
+
 /**
  * Where the SDK reports what it does: requests, retries, token renewals. Any of the four methods may be
  * left out; `console` fits. The SDK never passes a secret (key secret, token, auth header) to it.
  */
 export interface Logger {
+  /** Each request and answer. */
   debug?(message: string, details?: Record<string, unknown>): void;
+  /** Token renewals, transcode waits. */
   info?(message: string, details?: Record<string, unknown>): void;
+  /** Retries, and what the SDK had to work around. */
   warn?(message: string, details?: Record<string, unknown>): void;
+  /** Failures the SDK could not report otherwise. */
   error?(message: string, details?: Record<string, unknown>): void;
 }
 
@@ -13,6 +19,46 @@ export interface Logger {
 export const silentLogger: Logger = {};
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** How much a logger receives: a level and the ones above it, or nothing (`off`). */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+const isLevel = (value: unknown): value is LogLevel =>
+  value === 'off' || (LEVELS as readonly unknown[]).includes(value);
+
+/**
+ * The logger a client uses: the caller's (else `console` when a level is asked for), keeping the
+ * methods at `level` and above. The level comes from the `logLevel` option, else `OA_LOG` (as
+ * `OPENAI_LOG` does for openai); an `OA_LOG` it does not know is reported once and ignored.
+ */
+export function loggerFor(
+  logger: Logger | undefined,
+  logLevel: LogLevel | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Logger {
+  if (logLevel !== undefined && !isLevel(logLevel)) {
+    throw new OAConfigError(`logLevel must be one of ${[...LEVELS, 'off'].join(', ')}`);
+  }
+  let level = logLevel;
+  const fromEnv = env.OA_LOG?.trim().toLowerCase();
+  if (level === undefined && fromEnv) {
+    if (isLevel(fromEnv)) level = fromEnv;
+    else
+      process.emitWarning(
+        `OA_LOG=${fromEnv} is not one of ${[...LEVELS, 'off'].join(', ')}: ignored`,
+        'OALogWarning',
+      );
+  }
+  if (level === 'off' || (level === undefined && !logger)) return silentLogger;
+  const target = logger ?? console;
+  if (level === undefined) return containLogger(target);
+  const kept: Logger = {};
+  for (const name of LEVELS.slice(LEVELS.indexOf(level))) {
+    const method = target[name];
+    if (typeof method === 'function') kept[name] = method.bind(target);
+  }
+  return containLogger(kept);
+}
 
 /**
  * The caller's logger, made harmless: a method that throws never affects a call (it may run while the

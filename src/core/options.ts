@@ -1,8 +1,9 @@
-import type { Dispatcher } from 'undici';
 import { OAConfigError } from '../errors.js';
 import { MAX_TIMEOUT_MS } from '../schemas/requests.js';
 import type { Coordination } from './coordination.js';
-import type { Logger } from './logger.js';
+import type { DispatcherLike } from './dispatcher.js';
+import { type AppInfo, checkDefaultHeaders } from './headers.js';
+import type { Logger, LogLevel } from './logger.js';
 import { type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
 import type { TokenStore } from './token-store.js';
 
@@ -59,22 +60,43 @@ export interface OAClientOptions {
    * video send that succeeds. Without it such a broadcast is refused before anything is sent.
    * @default none
    */
-  videoProbeUserId?: string;
+  videoProbeUserId?: string | undefined;
   /**
    * Where the token pair lives.
    * @default an in-memory store
    */
   tokenStore?: TokenStore | undefined;
   /**
-   * An undici Dispatcher (a proxy agent, a custom Agent). The caller owns it: `close()` leaves it open.
-   * @default a keep-alive undici Agent owned by the client
+   * An undici Dispatcher (a proxy agent, a custom Agent; undici 6 or 7). The caller owns it: `close()`
+   * leaves it open.
+   * @default a keep-alive undici Agent owned by the client; an `EnvHttpProxyAgent` when `HTTPS_PROXY`
+   * or `HTTP_PROXY` is set (`NO_PROXY` is honoured)
    */
-  dispatcher?: Dispatcher | undefined;
+  dispatcher?: DispatcherLike | undefined;
   /**
-   * Receives request, retry and token log lines; never a secret.
-   * @default silent
+   * Receives request, retry and token log lines; never a secret. `console` fits.
+   * @default `console` when `OA_LOG` (or `logLevel`) is set, else silent
    */
   logger?: Logger | undefined;
+  /**
+   * The least important lines the logger receives: `debug` (each request and answer), `info`, `warn`
+   * (retries), `error`, or `off`.
+   * @default process.env.OA_LOG; without it, every line reaches a `logger` you pass
+   */
+  logLevel?: LogLevel | undefined;
+  /**
+   * Headers sent with every request, e.g. a tracing header. They cannot replace the ones the SDK
+   * owns (`authorization`, `content-type`, `content-length`, `accept`, `host`, `user-agent`; for the
+   * last, see `appInfo`).
+   * @default none
+   */
+  defaultHeaders?: Record<string, string> | undefined;
+  /**
+   * Your application, named at the end of the User-Agent (`oa-messaging/1.0.0 node/v20.19.0
+   * MyApp/2.1 (+https://example.com)`), so that the API's operators can tell who calls.
+   * @default none
+   */
+  appInfo?: AppInfo | undefined;
   /**
    * Refresh the access token this long before it expires (at most half its lifetime).
    * @default 300_000 (5 minutes)
@@ -98,6 +120,8 @@ export interface ResolvedOptions {
   maxBusyWaitMs: number;
   rateLimit: Required<RateLimitOptions> | false;
   refreshBeforeExpiryMs: number;
+  /** Filled in from the environment: the default dispatcher goes through a proxy. */
+  proxyFromEnv: boolean;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -136,9 +160,18 @@ export function resolveOptions(
   const rawUrl = options.baseUrl ?? env.OA_BASE_URL;
   const apiKey = options.apiKey ?? env.OA_API_KEY;
   const apiSecret = options.apiSecret ?? env.OA_API_SECRET;
-  if (!rawUrl) throw new OAConfigError('baseUrl is missing: pass { baseUrl } or set OA_BASE_URL');
-  if (!apiKey) throw new OAConfigError('apiKey is missing: pass { apiKey } or set OA_API_KEY');
-  if (!apiSecret) throw new OAConfigError('apiSecret is missing: pass { apiSecret } or set OA_API_SECRET');
+  // Every missing setting at once: a first run should not need three tries to learn what it needs.
+  const missing = [
+    rawUrl ? undefined : 'baseUrl (OA_BASE_URL)',
+    apiKey ? undefined : 'apiKey (OA_API_KEY)',
+    apiSecret ? undefined : 'apiSecret (OA_API_SECRET)',
+  ].filter((name) => name !== undefined);
+  if (!rawUrl || !apiKey || !apiSecret) {
+    throw new OAConfigError(
+      `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
+    );
+  }
+  checkDefaultHeaders(options.defaultHeaders);
   let baseUrl: URL;
   try {
     baseUrl = new URL(rawUrl);
@@ -170,5 +203,6 @@ export function resolveOptions(
       5 * 60_000,
       'zero',
     ),
+    proxyFromEnv: Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy),
   };
 }

@@ -7,7 +7,9 @@ const QUEUE_WAIT = 'waiting for the rate limit';
 
 /** At most `max` requests in any span of `windowMs`. */
 export interface RateLimitWindow {
+  /** At most this many requests... */
   max: number;
+  /** ...in any span of this many ms. */
   windowMs: number;
 }
 
@@ -19,6 +21,7 @@ export interface RateLimitOptions {
   upload?: RateLimitWindow;
 }
 
+/** The two limits of the API: every request, and uploads. */
 export type RateLimitBucket = 'general' | 'upload';
 
 /** The spec's limits: 200 requests a minute, and 20 a minute for uploads. */

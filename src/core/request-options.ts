@@ -13,6 +13,31 @@ export interface RequestOptions {
    * the rate limiter however long the queue
    */
   timeoutMs?: number | undefined;
+  /**
+   * This call's own retry budget, in place of the client's `maxRetries` (0: no retry). Retries that
+   * wait on 429 and `JOB_BUSY` do not use it up.
+   * @default the client's `maxRetries`
+   */
+  maxRetries?: number | undefined;
+  /**
+   * Called with the answer that settled the call, before the call resolves: its status, headers and
+   * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
+   * (`OAApiError.requestId`) instead.
+   * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
+   */
+  onResponse?: ((response: OAResponseInfo) => void) | undefined;
+}
+
+/** The answer that settled a call, as `onResponse` receives it. */
+export interface OAResponseInfo {
+  /** The HTTP status, a 2xx. */
+  status: number;
+  /** The answer's headers, names in lower case. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The `x-request-id` header, when the server sent one. */
+  requestId: string | undefined;
+  /** Which attempt of the call this was: 1, then 2 after a retry... */
+  attempt: number;
 }
 
 /**

@@ -9,21 +9,21 @@
  * transport -> answer) run by the token step: no retry loop inside a retry loop.
  */
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { isOAError, OAConnectionError, type OAError } from '../errors.js';
 import { RequestOptionsSchema, UploadOptionsSchema } from '../schemas/requests.js';
 import type { PreparedUpload, UploadProgress } from '../uploads/types.js';
-import { VERSION } from '../version.js';
 import { readAnswer } from './answer.js';
 import type { TokenManager } from './auth.js';
 import type { CallControl, CallRegistry } from './call-control.js';
+import type { DispatcherLike } from './dispatcher.js';
 import { bucketOf, type Endpoint } from './endpoint.js';
 import type { ClientEvents } from './events.js';
 import { classifyAs, failureKind } from './failure.js';
+import type { RequestHeaders } from './headers.js';
 import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
-import { beforeSendOf, type RequestOptions } from './request-options.js';
+import { beforeSendOf, type OAResponseInfo, type RequestOptions } from './request-options.js';
 import { type Retry, withRetries } from './retry.js';
 import { SlotLoan } from './slot-loan.js';
 import { dispatcherOf, send, type TransportResponse, type Undici } from './transport.js';
@@ -35,7 +35,9 @@ export type { RequestOptions } from './request-options.js';
 /** What every call needs from the client. */
 export interface RequestContext {
   baseUrl: URL;
-  dispatcher: (loaded: Undici) => Dispatcher;
+  dispatcher: (loaded: Undici) => DispatcherLike;
+  /** The client's request headers (User-Agent, default headers, the bearer per token). */
+  headers: RequestHeaders;
   /** Per-attempt limit. */
   timeoutMs: number;
   /** The per-attempt limit of uploads. */
@@ -60,13 +62,6 @@ interface AttemptBody {
   dispose(): void;
 }
 
-const USER_AGENT = `oa-messaging/${VERSION} node/${process.version}`;
-const JSON_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json',
-  'user-agent': USER_AGENT,
-} as const;
-
 /** Each endpoint's URL, made once per client: nothing reads or changes it after. */
 const urls = new WeakMap<URL, Map<string, URL>>();
 
@@ -83,14 +78,6 @@ function urlFor(base: URL, path: string): URL {
     known.set(path, url);
   }
   return url;
-}
-
-/** The JSON headers with a bearer token, built once per token rather than spread on every call. */
-let bearer: { token: string; headers: Record<string, string> } | undefined;
-function jsonHeadersWith(token: string): Record<string, string> {
-  if (bearer?.token !== token)
-    bearer = { token, headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` } };
-  return bearer.headers;
 }
 
 /**
@@ -122,7 +109,7 @@ export function callEndpoint<P extends z.ZodType, R extends z.ZodType>(
   try {
     const checked = checkRequestOptions(ctx, endpoint, options);
     const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
-    const body: AttemptBody = { body: text, headers: JSON_HEADERS, dispose() {} };
+    const body: AttemptBody = { body: text, headers: ctx.headers.json, dispose() {} };
     return run(ctx, endpoint, checked, always, () => body);
   } catch (error) {
     return Promise.reject(error);
@@ -157,11 +144,12 @@ async function run<R extends z.ZodType>(
 ): Promise<z.output<R>> {
   const what = `POST ${endpoint.path}`;
   const control = ctx.calls.start(what, options, beforeSendOf(options));
+  control.onResponse = options.onResponse;
   try {
     return await withRetries(
       (attempt, previous) => attemptOnce(ctx, endpoint, control, makeBody, attempt, previous),
       {
-        maxRetries: ctx.maxRetries,
+        maxRetries: options.maxRetries ?? ctx.maxRetries,
         maxBusyWaitMs: ctx.maxBusyWaitMs,
         isSend: endpoint.isSend,
         usesToken: endpoint.auth,
@@ -241,16 +229,11 @@ export async function exchange<R extends z.ZodType>(
   try {
     body = makeBody();
     const headers =
-      body.headers === JSON_HEADERS
+      body.headers === ctx.headers.json
         ? token === undefined
-          ? JSON_HEADERS
-          : jsonHeadersWith(token)
-        : {
-            ...body.headers,
-            accept: 'application/json',
-            'user-agent': USER_AGENT,
-            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-          };
+          ? body.headers
+          : ctx.headers.withToken(token)
+        : ctx.headers.forUpload(body.headers, token);
     const url = urlFor(ctx.baseUrl, endpoint.path);
     const request = {
       url,
@@ -293,7 +276,31 @@ export async function exchange<R extends z.ZodType>(
       durationMs,
     });
   }
-  return readAnswer(endpoint, res, ctx.secrets());
+  const data = readAnswer(endpoint, res, ctx.secrets());
+  if (control?.onResponse) tellResponse(ctx, control.onResponse, answerOf(res, attempt));
+  return data;
+}
+
+/** The caller's `onResponse`: one that throws must not turn a delivered send into a failure. */
+function tellResponse(ctx: RequestContext, onResponse: (info: OAResponseInfo) => void, info: OAResponseInfo) {
+  try {
+    onResponse(info);
+  } catch (error) {
+    ctx.logger.warn?.(
+      `oa-messaging: an onResponse callback threw (${error instanceof Error ? error.message : String(error)}); the call succeeded`,
+    );
+  }
+}
+
+/** What a caller's `onResponse` learns of the answer that settled its call. */
+function answerOf(res: TransportResponse, attempt: number): OAResponseInfo {
+  const id = res.headers['x-request-id'];
+  return {
+    status: res.status,
+    headers: res.headers,
+    requestId: Array.isArray(id) ? id[0] : id,
+    attempt,
+  };
 }
 
 /**
@@ -423,7 +430,7 @@ export async function tokenExchange<R extends z.ZodType>(
   params: unknown,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
-  const body: AttemptBody = { body: JSON.stringify(params), headers: JSON_HEADERS, dispose() {} };
+  const body: AttemptBody = { body: JSON.stringify(params), headers: ctx.headers.json, dispose() {} };
   // A control of its own, so that close() ends it too; no deadline: its callers have theirs.
   const control = ctx.calls.start(`POST ${endpoint.path}`, {});
   try {

@@ -1,7 +1,10 @@
 /** A token pair as the SDK keeps it. */
 export interface StoredToken {
+  /** The bearer token (a JWT). */
   access_token: string;
+  /** The refresh token. */
   refresh_token: string;
+  /** `Bearer`. */
   token_type: string;
   /** When the access token was obtained, ms since the epoch. */
   obtained_at: number;
@@ -14,8 +17,11 @@ export interface StoredToken {
  * store (for example `oa-messaging/redis`) lets many processes use one pair.
  */
 export interface TokenStore {
+  /** The token pair kept for `key`, if any. */
   get(key: string): Promise<StoredToken | undefined> | StoredToken | undefined;
+  /** Keeps `token` for `key`. */
   set(key: string, token: StoredToken): Promise<void> | void;
+  /** Forgets the pair kept for `key`. */
   delete(key: string): Promise<void> | void;
 }
 

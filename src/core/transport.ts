@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isOAError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
 import type { CallControl } from './call-control.js';
+import { type DispatcherLike, eitherHandler } from './dispatcher.js';
 import { classifyAs } from './failure.js';
 
 /** One HTTP attempt, as the transport sees it. */
@@ -11,7 +12,7 @@ export interface TransportRequest {
   /** JSON text, or a multipart stream (form-data) for uploads. */
   body: string | Readable;
   /** The dispatcher to send with, given undici once it is loaded. */
-  dispatcher: (loaded: Undici) => Dispatcher;
+  dispatcher: (loaded: Undici) => DispatcherLike;
   /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
   timeoutMs: number;
   /**
@@ -74,7 +75,7 @@ async function loadUndici(): Promise<Undici> {
 }
 
 /** The dispatcher, loading undici first when it is not loaded yet. */
-export function dispatcherOf(req: TransportRequest): Dispatcher | Promise<Dispatcher> {
+export function dispatcherOf(req: TransportRequest): DispatcherLike | Promise<DispatcherLike> {
   if (undici) return req.dispatcher(undici);
   return loadUndici().then((loaded) => req.dispatcher(loaded));
 }
@@ -87,7 +88,7 @@ export function dispatcherOf(req: TransportRequest): Dispatcher | Promise<Dispat
  */
 export function send(
   req: TransportRequest,
-  dispatcher: Dispatcher,
+  dispatcher: DispatcherLike,
   control: CallControl | undefined,
 ): Promise<TransportResponse> {
   return new Promise<TransportResponse>((resolve, reject) => {
@@ -169,7 +170,7 @@ export function send(
       },
       onResponseError(_ctl, error) {
         if (settled) return;
-        finish(mapFailure(error, what, req.isSend, started));
+        finish(mapFailure(error, req, started));
       },
     };
 
@@ -182,24 +183,32 @@ export function send(
           headers: req.headers,
           body: req.body,
         },
-        handler,
+        // A dispatcher of another undici (an app's undici 6) may speak the older handler interface.
+        undici && dispatcher instanceof undici.Dispatcher ? handler : eitherHandler(handler),
       );
     } catch (error) {
-      finish(mapFailure(error, what, req.isSend, false));
+      finish(mapFailure(error, req, false));
     }
   });
 }
 
-/** Maps a transport failure to the SDK's error, with what is known of the request's fate. */
-function mapFailure(error: unknown, what: string, isSend: boolean, started: boolean): OAError {
+/**
+ * Maps a transport failure to the SDK's error, with what is known of the request's fate. A failure to
+ * connect names the host, so that a mistyped `OA_BASE_URL` shows.
+ */
+function mapFailure(error: unknown, req: TransportRequest, started: boolean): OAError {
   // The body itself refused to go on (an upload stream past its size limit): that is the answer.
   if (isOAError(error)) return error;
+  const { isSend } = req;
+  const what = `POST ${req.url.pathname}`;
   const code = errorCode(error);
   // These codes mean "never connected" only before undici began to write: on an open connection
   // (a network that drops mid-request) the request may already have been acted on.
   if (!started && code && NOT_SENT_CODES.has(code)) {
     return classifyAs(
-      new OAConnectionError(`${what} failed: could not connect (${code})`, { cause: error }),
+      new OAConnectionError(`${what} failed: could not connect to ${req.url.host} (${code})`, {
+        cause: error,
+      }),
       'not_sent',
     );
   }

@@ -7,7 +7,9 @@ import { OAConfigError, OAConnectionError } from '../errors.js';
  * `Cluster` fits (every script touches keys of one hash slot).
  */
 export interface RedisClient {
+  /** Runs a Lua script. */
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** Runs a Lua script by its SHA-1. */
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
@@ -16,11 +18,13 @@ export type RedisConnectionOptions =
   | {
       /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
       url: string;
+      /** Not with `url`. */
       client?: never;
     }
   | {
       /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
       client: RedisClient;
+      /** Not with `client`. */
       url?: never;
     };
 

@@ -10,7 +10,7 @@ export type RedisDedupeStoreOptions = {
    * Prepended to every key: `${prefix}dedupe:${messageKey}`.
    * @default 'oa:'
    */
-  prefix?: string;
+  prefix?: string | undefined;
 } & RedisConnectionOptions;
 
 /** A {@link WebhookDedupeStore} in Redis, and how to let go of it. */

@@ -12,6 +12,8 @@
  * await client.close();
  * await coordination.close();
  * ```
+ *
+ * @module oa-messaging/redis
  */
 import type { Coordination } from '../core/coordination.js';
 import { type Logger, silentLogger } from '../core/logger.js';
@@ -38,39 +40,39 @@ export interface RedisCoordinationSettings {
    * `${prefix}limit:{${apiKey}}:general` and `:upload`, `${prefix}video:${apiKey}:${ticket_id}`.
    * @default 'oa:'
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * How long the token renewal lock lives without its holder extending it (the holder extends it every
    * third of this while it logs in or refreshes). A process that dies holding it delays the others by
    * at most this much.
    * @default 10_000
    */
-  lockTtlMs?: number;
+  lockTtlMs?: number | undefined;
   /**
    * How long a request in flight keeps its rate-limit slots without news from its process (which renews
    * this lease every third of it). A process that dies mid-request gives its slots back this long, plus
    * one window, after its last renewal.
    * @default 30_000
    */
-  inFlightLeaseMs?: number;
+  inFlightLeaseMs?: number | undefined;
   /**
    * How long the token pair stays in Redis after its access token expired, so that the refresh token can
    * still be used; `false` keeps it until it is replaced.
    * @default 86_400_000 (one day)
    */
-  keepTokenAfterExpiryMs?: number | false;
+  keepTokenAfterExpiryMs?: number | false | undefined;
   /**
    * How long a video ticket stays known to be ready after a `sendVideo` of it succeeded. A ticket
    * forgotten sooner than the API forgets it only costs one more probe send before a broadcast.
    * @default 604_800_000 (7 days)
    */
-  readyVideoTtlMs?: number;
+  readyVideoTtlMs?: number | undefined;
   /**
    * Told of background failures that only cost time: a lock that could not be extended, a rate-limit
    * update that did not reach Redis. Never given a secret.
    * @default silent
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /** Where to find Redis (a URL, ioredis loaded on first use, or a client of yours), and the settings. */

@@ -11,29 +11,64 @@ const JsonDocumentSchema = z.string().refine((s) => {
   }
 }, 'Expected a string holding a JSON object or array');
 
-const desc = { desc: DescSchema.optional() };
+const desc = {
+  /** The short text of the push notification (at most 170 characters). */
+  desc: DescSchema.optional(),
+};
 
 /** `message`: plain text. */
-export const TextItemSchema = z.strictObject({ type: z.literal('message'), msg: NonBlankSchema, ...desc });
+export const TextItemSchema = z.strictObject({
+  /** `message`. */
+  type: z.literal('message'),
+  /** The text. */
+  msg: NonBlankSchema,
+  ...desc,
+});
 /** `image`: a plain image by URL (from `uploadImage`). */
-export const ImageItemSchema = z.strictObject({ type: z.literal('image'), msg: HttpUrlSchema, ...desc });
+export const ImageItemSchema = z.strictObject({
+  /** `image`. */
+  type: z.literal('image'),
+  /** The image URL. */
+  msg: HttpUrlSchema,
+  ...desc,
+});
 /** `oa_image_link`: an image that opens `link` when tapped. */
 export const ImageLinkItemSchema = z.strictObject({
+  /** `oa_image_link`. */
   type: z.literal('oa_image_link'),
+  /** The image URL. */
   msg: HttpUrlSchema,
+  /** The page that opens when the image is tapped. */
   link: HttpUrlSchema,
   ...desc,
 });
 /** `flex`: a flex message layout, as a JSON string. */
-export const FlexItemSchema = z.strictObject({ type: z.literal('flex'), msg: JsonDocumentSchema, ...desc });
+export const FlexItemSchema = z.strictObject({
+  /** `flex`. */
+  type: z.literal('flex'),
+  /** The layout, as a JSON string. */
+  msg: JsonDocumentSchema,
+  ...desc,
+});
 /** `video`: the `ticket_id` of `uploadVideo`; the transcode must have finished when the job runs. */
-export const VideoItemSchema = z.strictObject({ type: z.literal('video'), msg: UuidSchema, ...desc });
+export const VideoItemSchema = z.strictObject({
+  /** `video`. */
+  type: z.literal('video'),
+  /** The `ticket_id` of the video upload. */
+  msg: UuidSchema,
+  ...desc,
+});
 /** `audio`: the four values of `uploadAudio`, passed through unchanged. */
 export const AudioItemSchema = z.strictObject({
+  /** `audio`. */
   type: z.literal('audio'),
+  /** `audio_url` of the audio upload. */
   msg: HttpUrlSchema,
+  /** `audio_uuid` of the audio upload. */
   audio_uuid: UuidSchema,
+  /** `audio_size` of the audio upload (bytes). */
   audio_size: z.number().int().positive(),
+  /** `audio_duration` of the audio upload (seconds). */
   audio_duration: z.number().nonnegative(),
   ...desc,
 });
@@ -48,13 +83,20 @@ export const MessageItemSchema = z.discriminatedUnion('type', [
   AudioItemSchema,
 ]);
 
-export type TextItem = z.infer<typeof TextItemSchema>;
-export type ImageItem = z.infer<typeof ImageItemSchema>;
-export type ImageLinkItem = z.infer<typeof ImageLinkItemSchema>;
-export type FlexItem = z.infer<typeof FlexItemSchema>;
-export type VideoItem = z.infer<typeof VideoItemSchema>;
-export type AudioItem = z.infer<typeof AudioItemSchema>;
+// Interfaces rather than aliases of z.infer, so that signatures name them.
+/** A `message` item: plain text. */
+export interface TextItem extends z.infer<typeof TextItemSchema> {}
+/** An `image` item: a plain image by URL. */
+export interface ImageItem extends z.infer<typeof ImageItemSchema> {}
+/** An `oa_image_link` item: an image that opens `link` when tapped. */
+export interface ImageLinkItem extends z.infer<typeof ImageLinkItemSchema> {}
+/** A `flex` item: a layout as a JSON string. */
+export interface FlexItem extends z.infer<typeof FlexItemSchema> {}
+/** A `video` item: the `ticket_id` of a video upload. */
+export interface VideoItem extends z.infer<typeof VideoItemSchema> {}
+/** An `audio` item: the four values of an audio upload. */
+export interface AudioItem extends z.infer<typeof AudioItemSchema> {}
 /** A message item; a discriminated union on `type`, so a wrong item does not compile. */
-export type MessageItem = z.infer<typeof MessageItemSchema>;
+export type MessageItem = TextItem | ImageItem | ImageLinkItem | FlexItem | VideoItem | AudioItem;
 /** The item types of the API. */
 export type MessageItemType = MessageItem['type'];

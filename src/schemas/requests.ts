@@ -1,34 +1,50 @@
 import { z } from 'zod';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
-import { MessageItemSchema } from './items.js';
+import { type MessageItem, MessageItemSchema } from './items.js';
 
 /** Endpoint 1 body. */
 export const GenerateTokenParamsSchema = z.strictObject({
+  /** The api key. */
   api_key: NonBlankSchema,
+  /** The api secret. */
   api_secret: NonBlankSchema,
 });
 /** Endpoint 2 body. */
 export const RefreshTokenParamsSchema = z.strictObject({ refresh_token: NonBlankSchema });
 
 /** Endpoint 3: `sendGreeting`. */
-export const SendGreetingParamsSchema = z.strictObject({ user_id: NonBlankSchema });
+export const SendGreetingParamsSchema = z.strictObject({
+  /** The user who receives it. */
+  user_id: NonBlankSchema,
+});
 
 /** Endpoint 4: `sendImage`. Without `link` the image is plain. */
 export const SendImageParamsSchema = z.strictObject({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** The image's URL (an upload's `url`). */
   image_url: HttpUrlSchema,
+  /** The page that opens when the image is tapped. */
   link: HttpUrlSchema.optional(),
 });
 
 /** Endpoint 5: `sendText`. `desc` is the short text of the push notification. */
 export const SendTextParamsSchema = z.strictObject({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** The content: a text, an image URL, a ticket id, a flex layout, an audio URL. */
   msg: NonBlankSchema,
+  /** The short text of the push notification (at most 170 characters). */
   desc: z.string().optional(),
 });
 
 /** Endpoint 12: `sendVideo`. */
-export const SendVideoParamsSchema = z.strictObject({ user_id: NonBlankSchema, ticket_id: UuidSchema });
+export const SendVideoParamsSchema = z.strictObject({
+  /** The user who receives it. */
+  user_id: NonBlankSchema,
+  /** The `ticket_id` of the video upload. */
+  ticket_id: UuidSchema,
+});
 
 /**
  * Endpoint 13: `sendAudio`; the four audio values come unchanged from `uploadAudio`. Unlike the other
@@ -37,10 +53,15 @@ export const SendVideoParamsSchema = z.strictObject({ user_id: NonBlankSchema, t
  * fails as missing.
  */
 export const SendAudioParamsSchema = z.object({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** `audio_url` of the audio upload. */
   audio_url: HttpUrlSchema,
+  /** `audio_uuid` of the audio upload. */
   audio_uuid: UuidSchema,
+  /** `audio_size` of the audio upload (bytes). */
   audio_size: z.number().int().positive(),
+  /** `audio_duration` of the audio upload (seconds). */
   audio_duration: z.number().nonnegative(),
 });
 
@@ -53,33 +74,54 @@ const UserIdsSchema = z
   .array(NonBlankSchema)
   .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
 
+/** Endpoint 6, `broadcast` to every user: no `user_ids`. */
+export const BroadcastToAllParamsSchema = z.strictObject({
+  /** Every user of the OA. */
+  target: z.literal('all'),
+  /** One to five message items, sent in order. */
+  items: ItemsSchema,
+});
+/** `broadcast` to the users in `user_ids`. */
+export const BroadcastToSelectedParamsSchema = z.strictObject({
+  /** The users in `user_ids`. */
+  target: z.literal('selected'),
+  /** The recipients, one or more, each once. */
+  user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
+  /** One to five message items, sent in order. */
+  items: ItemsSchema,
+});
+/** `broadcast` to one user. */
+export const BroadcastToSingleParamsSchema = z.strictObject({
+  /** The one user in `user_ids`. */
+  target: z.literal('single'),
+  /** The recipient: exactly one. */
+  user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
+  /** One to five message items, sent in order. */
+  items: ItemsSchema,
+});
 /**
  * Endpoint 6: `broadcast`. `all` goes to every user and takes no `user_ids`; `selected` takes one or more;
  * `single` exactly one (the API does not say what it does with more, so the SDK refuses them).
  */
 export const BroadcastParamsSchema = z.discriminatedUnion('target', [
-  z.strictObject({ target: z.literal('all'), items: ItemsSchema }),
-  z.strictObject({
-    target: z.literal('selected'),
-    user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
-    items: ItemsSchema,
-  }),
-  z.strictObject({
-    target: z.literal('single'),
-    user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
-    items: ItemsSchema,
-  }),
+  BroadcastToAllParamsSchema,
+  BroadcastToSelectedParamsSchema,
+  BroadcastToSingleParamsSchema,
 ]);
 
 /** Endpoint 7: `broadcastToGroup`. */
 export const BroadcastToGroupParamsSchema = z.strictObject({
+  /** The group (a UUID) whose members receive it. */
   account_provider_group_id: UuidSchema,
+  /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
 
 /** Endpoint 8: `broadcastToMemberSession`. */
 export const BroadcastToMemberSessionParamsSchema = z.strictObject({
+  /** The member-group broadcast session (a UUID). */
   member_group_broadcast_id: UuidSchema,
+  /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
 
@@ -111,14 +153,23 @@ const AbortSignalSchema = z.custom<AbortSignal>(
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */
 export const RequestOptionsSchema = z.looseObject({
+  /** Cancels the call. */
   signal: AbortSignalSchema.optional(),
+  /** The call's deadline in ms. */
   timeoutMs: TimeoutMsSchema.optional(),
+  /** This call's retry budget. */
+  maxRetries: z.number().int('maxRetries must be a whole number').min(0).max(100).optional(),
+  /** Told of the answer that settled the call. */
+  onResponse: OptionalCallbackSchema,
 });
 
 /** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */
 export const UploadOptionsSchema = RequestOptionsSchema.extend({
+  /** The file name sent with the upload; by default from the path or the input. */
   filename: z.string().optional(),
+  /** The content type sent; by default from the file's bytes. */
   contentType: z.string().optional(),
+  /** Called as the bytes leave: `{ loaded, total }`. */
   onProgress: OptionalCallbackSchema,
 });
 
@@ -129,12 +180,15 @@ export const WaitForTranscodeSchema = z
 
 /** `sendVideo`'s options. */
 export const SendVideoOptionsSchema = RequestOptionsSchema.extend({
+  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
 /** The one-call helpers: who gets the file, and for images an optional link. */
 export const SendFileParamsSchema = z.strictObject({
+  /** The user who receives it. */
   user_id: NonBlankSchema,
+  /** The page that opens when the image is tapped. */
   link: HttpUrlSchema.optional(),
 });
 
@@ -143,7 +197,9 @@ export const SendFileParamsSchema = z.strictObject({
  * would otherwise surface only after the file had been stored.
  */
 export const SendFileOptionsSchema = UploadOptionsSchema.extend({
+  /** Called with the upload's answer once the file is stored, before the send. */
   onUploaded: OptionalCallbackSchema,
+  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
@@ -152,23 +208,60 @@ export const SendFileOptionsSchema = UploadOptionsSchema.extend({
  * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
  */
 export const BroadcastOptionsSchema = RequestOptionsSchema.extend({
+  /** The user who receives a video first, to confirm its transcode. */
   videoProbeUserId: NonBlankSchema.optional(),
+  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
 /** `waitForVideo`'s options. */
 export const WaitForVideoOptionsSchema = z.strictObject({
+  /** The user who receives the video first, to confirm its transcode. */
   probeUserId: NonBlankSchema.optional(),
+  /** The call's deadline in ms. */
   timeoutMs: z.number().positive().optional(),
+  /** Cancels the call. */
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal').optional(),
 });
 
-export type SendGreetingParams = z.input<typeof SendGreetingParamsSchema>;
-export type SendImageParams = z.input<typeof SendImageParamsSchema>;
-export type SendTextParams = z.input<typeof SendTextParamsSchema>;
-export type SendVideoParams = z.input<typeof SendVideoParamsSchema>;
-export type SendAudioParams = z.input<typeof SendAudioParamsSchema>;
-export type BroadcastParams = z.input<typeof BroadcastParamsSchema>;
+// Interfaces rather than aliases of z.input: signatures (in editors and the API reference) then show
+// `params: SendTextParams` instead of the type spelled out.
+/** `sendGreeting`'s parameters. */
+export interface SendGreetingParams extends z.input<typeof SendGreetingParamsSchema> {}
+/** `sendImage`'s parameters. */
+export interface SendImageParams extends z.input<typeof SendImageParamsSchema> {}
+/** `sendText`'s parameters. */
+export interface SendTextParams extends z.input<typeof SendTextParamsSchema> {}
+/** `sendVideo`'s parameters. */
+export interface SendVideoParams extends z.input<typeof SendVideoParamsSchema> {}
+/** `sendAudio`'s parameters: the recipient and the four values of `uploadAudio`. */
+export interface SendAudioParams extends z.input<typeof SendAudioParamsSchema> {}
+/** `broadcast` to every user. */
+export interface BroadcastToAllParams extends z.input<typeof BroadcastToAllParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcast` to the users in `user_ids`. */
+export interface BroadcastToSelectedParams extends z.input<typeof BroadcastToSelectedParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcast` to one user. */
+export interface BroadcastToSingleParams extends z.input<typeof BroadcastToSingleParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcast`'s parameters: who receives it (`target`, `user_ids`) and the items. */
+export type BroadcastParams = BroadcastToAllParams | BroadcastToSelectedParams | BroadcastToSingleParams;
+/** Who receives a `broadcast`. */
 export type BroadcastTarget = BroadcastParams['target'];
-export type BroadcastToGroupParams = z.input<typeof BroadcastToGroupParamsSchema>;
-export type BroadcastToMemberSessionParams = z.input<typeof BroadcastToMemberSessionParamsSchema>;
+/** `broadcastToGroup`'s parameters. */
+export interface BroadcastToGroupParams extends z.input<typeof BroadcastToGroupParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}
+/** `broadcastToMemberSession`'s parameters. */
+export interface BroadcastToMemberSessionParams extends z.input<typeof BroadcastToMemberSessionParamsSchema> {
+  /** One to five message items, sent in order. */
+  items: MessageItem[];
+}

@@ -5,9 +5,13 @@ import { z } from 'zod';
 
 /** Endpoints 1 and 2. `expires_in` is documented as the text `1h`; a number of seconds is accepted too. */
 export const TokenPairSchema = z.looseObject({
+  /** The bearer token (a JWT) every other request carries. */
   access_token: z.string().min(1),
+  /** Obtains the next pair (`refreshToken`). */
   refresh_token: z.string().min(1),
+  /** `Bearer`. */
   token_type: z.string(),
+  /** The access token's lifetime: the text `1h`, or a number of seconds. */
   expires_in: z.union([z.string(), z.number()]),
 });
 
@@ -16,44 +20,87 @@ export const SuccessSchema = z.literal('success');
 
 /** Endpoint 3: the greeting configured in the OA. */
 export const GreetingSchema = z.looseObject({
+  /** The greeting's id (a UUID). */
   id: z.string(),
+  /** Its title, as set in the OA. */
   title: z.string(),
+  /** Its slug, as set in the OA. */
   slug: z.string(),
-  data: z.array(z.looseObject({ type: z.string(), msg: z.string() })),
+  /** The messages it sent. */
+  data: z.array(
+    z.looseObject({
+      /** The item type, e.g. `message`. */
+      type: z.string(),
+      /** The item's content. */
+      msg: z.string(),
+    }),
+  ),
 });
 
 /** One item as the API accepted it, inside a broadcast record. */
 export const AcceptedItemSchema = z.looseObject({
+  /** The item type, e.g. `message` or `video`. */
   type: z.string(),
+  /** The item's content, as sent. */
   msg: z.union([z.string(), z.array(z.string())]),
 });
 
 /** Endpoints 6, 7, 8. */
 export const BroadcastRecordSchema = z.looseObject({
+  /** The broadcast job's id. */
   id: z.string(),
+  /** The items, as the API accepted them. */
   data: z.array(AcceptedItemSchema),
+  /** When the job sends (ISO 8601). */
   broadcast_at: z.string(),
+  /** When the job was created (ISO 8601). */
   created_at: z.string(),
-  estimate_time_detail: z.looseObject({ total_job_time_minutes: z.number() }),
+  /** How long the job is expected to take. */
+  estimate_time_detail: z.looseObject({
+    /** In minutes. */
+    total_job_time_minutes: z.number(),
+  }),
 });
 
 /** Endpoint 9. */
-export const UploadImageResultSchema = z.looseObject({ src_file: z.string(), url: z.string() });
+export const UploadImageResultSchema = z.looseObject({
+  /** The stored file's name. */
+  src_file: z.string(),
+  /** Its public URL, for `sendImage` and image items. */
+  url: z.string(),
+});
 /** Endpoint 10. */
-export const UploadVideoResultSchema = z.looseObject({ ticket_id: z.string() });
+export const UploadVideoResultSchema = z.looseObject({
+  /** The transcode job's ticket, for `sendVideo` and video items. */
+  ticket_id: z.string(),
+});
 /** Endpoint 11: all four values go unchanged to `sendAudio` or `items.audio`. */
 export const UploadAudioResultSchema = z.looseObject({
+  /** The stored file's URL. */
   audio_url: z.string(),
+  /** Its id. */
   audio_uuid: z.string(),
+  /** Its size in bytes. */
   audio_size: z.number(),
+  /** Its duration in seconds. */
   audio_duration: z.number(),
 });
 
-export type TokenPair = z.infer<typeof TokenPairSchema>;
+// Interfaces rather than aliases of z.infer: signatures (in editors and the API reference) then show
+// `Promise<TokenPair>` instead of the type spelled out.
+/** A token pair, as endpoints 1 and 2 answer it. */
+export interface TokenPair extends z.infer<typeof TokenPairSchema> {}
+/** The answer of the single-user sends: `'success'`. */
 export type SendResult = z.infer<typeof SuccessSchema>;
-export type Greeting = z.infer<typeof GreetingSchema>;
-export type AcceptedItem = z.infer<typeof AcceptedItemSchema>;
-export type BroadcastRecord = z.infer<typeof BroadcastRecordSchema>;
-export type UploadImageResult = z.infer<typeof UploadImageResultSchema>;
-export type UploadVideoResult = z.infer<typeof UploadVideoResultSchema>;
-export type UploadAudioResult = z.infer<typeof UploadAudioResultSchema>;
+/** The greeting `sendGreeting` sent. */
+export interface Greeting extends z.infer<typeof GreetingSchema> {}
+/** One item as the API accepted it. */
+export interface AcceptedItem extends z.infer<typeof AcceptedItemSchema> {}
+/** A broadcast job, as endpoints 6, 7 and 8 answer it. */
+export interface BroadcastRecord extends z.infer<typeof BroadcastRecordSchema> {}
+/** A stored image. */
+export interface UploadImageResult extends z.infer<typeof UploadImageResultSchema> {}
+/** A video being transcoded. */
+export interface UploadVideoResult extends z.infer<typeof UploadVideoResultSchema> {}
+/** A stored audio file: its four values go unchanged to `sendAudio` or `items.audio`. */
+export interface UploadAudioResult extends z.infer<typeof UploadAudioResultSchema> {}

@@ -8,77 +8,106 @@ import type { Dispatcher } from 'undici';
 /** A message a client sends to the OA account. A string is a text message. */
 export type InboundMessage =
   | string
-  | { type: 'text'; text: string }
   | {
+      /** The kind of message. */
+      type: 'text';
+      /** The text. */
+      text: string;
+    }
+  | {
+      /** The kind of message. */
       type: 'image';
       /** Base URL of the renditions; each gets its own path suffix and signed query. */
-      url?: string;
-      uuid?: string;
-      format?: 'jpg' | 'gif' | 'png' | 'bmp' | 'other';
+      url?: string | undefined;
+      /** Its id in the IM service. */
+      uuid?: string | undefined;
+      /** Its format as sent. */
+      format?: 'jpg' | 'gif' | 'png' | 'bmp' | 'other' | undefined;
       /** Of the original. @default 1080 x 1920 */
-      width?: number;
-      height?: number;
+      width?: number | undefined;
+      /** Its height in pixels. */
+      height?: number | undefined;
       /** Bytes of the original. @default 204800 */
-      size?: number;
+      size?: number | undefined;
     }
   | {
+      /** The kind of message. */
       type: 'video';
-      url?: string;
-      uuid?: string;
+      /** Its URL; by default one of a fake CDN. */
+      url?: string | undefined;
+      /** Its id in the IM service. */
+      uuid?: string | undefined;
       /** @default 5 */
-      seconds?: number;
+      seconds?: number | undefined;
       /** @default 1048576 */
-      size?: number;
+      size?: number | undefined;
       /** @default 'mp4' */
-      format?: string;
-      thumbUrl?: string;
+      format?: string | undefined;
+      /** Where its thumbnail is. */
+      thumbUrl?: string | undefined;
     }
   | {
+      /** The kind of message. */
       type: 'sound' | 'audio';
-      url?: string;
-      uuid?: string;
+      /** Its URL; by default one of a fake CDN. */
+      url?: string | undefined;
+      /** Its id in the IM service. */
+      uuid?: string | undefined;
       /** @default 3 */
-      seconds?: number;
+      seconds?: number | undefined;
       /** @default 24000 */
-      size?: number;
+      size?: number | undefined;
     }
   /** `MsgBody` elements as given, e.g. several in one message or a type this helper does not build. */
-  | { type: 'elements'; elements: Record<string, unknown>[] }
+  | {
+      /** The kind of message. */
+      type: 'elements';
+      /** The `MsgBody` elements. */
+      elements: Record<string, unknown>[];
+    }
   /** The body posted as it is: a string or bytes verbatim, anything else as JSON. */
-  | { type: 'raw'; body: unknown };
+  | {
+      /** Not a message: a body of your own. */
+      type: 'raw';
+      /** What to post. */
+      body: unknown;
+    };
 
 /** Options of {@link sendInboundMessage} and {@link buildInboundEvent}. */
 export interface InboundMessageOptions {
   /** `From_Account`: the client user. @default 'user_1' */
-  from?: string;
+  from?: string | undefined;
   /** `To_Account`: the OA's IM account. @default 'oa_account' */
-  to?: string;
+  to?: string | undefined;
   /** `username` of the envelope: the OA account. @default the `to` value */
-  username?: string;
+  username?: string | undefined;
   /** @default a number that grows with each event of this process */
-  msgSeq?: number;
+  msgSeq?: number | undefined;
   /** @default a random 32-bit number */
-  msgRandom?: number;
+  msgRandom?: number | undefined;
   /** Seconds since the epoch. @default now */
-  msgTime?: number;
+  msgTime?: number | undefined;
   /** Fields merged over the generated `data` (the callback). */
-  data?: Record<string, unknown>;
+  data?: Record<string, unknown> | undefined;
   /** Fields merged over the generated envelope (`event_type`, `username`, `timestamp`). */
-  envelope?: Record<string, unknown>;
+  envelope?: Record<string, unknown> | undefined;
   /** Extra request headers. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** @default 10_000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** An undici dispatcher to send with. @default a fresh Agent, closed after the call */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
 }
 
 /** What the receiver answered, and what was posted. */
 export interface InboundDelivery {
+  /** The HTTP status. */
   status: number;
+  /** The headers. */
   headers: Record<string, string | string[] | undefined>;
   /** The answer parsed as JSON, else its text. */
   body: unknown;
+  /** The text. */
   text: string;
   /** The event that was posted (for `raw`, the body given). */
   event: unknown;

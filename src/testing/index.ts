@@ -9,6 +9,8 @@
  * const mock = await createMockServer();
  * const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
  * ```
+ *
+ * @module oa-messaging/testing
  */
 export { createFakeOA, DEFAULT_GREETING, FakeOA } from './fake.js';
 export {

@@ -11,6 +11,8 @@
  * const server = setupServer(...createMswHandlers(fake, { baseUrl: 'https://oa.test' }));
  * server.listen();
  * ```
+ *
+ * @module oa-messaging/testing/msw
  */
 import { type HttpHandler, HttpResponse, http } from 'msw';
 import type { FakeOA } from './fake.js';

@@ -1,4 +1,6 @@
 /** The fake OA API as a real node:http server on loopback. */
+
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './answers.js';
@@ -11,17 +13,17 @@ import { UPLOAD_RULES } from './uploads.js';
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
 export interface MockServerOptions extends FakeOAOptions {
   /** @default 0 (a free port) */
-  port?: number;
+  port?: number | undefined;
   /** @default '127.0.0.1' */
-  host?: string;
+  host?: string | undefined;
   /**
    * Who the web inbox shows receiving the broadcasts that name no users (`all`, groups, member
    * sessions). May be changed later through {@link MockServer.members}.
    * @default `all`: the `knownUsers`, else every user the inbox has seen; groups and sessions: nobody
    */
-  members?: InboxMembers;
+  members?: InboxMembers | undefined;
   /** Where the web inbox posts the replies typed in it; may also be set in the page. @default none */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
 }
 
 /** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */
@@ -77,7 +79,12 @@ async function serve(fake: FakeOA, inbox: Inbox, req: IncomingMessage, res: Serv
     receivedAt,
   });
   if (outcome.type === 'respond') {
-    res.writeHead(outcome.status, { ...outcome.headers, 'content-length': outcome.body.byteLength });
+    // Like a real gateway, every answer carries an id to quote in a support request.
+    res.writeHead(outcome.status, {
+      'x-request-id': randomUUID(),
+      ...outcome.headers,
+      'content-length': outcome.body.byteLength,
+    });
     res.end(outcome.body);
   } else if (outcome.type === 'reset') {
     drop(req);

@@ -4,9 +4,13 @@ import { lifetimeText, signJwt, verifyJwt } from './jwt.js';
 
 /** A token pair as endpoints 1 and 2 answer it. */
 export interface FakeTokenPair {
+  /** The bearer token (a JWT). */
   access_token: string;
+  /** The refresh token. */
   refresh_token: string;
+  /** `Bearer`. */
   token_type: 'Bearer';
+  /** The access token's lifetime, e.g. `1h`. */
   expires_in: string;
 }
 

@@ -7,7 +7,9 @@ export const TEST_API_SECRET = 'test-api-secret';
 
 /** One rate-limit window: at most `max` requests in any `windowMs`. */
 export interface RateWindowOptions {
+  /** At most this many requests... */
   max: number;
+  /** ...in any span of this many ms. */
   windowMs: number;
 }
 
@@ -17,102 +19,123 @@ export interface RateLimitOptions {
    * Every API request (both auth endpoints included).
    * @default { max: 200, windowMs: 60_000 }
    */
-  general?: RateWindowOptions;
+  general?: RateWindowOptions | undefined;
   /**
    * Paths under `/api/v2/public/upload`; an upload counts against `general` as well.
    * @default { max: 20, windowMs: 60_000 }
    */
-  upload?: RateWindowOptions;
+  upload?: RateWindowOptions | undefined;
   /**
    * `sliding`: at most `max` accepted requests in any span of `windowMs`. `fixed`: NestJS-throttler-style
    * windows, each starting at the first request after the previous one ended. Refused requests do not
    * use up the limit in either mode.
    * @default 'sliding'
    */
-  mode?: 'sliding' | 'fixed';
+  mode?: 'sliding' | 'fixed' | undefined;
 }
 
 /** The greeting configured in the OA (endpoint 3's `data`). */
 export interface GreetingRecord {
+  /** Its id. */
   id: string;
+  /** Its title. */
   title: string;
+  /** Its slug. */
   slug: string;
-  data: { type: string; msg: string }[];
+  /** The messages it sends. */
+  data: {
+    /** The item type, e.g. `message`. */
+    type: string;
+    /** The item's content. */
+    msg: string;
+  }[];
 }
 
 /** Options of the fake core ({@link createFakeOA}) and of {@link createMockServer}. */
 export interface FakeOAOptions {
   /** @default TEST_API_KEY (`'test-api-key'`) */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** @default TEST_API_SECRET (`'test-api-secret'`) */
-  apiSecret?: string;
+  apiSecret?: string | undefined;
   /**
    * Lifetime of an access token (an HS256 JWT with `iat` and `exp`); `expires_in` is derived from it
    * (`'1h'` for the default).
    * @default 3_600_000 (1 hour, as the spec shows)
    */
-  tokenLifetimeMs?: number;
+  tokenLifetimeMs?: number | undefined;
   /**
    * Lifetime of a refresh token (opaque). The spec does not show it.
    * @default 604_800_000 (7 days)
    */
-  refreshTokenLifetimeMs?: number;
+  refreshTokenLifetimeMs?: number | undefined;
   /**
    * A refresh token works once: refreshing returns a new one and the used one is refused afterwards.
    * `false` returns the same refresh token again.
    * @default true
    */
-  rotateRefreshTokens?: boolean;
+  rotateRefreshTokens?: boolean | undefined;
   /** Both request-rate limits, or `false` for none. @default the spec's 200/min and 20/min uploads */
-  rateLimit?: RateLimitOptions | false;
+  rateLimit?: RateLimitOptions | false | undefined;
   /**
    * Adds `Retry-After` (seconds until a request would be accepted) to 429 answers. The spec does not
    * show the header, so it is off by default.
    * @default false
    */
-  retryAfter?: boolean;
+  retryAfter?: boolean | undefined;
   /** How long a video ticket stays in convert status after its upload. @default 2000 */
-  transcodeMs?: number;
+  transcodeMs?: number | undefined;
   /**
    * How long the job of a mass, group or member-session broadcast runs; another of those broadcasts in
    * that time answers 400 `JOB_BUSY`. Also gives `estimate_time_detail.total_job_time_minutes`.
    * @default 0
    */
-  broadcastJobMs?: number;
+  broadcastJobMs?: number | undefined;
   /**
    * The greeting endpoint 3 sends. `null`: the account provider has none, and endpoint 3 answers 404
    * `NOT_FOUND`.
    * @default a fixed greeting (`DEFAULT_GREETING`)
    */
-  greeting?: GreetingRecord | null;
+  greeting?: GreetingRecord | null | undefined;
   /**
    * The users the account knows. When set, a greeting to any other `user_id` answers 404 `NOT_FOUND`.
    * Other endpoints do not check users (the spec shows no such error).
    * @default undefined (every user is known)
    */
-  knownUsers?: Iterable<string>;
+  knownUsers?: Iterable<string> | undefined;
   /** Largest accepted file per upload kind, in bytes. @default the spec's 5 MB, 100 MB, 100 MB */
-  maxFileBytes?: { image?: number; video?: number; audio?: number };
+  maxFileBytes?:
+    | {
+        /** For images. */
+        image?: number | undefined;
+        /** For videos. */
+        video?: number | undefined;
+        /** For audio files. */
+        audio?: number | undefined;
+      }
+    | undefined;
   /**
    * HTTP status of successful answers. The spec does not show it; 201 is what a NestJS `@Post()` sends.
    * @default 201
    */
-  successStatus?: number;
+  successStatus?: number | undefined;
   /**
    * Base of the URLs of uploaded files (`url`, `audio_url`). Set by {@link createMockServer} and
    * `createMswHandlers` (`oa-messaging/testing/msw`) when not given.
    */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /** The clock, in ms since the epoch. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** One part of a multipart request, as recorded. */
 export interface RecordedPart {
+  /** The form field name. */
   field: string;
   /** Present for file parts. */
   filename?: string;
+  /** The content type sent with it. */
   contentType?: string;
+  /** Its size in bytes. */
   size: number;
   /** Hex SHA-256 of the part's bytes. */
   sha256: string;
@@ -120,6 +143,7 @@ export interface RecordedPart {
 
 /** One request the fake received. */
 export interface RecordedRequest {
+  /** The HTTP method. */
   method: string;
   /** The path, without query. */
   path: string;
@@ -167,13 +191,17 @@ export type DeliveryEndpoint =
 export interface Delivery {
   /** The broadcast record id, or a generated id for single-user sends. */
   id: string;
+  /** The client method that made it, e.g. `sendText`. */
   endpoint: DeliveryEndpoint;
+  /** The endpoint path. */
   path: string;
   /** `user` for the single-user endpoints; the broadcast target otherwise. */
   target: 'user' | 'all' | 'selected' | 'single' | 'group' | 'member-session';
   /** Recipients named in the request (empty for `all`, groups and member sessions). */
   user_ids: string[];
+  /** The group, for a group broadcast. */
   account_provider_group_id?: string;
+  /** The member-group session, for a session broadcast. */
   member_group_broadcast_id?: string;
   /**
    * What was delivered, as message items; single-user sends are shown as the equivalent item (e.g. a
@@ -193,14 +221,21 @@ export interface Delivery {
 
 /** A file the fake stored. */
 export interface StoredUpload {
+  /** The kind of fault. */
   kind: 'image' | 'video' | 'audio';
+  /** The file name sent with it. */
   filename: string;
+  /** The content type sent with it. */
   contentType: string;
+  /** Its size in bytes. */
   size: number;
+  /** Hex SHA-256 of its bytes. */
   sha256: string;
+  /** The bytes. */
   bytes: Uint8Array;
   /** The upload's `data` as answered. */
   result: Record<string, unknown>;
+  /** When, in ms since 1970. */
   at: number;
 }
 
@@ -211,30 +246,50 @@ export type Fault =
    * string `body` is sent as is (`text/html` unless `headers` say otherwise), an object as JSON.
    */
   | {
+      /** The kind of fault. */
       kind: 'error';
       /** @default 500 */
-      status?: number;
-      code?: string;
-      info?: string;
-      body?: string | Record<string, unknown>;
-      headers?: Record<string, string>;
+      status?: number | undefined;
+      /** The error code to answer with. */
+      code?: string | undefined;
+      /** The error text to answer with. */
+      info?: string | undefined;
+      /** The body. */
+      body?: string | Record<string, unknown> | undefined;
+      /** The headers. */
+      headers?: Record<string, string> | undefined;
     }
   /** A 429 in the spec's layout without processing; `Retry-After` when `retryAfterSeconds` is given. */
-  | { kind: 'rate-limit'; retryAfterSeconds?: number }
+  | {
+      /** The kind of fault. */
+      kind: 'rate-limit';
+      /** The `Retry-After` to answer with. */
+      retryAfterSeconds?: number | undefined;
+    }
   /** The request is processed (recorded, delivered), then the connection is reset without an answer. */
-  | { kind: 'reset-after-processing' }
+  | {
+      /** The kind of fault. */
+      kind: 'reset-after-processing';
+    }
   /** The connection is reset before anything is processed. */
-  | { kind: 'reset-before-processing' }
+  | {
+      /** The kind of fault. */
+      kind: 'reset-before-processing';
+    }
   /** No answer ever: until the client gives up, or the fake is reset or closed. */
-  | { kind: 'hang' }
+  | {
+      /** The kind of fault. */
+      kind: 'hang';
+    }
   /**
    * A slow answer: the request waits `delayMs` (cut short when the fake is reset or closed), then is
    * processed and answered as usual.
    */
   | {
+      /** The kind of fault. */
       kind: 'delay';
       /** @default 2000 */
-      delayMs?: number;
+      delayMs?: number | undefined;
     };
 
 /** The kind of a {@link Fault}; also accepted by `injectFault` as a shorthand. */
@@ -243,19 +298,20 @@ export type FaultKind = Fault['kind'];
 /** Which requests a fault hits, and how many. */
 export interface FaultOptions {
   /** @default 1 (use `Infinity` for every matching request) */
-  times?: number;
+  times?: number | undefined;
   /**
    * A string matches a path equal to it or ending with it (so `'/webhook/broadcast-message'` works); a
    * RegExp is tested against the path.
    * @default every API request except the two auth endpoints and the uploaded files
    */
-  path?: string | RegExp;
+  path?: string | RegExp | undefined;
   /** @default any method */
-  method?: string;
+  method?: string | undefined;
 }
 
 /** A fault that was injected. */
 export interface InjectedFault {
+  /** The fault. */
   readonly fault: Fault;
   /** Which requests it hits, as given. */
   readonly options: FaultOptions;
@@ -267,10 +323,13 @@ export interface InjectedFault {
 
 /** A request given to the fake core, whatever the transport. */
 export interface FakeRequest {
+  /** The HTTP method. */
   method: string;
   /** Path and query, e.g. `/api/v2/public/auth/token`; an absolute URL is accepted too. */
   url: string;
+  /** The headers. */
   headers: Headers | Record<string, string | string[] | undefined>;
+  /** The body. */
   body: Uint8Array;
   /**
    * When the request's headers arrived, on the fake's clock ({@link FakeOA.now}). The request is
@@ -282,7 +341,24 @@ export interface FakeRequest {
 
 /** What the transport must do with a request: answer it, reset its connection, or wait. */
 export type FakeOutcome =
-  | { type: 'respond'; status: number; headers: Record<string, string>; body: Uint8Array }
-  | { type: 'reset' }
+  | {
+      /** Answer with this status, headers and body. */
+      type: 'respond';
+      /** The HTTP status. */
+      status: number;
+      /** The answer's headers. */
+      headers: Record<string, string>;
+      /** The answer's body. */
+      body: Uint8Array;
+    }
+  | {
+      /** Drop the connection. */
+      type: 'reset';
+    }
   /** Answer nothing; `released` resolves when the fake is reset or closed (then drop the connection). */
-  | { type: 'hang'; released: Promise<void> };
+  | {
+      /** Answer nothing. */
+      type: 'hang';
+      /** Settles when the fake is reset or closed. */
+      released: Promise<void>;
+    };

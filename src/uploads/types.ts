@@ -12,11 +12,22 @@ export type UploadKind = 'image' | 'video' | 'audio';
 export type FileSource = string | URL | Uint8Array | Blob | Readable;
 
 /** A file to upload: a {@link FileSource}, or one with its name and type given. */
-export type FileInput = FileSource | { data: FileSource; filename?: string; contentType?: string };
+export type FileInput =
+  | FileSource
+  | {
+      /** The file. */
+      data: FileSource;
+      /** The file name sent with it; by default from a path, else `file`. */
+      filename?: string | undefined;
+      /** The content type sent with it; by default from the file's bytes. */
+      contentType?: string | undefined;
+    };
 
 /** How much of the file has gone out. `total` is unknown for a stream of unknown length. */
 export interface UploadProgress {
+  /** Bytes sent so far. */
   loaded: number;
+  /** All the bytes, when known. */
   total: number | undefined;
 }
 
@@ -35,6 +46,7 @@ export interface UploadOptions extends RequestOptions {
 
 /** One multipart body for one attempt. */
 export interface UploadBody {
+  /** The body. */
   body: FormData;
   /** `content-type` with the boundary, and `content-length` when every length is known. */
   headers: Record<string, string>;
@@ -48,9 +60,11 @@ export interface UploadBody {
 
 /** A file checked for format and size, ready to go out as many times as its source allows. */
 export interface PreparedUpload {
+  /** Which of the three kinds of upload. */
   kind: UploadKind;
   /** The multipart field: `file`, `video` or `audio`. */
   field: string;
+  /** The file name sent with it. */
   filename: string;
   /** The part's Content-Type, from the bytes' signature. */
   contentType: string;

@@ -16,10 +16,15 @@ export type ImageFormatName = 'jpg' | 'gif' | 'png' | 'bmp' | 'other';
 
 /** One rendition of an image. Width and height are `undefined` when Tencent says 0 ("unknown"). */
 export interface WebhookImageRendition {
+  /** Which rendition: `original`, `large` or `thumbnail`. */
   variant: ImageVariant | undefined;
+  /** Where to download it (signed, temporary: fetch it at once). */
   url: string | undefined;
+  /** Its size in bytes. */
   size: number | undefined;
+  /** Its width in pixels. */
   width: number | undefined;
+  /** Its height in pixels. */
   height: number | undefined;
 }
 
@@ -36,23 +41,34 @@ interface WebhookMediaCommon {
 
 /** An image, in the chosen rendition; `renditions` lists every one that arrived. */
 export interface WebhookImageMedia extends WebhookMediaCommon, Omit<WebhookImageRendition, 'url' | 'size'> {
+  /** The kind of media. */
   kind: 'image';
+  /** Its format as sent. */
   format: ImageFormatName | undefined;
+  /** Every rendition that arrived. */
   renditions: WebhookImageRendition[];
 }
 
 /** A video, with its thumbnail when one arrived. */
 export interface WebhookVideoMedia extends WebhookMediaCommon {
+  /** The kind of media. */
   kind: 'video';
+  /** Its duration in seconds. */
   durationSeconds: number | undefined;
   /** The container format as sent, e.g. `mp4`. */
   format: string | undefined;
+  /** Its thumbnail, when one arrived. */
   thumbnail:
     | {
+        /** Where to download it (signed, temporary: fetch it at once). */
         url: string | undefined;
+        /** Its size in bytes. */
         size: number | undefined;
+        /** Its width in pixels. */
         width: number | undefined;
+        /** Its height in pixels. */
         height: number | undefined;
+        /** Its format as sent. */
         format: string | undefined;
       }
     | undefined;
@@ -60,13 +76,17 @@ export interface WebhookVideoMedia extends WebhookMediaCommon {
 
 /** A voice message (`TIMSoundElem`). */
 export interface WebhookAudioMedia extends WebhookMediaCommon {
+  /** The kind of media. */
   kind: 'audio';
+  /** Its duration in seconds. */
   durationSeconds: number | undefined;
 }
 
 /** A file (`TIMFileElem`). */
 export interface WebhookFileMedia extends WebhookMediaCommon {
+  /** The kind of media. */
   kind: 'file';
+  /** The file's name. */
   fileName: string | undefined;
 }
 
@@ -80,7 +100,7 @@ export interface GetMessageMediaOptions {
    * in for each other before the thumbnail; a thumbnail request falls back to large, then original).
    * @default 'original'
    */
-  imageVariant?: ImageVariant;
+  imageVariant?: ImageVariant | undefined;
 }
 
 const VARIANT_BY_TYPE: Record<number, ImageVariant> = { 1: 'original', 2: 'large', 3: 'thumbnail' };

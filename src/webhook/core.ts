@@ -33,7 +33,7 @@ export interface WebhookHandlerOptions<Req> {
    * reading. A larger body answers 413.
    * @default 1048576 (1 MiB)
    */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /**
    * Skip redeliveries of a message already handled (same `MsgKey`, else `MsgId`, else `MsgSeq`, random
    * and `MsgTime`): a duplicate answers 200 without calling `onEvent`. A duplicate that arrives while the
@@ -43,7 +43,7 @@ export interface WebhookHandlerOptions<Req> {
    * shares the keys between instances (`createRedisDedupeStore` from `oa-messaging/redis`).
    * @default false
    */
-  dedupe?: boolean | WebhookDedupeOptions;
+  dedupe?: boolean | WebhookDedupeOptions | undefined;
   /**
    * Decides whether a request may be processed; `false` answers 401. Runs before the body is parsed. Gets
    * the raw body (a `Buffer` on node), or `undefined` when a body parser already turned it into an object.
@@ -52,14 +52,14 @@ export interface WebhookHandlerOptions<Req> {
    * again.
    * @default undefined (every request is accepted)
    */
-  verify?: (request: Req, rawBody: Uint8Array | undefined) => boolean | Promise<boolean>;
+  verify?: ((request: Req, rawBody: Uint8Array | undefined) => boolean | Promise<boolean>) | undefined;
   /**
    * Where refusals (`warn`), failures of `onEvent` or of the dedupe store (`error`) and skipped
    * duplicates (`debug`) are reported. Event contents are never logged. A logger that throws is ignored:
    * it never costs an answer.
    * @default undefined (silent)
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /** The answer of the core, written by each handler in its runtime's terms. */

@@ -31,31 +31,31 @@ export interface WebhookDedupeOptions {
    * message once across them.
    * @default a {@link MemoryDedupeStore} of `max` keys, for this handler alone
    */
-  store?: WebhookDedupeStore;
+  store?: WebhookDedupeStore | undefined;
   /**
    * How many message keys the default in-memory store remembers; the least recently seen is forgotten
    * first. Ignored with `store`.
    * @default 10000
    */
-  max?: number;
+  max?: number | undefined;
   /**
    * How long a processed message is remembered, in milliseconds.
    * @default 3600000 (one hour)
    */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /**
    * How long a delivery may hold a message while its `onEvent` runs before another delivery may take it
    * over (the holder may have died). Make it longer than `onEvent` ever takes.
    * @default 60000 (one minute)
    */
-  claimTtlMs?: number;
+  claimTtlMs?: number | undefined;
   /**
    * How long a duplicate that arrives while the first delivery is still in `onEvent` waits for its
    * outcome: 200 when it succeeded, its own `onEvent` when it failed. Past this it answers 503 so that
    * the sender tries again later.
    * @default 10000 (ten seconds)
    */
-  waitTimeoutMs?: number;
+  waitTimeoutMs?: number | undefined;
 }
 
 /** The defaults `dedupe: true` stands for. */

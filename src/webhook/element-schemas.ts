@@ -33,32 +33,46 @@ export const StringLikeSchema = z.preprocess(
 );
 
 /** `TIMTextElem` content: plain text. */
-export const TextContentSchema = z.looseObject({ Text: z.string() });
+export const TextContentSchema = z.looseObject({
+  /** The text. */
+  Text: z.string(),
+});
 
 /** `TIMLocationElem` content: a place. */
 export const LocationContentSchema = z.looseObject({
+  /** A description; for a custom element, its text. */
   Desc: z.string().optional(),
+  /** Its latitude. */
   Latitude: NumberLikeSchema,
+  /** Its longitude. */
   Longitude: NumberLikeSchema,
 });
 
 /** `TIMFaceElem` content: an emoji/sticker; `Index` and `Data` are the app's own convention. */
 export const FaceContentSchema = z.looseObject({
+  /** The index of the face (sticker). */
   Index: NumberLikeSchema,
+  /** The payload, as the sender gave it. */
   Data: z.string().optional(),
 });
 
 /** `TIMCustomElem` content: an app-defined payload (`Data` is often JSON in a string). */
 export const CustomContentSchema = z.looseObject({
+  /** The payload, as the sender gave it. */
   Data: z.string().optional(),
+  /** A description; for a custom element, its text. */
   Desc: z.string().optional(),
+  /** Extra data for the push notification or the element. */
   Ext: z.string().optional(),
+  /** The sound to play on arrival. */
   Sound: z.string().optional(),
 });
 
 /** `TIMSoundElem` content: a voice message. `Url` is missing from SDK 2.x/3.x senders. */
 export const SoundContentSchema = z.looseObject({
+  /** Where to download it (signed, temporary: fetch it at once). */
   Url: z.string().optional(),
+  /** The file's id in the IM service. */
   UUID: z.string().optional(),
   /** Bytes. */
   Size: NumberLikeSchema.optional(),
@@ -70,46 +84,69 @@ export const SoundContentSchema = z.looseObject({
 
 /** One variant of an image. `Type`: 1 original, 2 large, 3 thumbnail. Width/Height 0 mean unknown. */
 export const ImageInfoSchema = z.looseObject({
+  /** The kind of entry: for an image, 1 original, 2 large, 3 thumbnail. */
   Type: NumberLikeSchema,
+  /** Its size in bytes. */
   Size: NumberLikeSchema.optional(),
+  /** Its width in pixels. */
   Width: NumberLikeSchema.optional(),
+  /** Its height in pixels. */
   Height: NumberLikeSchema.optional(),
+  /** Where to download it (signed, temporary: fetch it at once). */
   URL: z.string().optional(),
 });
 
 /** `TIMImageElem` content. `ImageFormat`: 1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other. */
 export const ImageContentSchema = z.looseObject({
+  /** The file's id in the IM service. */
   UUID: z.string().optional(),
+  /** The image format (1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other). */
   ImageFormat: NumberLikeSchema.optional(),
+  /** The image in its sizes: original, large, thumbnail. */
   ImageInfoArray: z.array(ImageInfoSchema),
 });
 
 /** `TIMFileElem` content. `Url` is missing from SDK 2.x/3.x senders. */
 export const FileContentSchema = z.looseObject({
+  /** Where to download it (signed, temporary: fetch it at once). */
   Url: z.string().optional(),
+  /** The file's id in the IM service. */
   UUID: z.string().optional(),
   /** Bytes. */
   FileSize: NumberLikeSchema.optional(),
+  /** The file's name. */
   FileName: z.string().optional(),
+  /** How it can be downloaded (2: by `Url`). */
   Download_Flag: NumberLikeSchema.optional(),
 });
 
 /** `TIMVideoFileElem` content. `VideoUrl` and `ThumbUrl` are missing from SDK 2.x/3.x senders. */
 export const VideoFileContentSchema = z.looseObject({
+  /** Where to download the video (signed, temporary). */
   VideoUrl: z.string().optional(),
+  /** The video's id in the IM service. */
   VideoUUID: z.string().optional(),
   /** Bytes. */
   VideoSize: NumberLikeSchema.optional(),
   /** Duration in seconds. */
   VideoSecond: NumberLikeSchema.optional(),
+  /** The video's format, e.g. `mp4`. */
   VideoFormat: z.string().optional(),
+  /** How the video can be downloaded (2: by `VideoUrl`). */
   VideoDownloadFlag: NumberLikeSchema.optional(),
+  /** Where to download the thumbnail (signed, temporary). */
   ThumbUrl: z.string().optional(),
+  /** The thumbnail's id in the IM service. */
   ThumbUUID: z.string().optional(),
+  /** The thumbnail's size in bytes. */
   ThumbSize: NumberLikeSchema.optional(),
+  /** The thumbnail's width in pixels. */
   ThumbWidth: NumberLikeSchema.optional(),
+  /** The thumbnail's height in pixels. */
   ThumbHeight: NumberLikeSchema.optional(),
+  /** The thumbnail's format. */
   ThumbFormat: z.string().optional(),
+  /** How the thumbnail can be downloaded. */
   ThumbDownloadFlag: NumberLikeSchema.optional(),
 });
 
@@ -118,16 +155,27 @@ export const VideoFileContentSchema = z.looseObject({
  * as Tencent sends them (not validated further); newer SDKs send `JsonMsgKey` instead.
  */
 export const RelayContentSchema = z.looseObject({
+  /** Its title. */
   Title: z.string().optional(),
+  /** How many messages the relay holds. */
   MsgNum: NumberLikeSchema.optional(),
+  /** A text shown by clients that cannot show the element. */
   CompatibleText: z.string().optional(),
+  /** The summary lines of the relayed messages. */
   AbstractList: z.array(z.string()).optional(),
+  /** The relayed messages. */
   MsgList: z.array(z.looseObject({})).optional(),
+  /** The key of the relayed messages. */
   JsonMsgKey: z.string().optional(),
 });
 
 const element = <T extends string, C extends z.ZodType>(type: T, content: C) =>
-  z.looseObject({ MsgType: z.literal(type), MsgContent: content });
+  z.looseObject({
+    /** The element type, e.g. `TIMTextElem`. */
+    MsgType: z.literal(type),
+    /** The element's content; its fields depend on `MsgType`. */
+    MsgContent: content,
+  });
 
 /** A text element. */
 export const TextElemSchema = element('TIMTextElem', TextContentSchema);
@@ -198,7 +246,9 @@ export type KnownMsgType = KnownMsgBodyElement['MsgType'];
  * `String(element.MsgType)`.
  */
 export interface UnknownMsgBodyElement {
+  /** The element type's name, typed `never` (see above). */
   MsgType: never;
+  /** The element's content, as it arrived. */
   MsgContent?: unknown;
   [key: string]: unknown;
 }
@@ -221,7 +271,10 @@ export function isKnownMsgBodyElement(element: MsgBodyElement): element is Known
  * `event.issues`); any other type passes through as an {@link UnknownMsgBodyElement}.
  */
 export const MsgBodyElementSchema = z
-  .looseObject({ MsgType: z.string() })
+  .looseObject({
+    /** The element type. */
+    MsgType: z.string(),
+  })
   .transform((value, ctx): MsgBodyElement => {
     if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
     const result = KnownMsgBodyElementSchema.safeParse(value);

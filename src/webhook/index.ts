@@ -4,6 +4,8 @@
  * Tencent Cloud Chat (IM) message callback.
  *
  * The OA API does not sign these requests; see {@link createWebhookHandler} for how to protect a receiver.
+ *
+ * @module oa-messaging/webhook
  */
 export type { Logger } from '../core/logger.js';
 export { OAValidationError, type OAValidationIssue } from '../errors.js';

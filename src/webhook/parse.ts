@@ -32,7 +32,7 @@ export interface ParseWebhookEventOptions {
    * of another `event_type` that match the envelope are still returned.
    * @default false
    */
-  strict?: boolean;
+  strict?: boolean | undefined;
 }
 
 /** The body as a JSON value: bytes and strings are decoded, anything else was already parsed. */

@@ -12,10 +12,15 @@ import { MsgBodyElementSchema, NumberLikeSchema, StringLikeSchema } from './elem
 export const OfflinePushInfoSchema = z.looseObject({
   /** 0: push, 1: do not push. */
   PushFlag: NumberLikeSchema.optional(),
+  /** The push notification's title. */
   Title: z.string().optional(),
+  /** The push notification's text. */
   Desc: z.string().optional(),
+  /** Extra data for the push notification. */
   Ext: z.string().optional(),
+  /** Android push settings. */
   AndroidInfo: z.looseObject({}).optional(),
+  /** iOS (APNs) push settings. */
   ApnsInfo: z.looseObject({}).optional(),
 });
 
@@ -26,6 +31,7 @@ export const OfflinePushInfoSchema = z.looseObject({
  * lists that in `event.issues`, and `MsgBody` is then `[]`.
  */
 export const TIMMessageCallbackSchema = z.looseObject({
+  /** The IM callback that produced the event, e.g. `C2C.CallbackAfterSendMsg`. */
   CallbackCommand: z.string().optional(),
   /** The sender's UserID (a numeric one that arrived as a number is a string here). */
   From_Account: StringLikeSchema.optional(),
@@ -37,29 +43,39 @@ export const TIMMessageCallbackSchema = z.looseObject({
   Type: z.string().optional(),
   /** Who made the request, in a group message (an admin sending through the REST API). */
   Operator_Account: StringLikeSchema.optional(),
+  /** The message's elements, in order. */
   MsgBody: z.array(MsgBodyElementSchema),
+  /** The message format version. */
   MsgVersion: NumberLikeSchema.optional(),
+  /** The IM application instance. */
   InstanceId: NumberLikeSchema.optional(),
   /** 32-bit random number; with `MsgSeq` and `MsgTime` it makes `MsgKey`. */
   MsgRandom: NumberLikeSchema.optional(),
   /** The random number of a group message (group callbacks name it `Random`). */
   Random: NumberLikeSchema.optional(),
+  /** The message sequence number. */
   MsgSeq: NumberLikeSchema.optional(),
   /** Seconds since the epoch. */
   MsgTime: NumberLikeSchema.optional(),
+  /** Whether the message may be extended. */
   SupportMessageExtension: NumberLikeSchema.optional(),
   /** Identifies a one-to-one message; what `dedupe` keys on first. */
   MsgKey: StringLikeSchema.optional(),
+  /** The message id. */
   MsgId: StringLikeSchema.optional(),
+  /** 1: delivered only to online users. */
   OnlineOnlyFlag: NumberLikeSchema.optional(),
   /** 0 when the message was delivered. */
   SendMsgResult: NumberLikeSchema.optional(),
+  /** The IM service's text for `SendMsgResult`. */
   ErrorInfo: z.string().optional(),
   /** -1 when delivery failed. */
   UnreadMsgNum: NumberLikeSchema.optional(),
   /** Milliseconds since the epoch (Tencent sometimes sends it as a string; it is a number here). */
   EventTime: NumberLikeSchema.optional(),
+  /** Custom data the sender attached. */
   CloudCustomData: z.string().optional(),
+  /** How the message is pushed to an offline recipient. */
   OfflinePushInfo: OfflinePushInfoSchema.optional(),
 });
 
@@ -86,6 +102,7 @@ export const WebhookEnvelopeSchema = z.looseObject({
 
 /** The typed view of a `message` event: the envelope around a {@link TIMMessageCallbackSchema}. */
 export const WebhookMessageEventSchema = WebhookEnvelopeSchema.extend({
+  /** `message`: a user's message. */
   event_type: z.literal('message'),
   /** The client's message, as Tencent IM reported it. */
   data: TIMMessageCallbackSchema,
@@ -113,9 +130,13 @@ export type WebhookMessageEvent = z.infer<typeof WebhookMessageEventSchema> & We
  * arrived. `event_type` is `''` when the body had none (then listed in `issues`).
  */
 export interface WebhookUnknownEvent extends WebhookEventExtras {
+  /** The event type, `''` when the body had none. */
   event_type: string;
+  /** The event's data, as it arrived. */
   data: unknown;
+  /** The OA account that received the event. */
   username?: string;
+  /** When the OA service created the payload (ISO 8601). */
   timestamp?: string;
   [key: string]: unknown;
 }

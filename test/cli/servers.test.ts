@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
+import { dirname } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendInboundMessage } from '../../src/testing/index.js';
 import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
 import { asMessage } from '../webhook/support.js';
-import { oa, type Started, startOa } from './run-oa.js';
+import { oa, oaBin, type Started, startOa } from './run-oa.js';
 
 /** Long-running commands: started, driven, then stopped with a signal. */
 let running: Started | undefined;
@@ -119,5 +121,45 @@ describe('oa webhook listen', () => {
     expect(await running.exit).toBe(0);
     const lines = running.stdout().trimEnd().split('\n');
     expect(lines.map((line) => JSON.parse(line))).toEqual([first.event, second.event]);
+  });
+});
+
+/** The environment without what npm sets, so that only the test's own `npm_command` counts. */
+const npmless = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')));
+
+describe('started through npm (npx oa mock-server &, then kill $!)', () => {
+  it('stops when the shell npm started it under is killed, freeing its port', async () => {
+    // npm runs the command under `sh -c`; `; true` keeps this shell from handing its PID to oa.
+    const shell = spawn('sh', ['-c', `"${oaBin}" mock-server --port 0; true`], {
+      env: {
+        ...npmless,
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+        npm_command: 'exec',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let stdout = '';
+      shell.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      await waitFor(() => stdout, /OA_API_SECRET=/);
+      const url = /^Fake OA API listening at (\S+)$/m.exec(stdout)?.[1] ?? '';
+      expect((await request(`${url}/`)).statusCode).toBe(200);
+      shell.kill('SIGTERM');
+      // The server goes away by itself: its port refuses connections.
+      await expect
+        .poll(
+          () =>
+            request(`${url}/`).then(
+              () => 'serving',
+              () => 'stopped',
+            ),
+          { timeout: 10_000, interval: 100 },
+        )
+        .toBe('stopped');
+    } finally {
+      shell.kill('SIGKILL');
+    }
   });
 });

@@ -58,9 +58,9 @@ describe.concurrent('oa upload', () => {
     const missing = await oa(['upload', 'audio', join(workDir, 'missing.mp3')], { env });
     expect([wrong.code, missing.code]).toEqual([2, 2]);
     expect(wrong.stderr).toMatch(
-      /^oa: OAValidationError: uploadImage: not-an-image\.png is not a recognised image/,
+      /^oa: not-an-image\.png is not a recognised image: .* \(nothing was sent\)\n$/,
     );
-    expect(missing.stderr).toMatch(/^oa: OAValidationError: .*missing\.mp3/);
+    expect(missing.stderr).toMatch(/^oa: .*missing\.mp3.* \(nothing was sent\)\n$/);
     expect(mock.uploads).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
+import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/index.js';
-import { oa } from './run-oa.js';
+import { oa, oaBin } from './run-oa.js';
 
 /** Every command of `oa`, as typed. */
 const COMMANDS = [
@@ -72,5 +75,18 @@ describe('usage', () => {
     // A command that needs a subcommand shows its help, as an error.
     expect(runs[5]?.stderr).toMatch(/^Usage: oa send /);
     for (const run of runs) expect(run.stdout).toBe('');
+  });
+});
+
+describe('a reader that stops early', () => {
+  it('oa --help | head -1: the first line, and no EPIPE crash', async () => {
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+    const { stdout, stderr } = await promisify(execFile)(
+      'sh',
+      ['-c', `"${oaBin}" --help | head -1; "${oaBin}" broadcast --help | head -1`],
+      { env, timeout: 20_000 },
+    );
+    expect(stdout).toBe('Usage: oa [options] [command]\nUsage: oa broadcast [options]\n');
+    expect(stderr).toBe('');
   });
 });

@@ -10,6 +10,7 @@ import type {
 import { ItemCollector, readItemsFile } from '../broadcast-items.js';
 import { broadcastWithVideos, checkVideoWait, type VideoWaitFlags } from '../broadcast-videos.js';
 import { type ClientFlags, withClient } from '../client.js';
+import { UsageError } from '../errors.js';
 import { collect, positiveInteger, withConnectionOptions } from '../options.js';
 import { runAction } from '../run-action.js';
 
@@ -123,6 +124,17 @@ export function broadcastCommand(): Command {
       const { target, group, memberSession } = options;
       if (target === undefined && group === undefined && memberSession === undefined) {
         cmd.error('error: give --target, --group or --member-session', { exitCode: 2 });
+      }
+      const users = options.user?.length ?? 0;
+      // The recipients, in flags: the SDK would name its own field (`user_ids`) instead.
+      if ((target === 'selected' || target === 'single') && users === 0) {
+        throw new UsageError(
+          `--target ${target} needs ${target === 'single' ? 'one' : 'at least one'} --user`,
+        );
+      }
+      if (target === 'single' && users > 1) throw new UsageError('--target single takes one --user');
+      if (target === 'all' && users > 0) {
+        throw new UsageError('--target all goes to every user: drop --user, or use --target selected');
       }
       const fromFile = options.itemsFile === undefined ? [] : readItemsFile(options.itemsFile);
       const items = [...fromFile, ...(collector.items as MessageItem[])];

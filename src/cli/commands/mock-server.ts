@@ -1,6 +1,7 @@
 /** `oa mock-server`: the fake OA API of `oa-messaging/testing`, for trying `oa` and your code offline. */
 import { Command } from 'commander';
 import { createMockServer } from '../../testing/index.js';
+import { listenError } from '../errors.js';
 import { httpUrl, port, positiveInteger, withJsonOption } from '../options.js';
 import { runAction } from '../run-action.js';
 import { untilSignalled } from '../signals.js';
@@ -40,6 +41,8 @@ export function mockServerCommand(): Command {
         host: options.host,
         ...(options.transcodeMs === undefined ? {} : { transcodeMs: options.transcodeMs }),
         ...(options.webhook === undefined ? {} : { webhookUrl: options.webhook }),
+      }).catch((error: unknown) => {
+        throw listenError(error, options.host, options.port);
       });
       // The fake's own test credentials: printing them is the point, they open nothing real.
       const env = { OA_BASE_URL: mock.url, OA_API_KEY: mock.apiKey, OA_API_SECRET: mock.apiSecret };

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Command } from 'commander';
 import { createWebhookHandler } from '../../webhook/index.js';
 import { describeEvent } from '../describe-event.js';
+import { listenError } from '../errors.js';
 import { port, withJsonOption } from '../options.js';
 import type { Output } from '../output.js';
 import { runAction } from '../run-action.js';
@@ -31,7 +32,7 @@ async function listen(options: ListenFlags, out: Output): Promise<void> {
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(error, options.host, options.port)));
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * What a contributor does first: clone the repository, `npm install`, try the command. The clone is of
+ * the commit checked out here (what was committed, not the working tree), with npm's cache preferred so
+ * that the install costs no download it does not need.
+ */
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+let dir: string | undefined;
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('a fresh clone', () => {
+  it('runs npx oa --help right after npm install', { timeout: 240_000 }, async () => {
+    dir = await mkdtemp(join(tmpdir(), 'oa-messaging-clone-'));
+    const { stdout: head } = await run('git', ['rev-parse', 'HEAD'], { cwd: root });
+    const clone = join(dir, 'repo');
+    await run('git', ['clone', '--quiet', '--no-checkout', root, clone], { timeout: 60_000 });
+    await run('git', ['checkout', '--quiet', head.trim()], { cwd: clone, timeout: 60_000 });
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: clone,
+      timeout: 180_000,
+    });
+    const { stdout } = await run('npx', ['oa', '--help'], { cwd: clone, timeout: 30_000 });
+    expect(stdout).toContain('Usage: oa [options] [command]');
+    expect(stdout).toContain('mock-server');
+  });
+});

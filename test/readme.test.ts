@@ -1,0 +1,137 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMockServer } from '../src/testing/index.js';
+import { type Block, tsBlocks } from './helpers/readme-blocks.js';
+
+/**
+ * Every TypeScript block of the README, compiled with the repository's strict tsconfig (where
+ * 'oa-messaging' is src/), so that the README cannot drift from the API. A block marked
+ * `<!-- readme-test: run -->` is also run, as a user would run it (tsx), against the fake OA server
+ * named by OA_BASE_URL, OA_API_KEY and OA_API_SECRET; a `run commonjs` one needs the CommonJS build, so
+ * test/package.test.ts runs it against the installed tarball. The other blocks are
+ * fragments: the names they use without defining (`client`, `user_id`, an Express `app`...) are
+ * declared for them.
+ */
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+let dir: string;
+
+/** What the fragments use without defining it. */
+const AMBIENT = `import type { IncomingMessage, ServerResponse } from 'node:http';
+import type * as oa from 'oa-messaging';
+import type { WebhookEvent } from 'oa-messaging/webhook';
+declare global {
+  const OAClient: typeof oa.OAClient;
+  const items: typeof oa.items;
+  const isOAError: typeof oa.isOAError;
+  const client: oa.OAClient;
+  const user_id: string;
+  const msg: string;
+  const ticket_id: string;
+  const audioBuffer: Buffer;
+  const params: oa.BroadcastParams & oa.BroadcastToGroupParams;
+  const signal: AbortSignal;
+  const apiKey: string;
+  const apiSecret: string;
+  const myReceiverUrl: string;
+  const metrics: { increment(name: string): void };
+  const log: { debug(message: string): void };
+  const onEvent: (event: WebhookEvent) => void;
+  function queueForReview(user_id: string, msg: string): void;
+  const app: {
+    post(path: string, handler: (c: { req: { raw: Request } }) => unknown): void;
+    post(path: string, handler: (req: IncomingMessage, res: ServerResponse) => unknown): void;
+  };
+}
+`;
+
+const fileOf = (block: Block) => `block-${block.line}.${block.commonjs ? 'cts' : 'ts'}`;
+let blocks: Block[];
+
+beforeAll(async () => {
+  blocks = tsBlocks(await readFile(join(root, 'README.md'), 'utf8'));
+  // Outside the repository (whose tsconfig would take the declarations below as its own globals).
+  dir = await mkdtemp(join(tmpdir(), 'oa-readme-'));
+  await writeFile(join(dir, 'ambient.d.ts'), AMBIENT);
+  await writeFile(
+    join(dir, 'tsconfig.json'),
+    // A CommonJS project writes `import` too: verbatimModuleSyntax (this repository's choice) is off.
+    JSON.stringify({
+      extends: join(root, 'tsconfig.json'),
+      compilerOptions: { verbatimModuleSyntax: false },
+      include: ['*.ts', '*.cts'],
+    }),
+  );
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+  // The blocks import what a user has installed: @types/node, vitest...
+  await symlink(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  // Each block is a module of its own (the runnable ones as written; `export {}` does not change them).
+  for (const block of blocks) {
+    await writeFile(join(dir, fileOf(block)), `${block.code}\n${block.commonjs ? '' : 'export {};\n'}`);
+  }
+});
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('README code blocks', () => {
+  it('has runnable blocks and fragments to check', () => {
+    expect(blocks.filter((b) => b.run).map((b) => b.commonjs)).toEqual([false, true, false]);
+    expect(blocks.length).toBeGreaterThan(10);
+  });
+
+  it('every TypeScript block compiles under the strict tsconfig (exactOptionalPropertyTypes on)', {
+    timeout: 120_000,
+  }, async () => {
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = await run(process.execPath, [tsc, '--noEmit', '-p', dir], { timeout: 110_000 }).catch(
+      (error: { stdout: string }) => error,
+    );
+    // Errors are reported against the README's own line numbers.
+    const errors = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) =>
+        line.replace(
+          /^.*block-(\d+)\.c?ts\((\d+),(\d+)\)/,
+          (_m, start: string, row: string, column: string) => {
+            return `README.md:${Number(start) + Number(row)}:${column}`;
+          },
+        ),
+      );
+    expect(errors).toEqual([]);
+  });
+
+  it('the runnable blocks run against the fake server, and send what they say', {
+    timeout: 60_000,
+  }, async () => {
+    for (const block of blocks.filter((b) => b.run && !b.commonjs)) {
+      const mock = await createMockServer();
+      try {
+        const env = {
+          ...process.env,
+          OA_LOG: '',
+          OA_BASE_URL: mock.url,
+          OA_API_KEY: mock.apiKey,
+          OA_API_SECRET: mock.apiSecret,
+        };
+        const { stderr } = await run(process.execPath, ['--import', 'tsx', join(dir, fileOf(block))], {
+          cwd: root,
+          env,
+          timeout: 30_000,
+        }).catch((error: { stderr: string; stdout: string }) => {
+          throw new Error(`README.md block at line ${block.line} failed:\n${error.stderr}${error.stdout}`);
+        });
+        expect({ line: block.line, stderr }).toEqual({ line: block.line, stderr: '' });
+        expect(mock.deliveries.length, `README.md block at line ${block.line}`).toBeGreaterThan(0);
+      } finally {
+        await mock.close();
+      }
+    }
+  });
+});
