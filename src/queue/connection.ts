@@ -7,6 +7,7 @@ export type QueueConnectionOptions =
   | {
       /** e.g. `redis://127.0.0.1:6379`; needs `npm install bullmq ioredis`. */
       url: string;
+      /** Not with `url`. */
       client?: never;
     }
   | {
@@ -15,6 +16,7 @@ export type QueueConnectionOptions =
        * it open.
        */
       client: unknown;
+      /** Not with `client`. */
       url?: never;
     };
 

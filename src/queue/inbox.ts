@@ -48,7 +48,13 @@ export interface Inbox {
    * Runs `handler` on each stored event, the event as stored and read back; a handler that throws is
    * retried, then the event is left failed (the dead letter).
    */
-  work(handler: (event: WebhookEvent) => unknown, options?: InboxWorkOptions): { close(): Promise<void> };
+  work(
+    handler: (event: WebhookEvent) => unknown,
+    options?: InboxWorkOptions,
+  ): {
+    /** Stops taking events and waits for the handlers running now. */
+    close(): Promise<void>;
+  };
   /** Closes its workers, its queue and the connections it opened. Safe to call twice. */
   close(): Promise<void>;
 }

@@ -10,6 +10,8 @@
  * await outbox.add('sendText', { user_id, msg }, { key: 'order-123-shipped' });
  * const worker = outbox.work({ client, concurrency: 4 });
  * ```
+ *
+ * @module oa-messaging/queue
  */
 export type { QueueConnectionOptions } from './connection.js';
 export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';

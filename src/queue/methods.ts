@@ -37,7 +37,12 @@ export interface OutboxAddOptions {
 
 /** One entry of `addMany`. */
 export type OutboxEntry = {
-  [M in OutboxMethod]: { method: M; params: OutboxParams<M> } & OutboxAddOptions;
+  [M in OutboxMethod]: {
+    /** The client method that sends it, e.g. `'sendText'`. */
+    method: M;
+    /** That method's params, checked before they are stored. */
+    params: OutboxParams<M>;
+  } & OutboxAddOptions;
 }[OutboxMethod];
 
 const MAX_PRIORITY = 2_097_152;

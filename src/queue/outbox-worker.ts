@@ -13,14 +13,19 @@ import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from '.
 
 /** What an outbox job carries (readable in BullMQ's tools). */
 export interface OutboxJobData {
+  /** The client method that sends it. */
   method: OutboxMethod;
+  /** Its params, as checked and stored. */
   params: unknown;
+  /** The app's idempotency key (also the job's id). */
   key: string;
 }
 
 /** A failure kept with its job: what the SDK's error said. */
 export interface OutboxError {
+  /** The error's class, e.g. `OABadRequestError`. */
   name: string;
+  /** Its message, secrets already removed. */
   message: string;
   /** The HTTP status of an API error. */
   status?: number;

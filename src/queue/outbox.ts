@@ -57,6 +57,7 @@ export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unkn
 
 /** One key's job, as `outbox.get` reads it. */
 export interface OutboxJobStatus {
+  /** Where the job is: `waiting`, `delayed`, `active`, `delivered`, `failed` or `unknown`. */
   state: OutboxState;
   /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
   result?: unknown;

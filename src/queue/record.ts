@@ -20,6 +20,7 @@ export interface SendRecord {
   token: string;
   /** The worker process, to tell an operator where to look. */
   pid: number;
+  /** The worker's host name. */
   host: string;
   /** ms since the epoch, when it was first written. */
   at: number;
