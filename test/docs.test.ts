@@ -40,6 +40,7 @@ describe('the API reference', () => {
     expect(stdout).not.toMatch(/warning|error/i);
     expect((await readdir(join(out, 'modules'))).sort()).toEqual([
       'oa-messaging.html',
+      'oa-messaging_queue.html',
       'oa-messaging_redis.html',
       'oa-messaging_testing.html',
       'oa-messaging_testing_msw.html',

@@ -41,6 +41,8 @@ declare global {
   const metrics: { increment(name: string): void };
   const log: { debug(message: string): void };
   const onEvent: (event: WebhookEvent) => void;
+  const customers: { id: string; text: string }[];
+  const connection: { url: string };
   function queueForReview(user_id: string, msg: string): void;
   const app: {
     post(path: string, handler: (c: { req: { raw: Request } }) => unknown): void;

@@ -17,7 +17,7 @@ export interface OutboxJobData {
   method: OutboxMethod;
   /** Its params, as checked and stored. */
   params: unknown;
-  /** The app's idempotency key (also the job's id). */
+  /** The app's idempotency key (the job's id is made from it). */
   key: string;
 }
 
