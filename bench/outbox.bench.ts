@@ -136,6 +136,7 @@ report({
         'achieved rate',
         'allowed rate',
         'utilisation',
+        'overall',
         '429 answers',
         'final counts',
       ],
