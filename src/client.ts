@@ -56,7 +56,6 @@ export class OAClient {
   readonly #limiter: Limiter | undefined;
   readonly #calls = new CallRegistry();
   readonly #videos: VideoReadiness;
-  readonly #closing = new AbortController();
   /** The caller's dispatcher, which stays theirs. */
   readonly #given: DispatcherLike | undefined;
   /** The client's own, made on first use and destroyed by `close()`. */
@@ -117,7 +116,7 @@ export class OAClient {
       sendVideo: (params, videoOptions) => this.sendVideo(params, videoOptions),
       events: this.#events,
       logger,
-      closed: this.#closing.signal,
+      calls: this.#calls,
     });
   }
 
@@ -365,7 +364,6 @@ export class OAClient {
     // Every wait ends now (queue, token, backoff, transcode), and requests in flight are aborted: a
     // call that never sent its request says so (`deliveryUnknown: false`).
     this.#calls.closeAll();
-    this.#closing.abort();
     this.#limiter?.stop();
     if (this.#own) await this.#own.destroy();
   }

@@ -5,6 +5,7 @@
  */
 import { OAAbortError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
 import type { OAResponseInfo } from './request-options.js';
+import { SignalWatch } from './signal-watch.js';
 
 /** Why a call was stopped before it could finish. */
 export type StopReason = 'aborted' | 'deadline' | 'closed';
@@ -16,7 +17,9 @@ export type StopReason = 'aborted' | 'deadline' | 'closed';
  */
 export class CallRegistry {
   readonly #live = new Set<CallControl>();
-  readonly #bySignal = new Map<AbortSignal, { calls: Set<CallControl>; onAbort: () => void }>();
+  readonly #signals = new SignalWatch<CallControl>((signal, calls) => {
+    for (const call of calls) call.stop('aborted', signal.reason);
+  });
   #closed = false;
 
   get closed(): boolean {
@@ -35,7 +38,7 @@ export class CallRegistry {
     else if (options.signal?.aborted) control.stop('aborted', options.signal.reason);
     else {
       this.#live.add(control);
-      if (options.signal) this.#watch(options.signal, control);
+      if (options.signal) this.#signals.add(options.signal, control);
     }
     return control;
   }
@@ -46,32 +49,10 @@ export class CallRegistry {
     for (const control of [...this.#live]) control.stop('closed');
   }
 
-  #watch(signal: AbortSignal, control: CallControl) {
-    let entry = this.#bySignal.get(signal);
-    if (!entry) {
-      const calls = new Set<CallControl>();
-      const onAbort = () => {
-        this.#bySignal.delete(signal);
-        for (const call of [...calls]) call.stop('aborted', signal.reason);
-      };
-      entry = { calls, onAbort };
-      this.#bySignal.set(signal, entry);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    entry.calls.add(control);
-  }
-
   /** @internal A call has settled. */
   forget(control: CallControl, signal: AbortSignal | undefined): void {
     this.#live.delete(control);
-    if (!signal) return;
-    const entry = this.#bySignal.get(signal);
-    if (!entry) return;
-    entry.calls.delete(control);
-    if (entry.calls.size === 0) {
-      this.#bySignal.delete(signal);
-      signal.removeEventListener('abort', entry.onAbort);
-    }
+    if (signal) this.#signals.delete(signal, control);
   }
 }
 

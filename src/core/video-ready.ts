@@ -8,7 +8,6 @@
 import type { z } from 'zod';
 import {
   isOAError,
-  OAAbortError,
   OAConfigError,
   OAConnectionError,
   OATranscodeTimeoutError,
@@ -20,6 +19,7 @@ import {
   type SendVideoParams,
   WaitForVideoOptionsSchema,
 } from '../schemas/requests.js';
+import type { CallControl, CallRegistry } from './call-control.js';
 import type { ClientEvents } from './events.js';
 import type { Logger } from './logger.js';
 import type { ReadyVideos } from './ready-videos.js';
@@ -78,11 +78,13 @@ export interface VideoReadinessOptions {
   ) => Promise<unknown>;
   events: ClientEvents;
   logger: Logger;
-  /** Aborted by `close()`: a wait in progress ends at once. */
-  closed: AbortSignal;
+  /** The client's live calls: the wait is one of them, so that `close()` and the signal end it at once. */
+  calls: CallRegistry;
 }
 
 type Items = readonly { type: string; msg?: unknown }[];
+
+const TRANSCODE_WAIT = 'waiting for the video transcode';
 
 /** The tickets known ready, and the wait that confirms the others before a broadcast. */
 export class VideoReadiness {
@@ -146,6 +148,7 @@ export class VideoReadiness {
         signal: options.signal,
         requestTimeoutMs: options.timeoutMs,
         how: 'pass { videoProbeUserId } to the broadcast (or set it on the client)',
+        what: endpoint.name,
       }).catch((error: unknown) => {
         // `deliveryUnknown` on a probe's failure is about the probe user's copy; the caller would read
         // it as "the broadcast may have gone out", and it did not.
@@ -167,16 +170,33 @@ export class VideoReadiness {
       ...options,
       requestTimeoutMs: undefined,
       how: 'pass { probeUserId } (or set videoProbeUserId on the client)',
+      what: 'waitForVideo',
     });
   }
 
   async #confirmAll(
     tickets: string[],
-    opts: WaitForVideoOptions & { requestTimeoutMs: number | undefined; how: string },
+    opts: WaitForVideoOptions & { requestTimeoutMs: number | undefined; how: string; what: string },
   ): Promise<void> {
     if (tickets.length === 0) return;
-    const { closed } = this.#options;
-    if (closed.aborted) throw new OAConnectionError('Not sent: the client is closed', { failure: 'final' });
+    const control = this.#options.calls.start(opts.what, { signal: opts.signal });
+    try {
+      await this.#confirmEach(tickets, opts, control);
+    } catch (error) {
+      // Ended by close() or the caller's signal: say so, whatever the wait was doing then.
+      if (control.stopped) throw control.error(TRANSCODE_WAIT);
+      throw error;
+    } finally {
+      control.end();
+    }
+  }
+
+  async #confirmEach(
+    tickets: string[],
+    opts: WaitForVideoOptions & { requestTimeoutMs: number | undefined; how: string },
+    control: CallControl,
+  ): Promise<void> {
+    if (control.stopped) throw control.error(TRANSCODE_WAIT);
     const unknown: string[] = [];
     for (const ticket of tickets) if (!(await this.isReady(ticket))) unknown.push(ticket);
     if (unknown.length === 0) return;
@@ -193,21 +213,8 @@ export class VideoReadiness {
     }
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TRANSCODE_TIMEOUT_MS;
     const deadline = performance.now() + timeoutMs;
-    const link = linkSignals(opts.signal, closed);
-    try {
-      for (const ticket of unknown) {
-        await this.#confirm(ticket, user_id as string, deadline, link.signal, opts.requestTimeoutMs);
-      }
-    } catch (error) {
-      if (error instanceof OAAbortError && closed.aborted && !opts.signal?.aborted) {
-        throw new OAConnectionError('Not sent: the client was closed while waiting for the video transcode', {
-          cause: error,
-          failure: 'final',
-        });
-      }
-      throw error;
-    } finally {
-      link.dispose();
+    for (const ticket of unknown) {
+      await this.#confirm(ticket, user_id as string, deadline, control.signal, opts.requestTimeoutMs);
     }
   }
 
@@ -267,25 +274,4 @@ function timeoutError(ticket_id: string): OATranscodeTimeoutError {
     `Video ticket ${ticket_id} was not confirmed ready before the wait ran out`,
     ticket_id,
   );
-}
-
-/**
- * A signal that fires when the caller's or the client's does, and lets go of both afterwards: the
- * client's lives as long as the client, so listeners left on it would pile up.
- */
-function linkSignals(caller: AbortSignal | undefined, closed: AbortSignal) {
-  const controller = new AbortController();
-  const sources = caller ? [caller, closed] : [closed];
-  const listeners = sources.map((source) => {
-    const onAbort = () => controller.abort(source.reason);
-    if (source.aborted) onAbort();
-    else source.addEventListener('abort', onAbort, { once: true });
-    return () => source.removeEventListener('abort', onAbort);
-  });
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      for (const remove of listeners) remove();
-    },
-  };
 }

@@ -1,23 +1,9 @@
-/** Waits that a caller's `AbortSignal` can cut short: sleeps, and shared promises raced with a signal. */
+/** Waits that a caller's `AbortSignal` can cut short. */
 import { OAAbortError } from '../errors.js';
 
 /** The error of a wait that a signal ended: `Aborted while <what>`, with the signal's reason as cause. */
 export function abortError(signal: AbortSignal, what: string): OAAbortError {
   return new OAAbortError(`Aborted while ${what}`, { cause: signal.reason });
-}
-
-/**
- * Lets one caller stop waiting for a promise (a renewal or a slot other calls also wait for) without
- * cancelling it for the others: rejects with `OAAbortError` when `signal` fires first.
- */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(abortError(signal, what));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal, what));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**
