@@ -47,6 +47,9 @@ const BUSY_BACKOFF = { initialMs: 1_000, maxMs: 15_000 };
  */
 export const MIN_RETRY_AFTER_MS = 100;
 
+/** The least time a retry must leave before the call's deadline for its attempt. */
+const MIN_ATTEMPT_MS = 250;
+
 const NOT_REPLAYABLE =
   ' (not retried: the file came from a stream, which cannot be read twice; ' +
   'pass a path, Buffer or Blob to let the SDK retry)';
@@ -110,7 +113,8 @@ class RetryBudget {
 
 /**
  * Runs `attempt` and repeats it under `policy`; the last error is the one the caller sees. A wait that
- * would outlast the call's deadline is not started: the error goes back at once.
+ * would outlast the call's deadline, or leave its attempt under 250 ms, is not started: the error goes
+ * back at once.
  */
 export async function withRetries<T>(
   attempt: (attemptNumber: number, previous: Retry | undefined) => Promise<T>,
@@ -128,7 +132,9 @@ export async function withRetries<T>(
       budget ??= new RetryBudget(policy);
       const next = control.stopped ? undefined : budget.next(error);
       const left = control.remainingMs();
-      if (!next || (left !== undefined && next.waitMs >= left)) throw error;
+      // A wait that would leave the next attempt next to no time is not started either: that attempt
+      // would end in the deadline's OATimeoutError instead of the answer the caller can act on.
+      if (!next || (left !== undefined && next.waitMs > left - MIN_ATTEMPT_MS)) throw error;
       previous = {
         ...next,
         waitMs: Math.round(next.waitMs),
