@@ -42,6 +42,8 @@ declare global {
   const log: { debug(message: string): void };
   const onEvent: (event: WebhookEvent) => void;
   const customers: { id: string; text: string }[];
+  const alertOps: (message: string, details: unknown) => void;
+  const markSent: (key: string, result: unknown) => void;
   const connection: { url: string };
   function queueForReview(user_id: string, msg: string): void;
   const app: {

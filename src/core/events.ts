@@ -1,5 +1,5 @@
 import type { OAError } from '../errors.js';
-import type { Logger } from './logger.js';
+import { TypedEvents } from './emitter.js';
 import type { RateLimitBucket } from './rate-limit.js';
 
 /** Why a call is being tried again. */
@@ -108,51 +108,5 @@ export type OAClientEventName = keyof OAClientEvents;
 /** A listener of event `E`. */
 export type OAClientListener<E extends OAClientEventName> = (event: OAClientEvents[E]) => void;
 
-/**
- * A small typed emitter. A listener that throws is reported to the logger and never breaks a call; an
- * event with no listener costs one lookup.
- */
-export class ClientEvents {
-  readonly #listeners = new Map<OAClientEventName, Set<(event: never) => void>>();
-  readonly #logger: Logger;
-
-  constructor(logger: Logger) {
-    this.#logger = logger;
-  }
-
-  on<E extends OAClientEventName>(name: E, listener: OAClientListener<E>): void {
-    let set = this.#listeners.get(name);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(name, set);
-    }
-    set.add(listener as (event: never) => void);
-  }
-
-  off<E extends OAClientEventName>(name: E, listener: OAClientListener<E>): void {
-    this.#listeners.get(name)?.delete(listener as (event: never) => void);
-  }
-
-  /** Whether `name` has a listener: a hot path skips building an event nobody reads. */
-  has(name: OAClientEventName): boolean {
-    return (this.#listeners.get(name)?.size ?? 0) > 0;
-  }
-
-  emit<E extends OAClientEventName>(name: E, event: OAClientEvents[E]): void {
-    const set = this.#listeners.get(name);
-    if (!set || set.size === 0) return;
-    for (const listener of set) {
-      const report = (error: unknown) =>
-        this.#logger.error?.(`oa-messaging: a '${name}' listener threw`, {
-          error: error instanceof Error ? error.message : String(error),
-        });
-      try {
-        const returned: unknown = (listener as OAClientListener<E>)(event);
-        // An async listener's rejection is contained too: it must never become an unhandled rejection.
-        if (returned instanceof Promise) returned.catch(report);
-      } catch (error) {
-        report(error);
-      }
-    }
-  }
-}
+/** The client's emitter: one {@link TypedEvents} over {@link OAClientEvents}. */
+export class ClientEvents extends TypedEvents<OAClientEvents> {}

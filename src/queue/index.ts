@@ -14,6 +14,15 @@
  * @module oa-messaging/queue
  */
 export type { QueueConnectionOptions } from './connection.js';
+export type {
+  OutboxDeliveredEvent,
+  OutboxEventName,
+  OutboxEvents,
+  OutboxFailedEvent,
+  OutboxJobEvent,
+  OutboxListener,
+  OutboxRetryingEvent,
+} from './events.js';
 export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
 export {
   OUTBOX_METHODS,

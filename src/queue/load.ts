@@ -13,6 +13,7 @@ export interface IORedisLike {
   hget(key: string, field: string): Promise<string | null>;
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   hset(key: string, field: string, value: string): Promise<unknown>;
+  xadd(key: string, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;

@@ -40,6 +40,19 @@ export interface OutboxError {
 /** The message a job that ended `unknown` fails with in BullMQ. */
 export const UNKNOWN_REASON = 'outcome unknown: the request may have left before its worker stopped';
 
+// What the processor threw, described as kept on the job: the worker's events report the same.
+const described = new WeakMap<object, OutboxError>();
+
+/** `error` as the processor kept it on its job (else described now). */
+export function outboxErrorOf(error: unknown): OutboxError {
+  return (typeof error === 'object' && error !== null && described.get(error)) || describe(error);
+}
+
+function thrown<E extends Error>(error: E, kept: OutboxError): E {
+  described.set(error, kept);
+  return error;
+}
+
 function describe(error: unknown): OutboxError {
   const e = error as Partial<OutboxError> & { status?: unknown; code?: unknown };
   const out: OutboxError = {
@@ -71,7 +84,7 @@ export function outboxProcessor(
       const error: OutboxError = { name: 'OAOutcomeUnknown', message: UNKNOWN_REASON, deliveryUnknown: true };
       if (record) error.record = record;
       await markUnknown(redis, keyPrefix, id, JSON.stringify(error));
-      throw new bull.UnrecoverableError(UNKNOWN_REASON);
+      throw thrown(new bull.UnrecoverableError(UNKNOWN_REASON), error);
     }
     const record = JSON.stringify({
       token: token ?? '',
@@ -86,16 +99,16 @@ export function outboxProcessor(
       return await send.call(client, params, options);
     } catch (error) {
       const kind = failureKind(error);
-      const described = describe(error);
-      await redis.hset(jobKey, FIELD.error, JSON.stringify(described));
+      const kept = describe(error);
+      await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
       const deliveryUnknown = (error as { deliveryUnknown?: unknown })?.deliveryUnknown === true;
       if (!deliveryUnknown && (kind === 'rejected' || kind === 'not_sent')) {
         // Nothing left: the retry (BullMQ's backoff) may send.
         await clearRecord(redis, jobKey, record);
-        throw error;
+        throw typeof error === 'object' && error !== null ? thrown(error as Error, kept) : error;
       }
       // A verdict of the API, or a request that may have been acted on: never sent again.
-      throw new bull.UnrecoverableError(`${described.name}: ${described.message}`);
+      throw thrown(new bull.UnrecoverableError(`${kept.name}: ${kept.message}`), kept);
     }
   };
 }

@@ -4,6 +4,14 @@ import type { OAClient } from '../client.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
 import {
+  OutboxEmitter,
+  type OutboxEventName,
+  type OutboxListener,
+  OutboxSubscription,
+  reportOutcomes,
+} from './events.js';
+import { loadBullMQ } from './load.js';
+import {
   checkEntry,
   jobIdOf,
   type OutboxAddOptions,
@@ -70,6 +78,13 @@ export type OutboxCounts = Record<OutboxState, number>;
 
 /** A running worker of an outbox. */
 export interface OutboxWorker {
+  /**
+   * Listens to the outcomes of this worker's jobs, each reported once its state is stored.
+   * @example worker.on('failed', (e) => log.warn(`${e.key}: ${e.error.message}`))
+   */
+  on<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
+  /** Removes a listener added with `on`. */
+  off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
   /** Waits for the jobs it is running to end, then stops. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -90,7 +105,17 @@ export interface Outbox {
   counts(): Promise<OutboxCounts>;
   /** The job of `key`, or `undefined` for a key never added or past its retention. */
   get(key: string): Promise<OutboxJobStatus | undefined>;
-  /** Closes its workers, its queue and the connections it opened. Safe to call twice. */
+  /**
+   * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
+   * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
+   * outcomes reported from about then on. Events tell what happened as it happens; a listener that was
+   * not running misses them, and `counts` and `get` remain the record.
+   * @example outbox.on('delivered', (e) => console.log(`${e.key} delivered`))
+   */
+  on<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
+  /** Removes a listener added with `on`. */
+  off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
+  /** Closes its workers, its listeners' reader, its queue and the connections it opened. Safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -119,6 +144,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const keyPrefix = `bull:${name}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
+  const subscription = new OutboxSubscription(connection, name, loadBullMQ);
 
   const jobOf = (entry: {
     method: OutboxMethod;
@@ -146,7 +172,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     await q.addBulk(chunk);
   };
 
-  return {
+  const outbox: Outbox = {
     async add(method, params, addOptions) {
       const checked = checkEntry(method, params, addOptions);
       await addChunk([jobOf({ ...checked, params })]);
@@ -182,13 +208,37 @@ export function createOutbox(options: OutboxOptions): Outbox {
     work(workOptions) {
       const client = workOptions?.client;
       if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
-      return queue.worker(
+      const events = new OutboxEmitter();
+      const running = queue.worker(
         async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
           lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
         },
       );
+      const worker: OutboxWorker = {
+        on(event, listener) {
+          events.on(event, listener);
+          return worker;
+        },
+        off(event, listener) {
+          events.off(event, listener);
+          return worker;
+        },
+        close: () => running.close(),
+      };
+      return worker;
+    },
+
+    on(event, listener) {
+      subscription.on(event, listener);
+      return outbox;
+    },
+
+    off(event, listener) {
+      subscription.off(event, listener);
+      return outbox;
     },
 
     async counts() {
@@ -236,10 +286,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
     async close() {
       if (queue.closed) return;
-      await queue.close();
+      await Promise.all([queue.close(), subscription.close()]);
       await connection.close();
     },
   };
+  return outbox;
 }
 
 function stateOf(bullState: string, marker: string | null): OutboxState {

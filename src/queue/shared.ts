@@ -1,5 +1,5 @@
 /** What the outbox and the inbox share: option checks and their BullMQ queue, opened on first use. */
-import type { Queue } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
@@ -62,7 +62,7 @@ export class LazyQueue {
   /** Starts a BullMQ worker on a connection of its own; `close()` of the result stops it. */
   worker(
     processor: (bull: BullMQ) => Promise<(job: never, token?: string) => Promise<unknown>>,
-    options: { concurrency: number; lockDurationMs: number },
+    options: { concurrency: number; lockDurationMs: number; attach?: (worker: Worker) => void },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
     const started = (async () => {
@@ -80,6 +80,7 @@ export class LazyQueue {
       });
       // As for the queue: a failed job keeps its own error; the worker reconnects by itself.
       worker.on('error', () => {});
+      options.attach?.(worker);
       return worker;
     })();
     started.catch(() => {});

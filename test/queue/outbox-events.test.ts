@@ -1,0 +1,216 @@
+// The outbox's events against a real redis-server and the fake API: a worker's own listeners, and
+// `outbox.on` in another process than the worker's, each told every outcome once its state is stored.
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OAClient, OAConfigError } from '../../src/index.js';
+import {
+  createOutbox,
+  type Outbox,
+  type OutboxEventName,
+  type OutboxEvents,
+  type OutboxWorker,
+} from '../../src/queue/index.js';
+import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import type { OutboxWorkerConfig } from './outbox-worker.js';
+import { kill, type Running, startScript } from './processes.js';
+
+type Seen = { [E in OutboxEventName]: [E, OutboxEvents[E]] }[OutboxEventName];
+
+/** Collects the events of `source`; `until(n)` resolves once `n` came (or fails after `ms`). */
+function collect(source: Pick<Outbox, 'on'> | Pick<OutboxWorker, 'on'>, onEach?: (seen: Seen) => unknown) {
+  const seen: Seen[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  for (const name of ['delivered', 'retrying', 'failed', 'unknown'] as const) {
+    (source.on as (n: OutboxEventName, l: (e: never) => void) => unknown)(name, (event: never) => {
+      const entry = [name, event] as Seen;
+      seen.push(entry);
+      onEach?.(entry);
+      for (const w of waiters) if (seen.length >= w.n) w.resolve();
+    });
+  }
+  const until = (n: number, ms = 20_000) =>
+    new Promise<Seen[]>((resolve, reject) => {
+      if (seen.length >= n) return resolve(seen);
+      const timer = setTimeout(
+        () => reject(new Error(`${seen.length} of ${n} events: ${JSON.stringify(seen)}`)),
+        ms,
+      );
+      waiters.push({
+        n,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(seen);
+        },
+      });
+    });
+  return { seen, until };
+}
+
+describe.skipIf(!REDIS_SERVER)('outbox events', () => {
+  const shared = useRedisServer();
+  const closing: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+
+  const open = async () => {
+    const mock = await createMockServer();
+    const client = new OAClient({
+      baseUrl: mock.url,
+      apiKey: mock.apiKey,
+      apiSecret: mock.apiSecret,
+      maxRetries: 0,
+    });
+    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'events' });
+    closing.push(
+      () => mock.close(),
+      () => client.close(),
+      () => outbox.close(),
+    );
+    return { mock, client, outbox };
+  };
+
+  it("a worker's listeners hear each outcome once the job's state is stored", async () => {
+    const { mock, client, outbox } = await open();
+    mock.injectFault({ kind: 'rate-limit' }, { path: '/webhook/broadcast-message', times: 1 });
+    await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'retried' });
+    await outbox.add('sendGreeting', { user_id: 'u2' }, { key: 'greeted' });
+    await outbox.add('sendText', { user_id: 'u1', msg: 'y' }, { key: 'was-in-flight' });
+    await shared.redis.hset(
+      'bull:events:k-was-in-flight',
+      'oaSent',
+      JSON.stringify({ token: 't', pid: 7, host: 'h', at: 1 }),
+    );
+    const states: Record<string, string | undefined> = {};
+    const worker = outbox.work({ client });
+    const { until } = collect(worker, ([, event]) =>
+      outbox.get(event.key).then((s) => {
+        states[`${event.key}@${event.attempts}`] = s?.state;
+      }),
+    );
+    const seen = await until(4);
+    await worker.close();
+
+    const byKey = (key: string) => seen.filter(([, e]) => e.key === key);
+    expect(byKey('greeted')).toEqual([
+      ['delivered', { key: 'greeted', method: 'sendGreeting', attempts: 1, result: expect.anything() }],
+    ]);
+    expect(byKey('was-in-flight')).toEqual([
+      [
+        'unknown',
+        {
+          key: 'was-in-flight',
+          method: 'sendText',
+          attempts: 1,
+          error: expect.objectContaining({
+            deliveryUnknown: true,
+            record: expect.objectContaining({ pid: 7 }),
+          }),
+        },
+      ],
+    ]);
+    // The 429 came on whichever text went first; 'was-in-flight' never reaches the API.
+    const retried = byKey('retried');
+    expect(retried.map(([name]) => name)).toEqual(['retrying', 'delivered']);
+    expect(retried[0]?.[1]).toMatchObject({
+      method: 'sendText',
+      attempts: 1,
+      delayMs: 1000,
+      error: { status: 429, name: 'OARateLimitError' },
+    });
+    expect(retried[1]?.[1]).toEqual({ key: 'retried', method: 'sendText', attempts: 2, result: 'success' });
+    // Each listener read the state its event told of.
+    await expect.poll(() => Object.keys(states).length).toBe(4);
+    expect(states).toEqual({
+      'greeted@1': 'delivered',
+      'was-in-flight@1': 'unknown',
+      'retried@1': 'delayed',
+      'retried@2': 'delivered',
+    });
+  });
+
+  it('a final failure is one failed event with the error kept; a listener that throws changes nothing', async () => {
+    const { mock, client, outbox } = await open();
+    mock.injectFault(
+      { kind: 'error', status: 400, code: 'BAD_REQUEST' },
+      { path: '/webhook/broadcast-message' },
+    );
+    await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'bad' });
+    const worker = outbox.work({ client });
+    worker.on('failed', () => {
+      throw new Error('listener bug');
+    });
+    const { until } = collect(worker);
+    const [[name, event]] = (await until(1)) as [Seen];
+    await worker.close();
+    expect(name).toBe('failed');
+    expect(event).toMatchObject({
+      key: 'bad',
+      attempts: 1,
+      error: { status: 400, name: 'OABadRequestError' },
+    });
+    expect((await outbox.get('bad'))?.error).toEqual((event as OutboxEvents['failed']).error);
+  });
+
+  it('outbox.on hears the outcomes of a worker in another process', async () => {
+    const mock = await createMockServer();
+    closing.push(() => mock.close());
+    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'far' });
+    closing.push(() => outbox.close());
+    const { seen, until } = collect(outbox);
+    const config: OutboxWorkerConfig = {
+      redisUrl: shared.server.url,
+      baseUrl: mock.url,
+      apiKey: mock.apiKey,
+      apiSecret: mock.apiSecret,
+      name: 'far',
+      concurrency: 2,
+      lockDurationMs: 30_000,
+      rateLimit: { general: { max: 100, windowMs: 1000 }, upload: { max: 10, windowMs: 1000 } },
+    };
+    const child: Running = await startScript('test/queue/outbox-worker.ts', [JSON.stringify(config)]);
+    closing.push(() => kill(child));
+    await outbox.addMany(
+      Array.from({ length: 20 }, (_, i) => ({
+        method: 'sendText' as const,
+        params: { user_id: `u${i}`, msg: `m${i}` },
+        key: `far-${i}`,
+      })),
+    );
+    await until(20, 30_000);
+    expect(seen.map(([name]) => name)).toEqual(Array(20).fill('delivered'));
+    expect(new Set(seen.map(([, e]) => e.key)).size).toBe(20);
+    expect(mock.deliveries).toHaveLength(20);
+  }, 60_000);
+
+  it("with the caller's ioredis client, the reader leaves the client free and open", async () => {
+    const redis = new Redis(shared.server.url, { maxRetriesPerRequest: null });
+    closing.push(() => redis.quit());
+    const mock = await createMockServer();
+    const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
+    const outbox = createOutbox({ connection: { client: redis }, name: 'own' });
+    closing.push(
+      () => mock.close(),
+      () => client.close(),
+    );
+    const { until } = collect(outbox);
+    // The caller's client still answers at once while the reader waits on the stream.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await Promise.race([redis.ping(), new Promise((r) => setTimeout(() => r('blocked'), 2000))])).toBe(
+      'PONG',
+    );
+    const worker = outbox.work({ client });
+    await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'mine' });
+    expect((await until(1))[0]?.[0]).toBe('delivered');
+    await worker.close();
+    await outbox.close();
+    expect(redis.status).toBe('ready');
+  });
+
+  it('refuses an event name it does not know', async () => {
+    const outbox = createOutbox({ connection: { url: shared.server.url } });
+    closing.push(() => outbox.close());
+    expect(() => outbox.on('completed' as never, () => {})).toThrow(OAConfigError);
+  });
+});
