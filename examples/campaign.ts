@@ -37,6 +37,12 @@ await outbox.addMany(entries);
 await outbox.addMany(entries.slice(0, 10));
 console.log(`Queued ${size} messages (10 of them added twice: kept once)`);
 
+// Outcomes as they happen, from every worker of this outbox (in any process): the ones to act on.
+let delivered = 0;
+outbox.on('delivered', () => delivered++);
+outbox.on('failed', (e) => console.log(`  ${e.key} failed: ${e.error.message}`));
+outbox.on('unknown', (e) => console.log(`  ${e.key} may or may not have arrived (${e.error.message})`));
+
 const workers = [outbox.work({ client, concurrency: 4 }), outbox.work({ client, concurrency: 4 })];
 const started = Date.now();
 for (;;) {
@@ -53,6 +59,10 @@ const counts = await outbox.counts();
 console.log('Final counts:', JSON.stringify(counts));
 console.log(`order-0-shipped: ${JSON.stringify(await outbox.get('order-0-shipped'))}`);
 if (mock) console.log(`The fake received ${mock.deliveries.length} messages`);
+// The last events may still be on their way from Redis: a moment for them (events are news; the
+// counts are the record).
+for (let i = 0; i < 20 && delivered < counts.delivered; i++) await new Promise((r) => setTimeout(r, 100));
+console.log(`Delivered events heard: ${delivered}`);
 // `unknown`: a worker died while the request may have been on its way. Check with the user (or your
 // own records) before sending again; the SDK never sends it again by itself.
 if (counts.unknown > 0) console.log(`${counts.unknown} messages may or may not have arrived: check them`);

@@ -150,6 +150,7 @@ describe('examples (each as a child process, against the fake)', () => {
           'Final counts: {"waiting":0,"delayed":0,"active":0,"delivered":120,"failed":0,"unknown":0}',
         );
         expect(output).toContain('The fake received 120 messages');
+        expect(output).toContain('Delivered events heard: 120');
         expectNoSecrets(output);
         expect(code).toBe(0);
       } finally {
