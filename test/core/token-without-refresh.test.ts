@@ -61,7 +61,7 @@ async function serve(
 }
 
 describe.each(NO_REFRESH_TOKEN)('a login answer whose refresh token is %s', (_name, refreshField) => {
-  it('is returned by generateToken() with refresh_token "", and refreshToken() then sends nothing', async () => {
+  it('comes back from generateToken() as "", and refreshToken() then sends nothing', async () => {
     const { client } = await serve(refreshField);
     const pair = await client.generateToken();
     expect(pair.refresh_token).toBe('');
