@@ -182,7 +182,7 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
     );
     try {
       for (const client of clients) await client.sendText({ user_id: 'u1', msg: 'x' });
-      // The second process read the pair the first saved: one login between them.
+      // The second client read the pair the first saved in Redis: one login between them.
       expect(logins).toBe(1);
       const [first, second] = server.hits.filter((h) => h.path.endsWith('/broadcast-message'));
       expect(second?.authorization).toBe(first?.authorization);
