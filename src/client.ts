@@ -183,7 +183,7 @@ export class OAClient {
     const token = refresh_token ?? (await this.#tokens.currentRefreshToken());
     if (token === undefined) {
       throw new OAValidationError(
-        'refreshToken: the client holds no refresh token yet; call generateToken() first',
+        'refreshToken: no refresh token held (none yet, or the API gave none); call generateToken()',
         [{ path: ['refresh_token'], message: 'Required' }],
       );
     }

@@ -1,40 +1,10 @@
 import { OAApiError, OARateLimitError, OAUnauthorizedError } from '../errors.js';
 import type { TokenPair } from '../schemas/responses.js';
+import { DOCUMENTED_LIFETIME_MS, jwtLifetimeSeconds, parseExpiresIn } from '../schemas/token-lifetime.js';
 import type { Logger } from './logger.js';
 import type { Permit } from './rate-limit.js';
 import type { SlotLoan } from './slot-loan.js';
 import type { StoredToken, TokenStore } from './token-store.js';
-
-/** The documented lifetime of an access token (`expires_in: '1h'`). */
-const DEFAULT_LIFETIME_MS = 60 * 60 * 1000;
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `'1h'`, `'30m'`, `'3600s'`, `'3600'` or `3600` (seconds) to milliseconds. */
-export function parseExpiresIn(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
-  if (!match) return undefined;
-  const ms = Number(match[1]) * (UNIT_MS[(match[2] ?? 's').toLowerCase()] ?? 1000);
-  return ms > 0 ? ms : undefined;
-}
-
-/** The `iat` and `exp` claims of a JWT, when it decodes. The signature is the server's business. */
-export function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
-  const payload = token.split('.')[1];
-  if (!payload) return {};
-  try {
-    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    if (typeof claims !== 'object' || claims === null) return {};
-    const { iat, exp } = claims as Record<string, unknown>;
-    return {
-      ...(typeof iat === 'number' ? { iat } : {}),
-      ...(typeof exp === 'number' ? { exp } : {}),
-    };
-  } catch {
-    return {};
-  }
-}
 
 /**
  * When a fresh pair expires, on this machine's clock: its lifetime is measured from its receipt, as
@@ -43,11 +13,11 @@ export function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
  * whose clock is behind would make every pair look expired on arrival, and renewed before every call.
  */
 export function toStoredToken(pair: TokenPair, now: number): StoredToken {
-  const { iat, exp } = decodeJwtTimes(pair.access_token);
+  const jwtSeconds = jwtLifetimeSeconds(pair.access_token);
   const lifetimeMs =
-    exp !== undefined && iat !== undefined && exp > iat
-      ? (exp - iat) * 1000
-      : (parseExpiresIn(pair.expires_in) ?? DEFAULT_LIFETIME_MS);
+    jwtSeconds !== undefined
+      ? jwtSeconds * 1000
+      : (parseExpiresIn(pair.expires_in) ?? DOCUMENTED_LIFETIME_MS);
   return {
     access_token: pair.access_token,
     refresh_token: pair.refresh_token,
@@ -155,9 +125,9 @@ export class TokenManager {
     return stored;
   }
 
-  /** The stored refresh token, if any. */
+  /** The stored refresh token, if any: `undefined` too when the answer that gave the pair had none (`''`). */
   async currentRefreshToken(): Promise<string | undefined> {
-    return (await this.#read())?.refresh_token;
+    return (await this.#read())?.refresh_token || undefined;
   }
 
   #isStale(token: StoredToken): boolean {
@@ -203,6 +173,7 @@ export class TokenManager {
 
   async #renewNow(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
     const { logger } = this.#deps;
+    // A pair whose answer carried no refresh token holds `''`: log in, never refresh with nothing.
     if (current?.refresh_token) {
       try {
         const stored = await this.save(await this.#deps.refresh(current.refresh_token, this.#borrow()));

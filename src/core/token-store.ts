@@ -2,7 +2,7 @@
 export interface StoredToken {
   /** The bearer token (a JWT). */
   access_token: string;
-  /** The refresh token. */
+  /** The refresh token; `''` when the answer carried none (the client then logs in again instead). */
   refresh_token: string;
   /** `Bearer`. */
   token_type: string;

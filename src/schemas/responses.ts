@@ -1,19 +1,43 @@
 import { z } from 'zod';
+import { filledExpiresIn } from './token-lifetime.js';
 
 // Response schemas are loose: fields the API adds later pass through untouched, while a missing or
-// wrongly typed documented field is an OAResponseValidationError.
+// wrongly typed documented field is an OAResponseValidationError (token answers excepted: the client
+// can fill in all but the access token, see TokenPairSchema).
 
-/** Endpoints 1 and 2. `expires_in` is documented as the text `1h`; a number of seconds is accepted too. */
-export const TokenPairSchema = z.looseObject({
+/** A token pair as the client hands it over (`TokenPair`): every documented field, of its documented type. */
+const FilledTokenPairSchema = z.looseObject({
   /** The bearer token (a JWT) every other request carries. */
   access_token: z.string().min(1),
-  /** Obtains the next pair (`refreshToken`). */
-  refresh_token: z.string().min(1),
-  /** `Bearer`. */
+  /**
+   * Obtains the next pair (`refreshToken`). `''` when the answer carried none: the client then logs in
+   * again where it would refresh.
+   */
+  refresh_token: z.string(),
+  /** `Bearer`; `'Bearer'` too when the answer carried no text. */
   token_type: z.string(),
-  /** The access token's lifetime: the text `1h`, or a number of seconds. */
+  /**
+   * The access token's lifetime as answered: the text `1h` (documented) or a number of seconds. When
+   * the answer stated none that can be read (missing, `null`, `0`, a text without a number): the JWT's
+   * `exp - iat` in seconds, else `'1h'`.
+   */
   expires_in: z.union([z.string(), z.number()]),
 });
+
+/**
+ * Endpoints 1 and 2, read tolerantly: the spec's table is all a real server promises, so the one field
+ * required is the one nothing works without, `access_token` (a non-empty string; an answer without one
+ * is an OAResponseValidationError). The others are filled in when missing or of another type:
+ * `refresh_token` with `''`, `token_type` with `'Bearer'`; so is an `expires_in` that states no
+ * lifetime, with the JWT's `exp - iat` in seconds, else `'1h'`. Fields the API adds pass through.
+ */
+export const TokenPairSchema = FilledTokenPairSchema.extend({
+  refresh_token: z.string().catch(''),
+  token_type: z.string().catch('Bearer'),
+  expires_in: z.unknown().optional(),
+})
+  .transform((pair) => ({ ...pair, expires_in: filledExpiresIn(pair.access_token, pair.expires_in) }))
+  .pipe(FilledTokenPairSchema);
 
 /** The single-user sends (endpoints 4, 5, 12, 13) answer with the text `success`. */
 export const SuccessSchema = z.literal('success');
@@ -88,7 +112,7 @@ export const UploadAudioResultSchema = z.looseObject({
 
 // Interfaces rather than aliases of z.infer: signatures (in editors and the API reference) then show
 // `Promise<TokenPair>` instead of the type spelled out.
-/** A token pair, as endpoints 1 and 2 answer it. */
+/** A token pair, as endpoints 1 and 2 answer it, with what the answer lacked filled in (see each field). */
 export interface TokenPair extends z.infer<typeof TokenPairSchema> {}
 /** The answer of the single-user sends: `'success'`. */
 export type SendResult = z.infer<typeof SuccessSchema>;

@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { json, startRawServer } from '../helpers/raw-server.js';
+import { makeJwt } from '../helpers/tokens.js';
 import { fakeServer, oa } from './run-oa.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/media/${name}`, import.meta.url));
@@ -25,6 +27,23 @@ describe.concurrent('oa token', () => {
     const printed = JSON.parse(stdout);
     expect(Object.keys(printed).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
     expect(printed).toMatchObject({ token_type: 'Bearer', expires_in: '1h' });
+  });
+
+  it('an answer with no token_type, expires_in null and no refresh token: printed filled in', async ({
+    onTestFinished,
+  }) => {
+    const iat = Math.floor(Date.now() / 1000);
+    const access_token = makeJwt({ sub: 'provider-1', iat, exp: iat + 1800 });
+    const server = await startRawServer((_req, res) =>
+      json(res, 201, { data: { access_token, expires_in: null } }),
+    );
+    onTestFinished(() => server.close());
+    const env = { OA_BASE_URL: server.url, OA_API_KEY: 'key-123456', OA_API_SECRET: 'secret-abcdef' };
+    const plain = await oa(['token'], { env });
+    expect([plain.code, plain.stdout, plain.stderr]).toEqual([0, `${access_token}\n`, '']);
+    const { code, stdout } = await oa(['token', '--json'], { env });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ access_token, token_type: 'Bearer', expires_in: 1800 });
   });
 });
 

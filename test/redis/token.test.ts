@@ -4,6 +4,8 @@ import type { StoredToken } from '../../src/index.js';
 import { OAAbortError, OAClient, OAConfigError } from '../../src/index.js';
 import { createRedisCoordination, type RedisCoordination } from '../../src/redis/index.js';
 import { createMockServer } from '../../src/testing/index.js';
+import { json, startRawServer } from '../helpers/raw-server.js';
+import { makeJwt } from '../helpers/tokens.js';
 import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 
 const pair = (expiresInMs: number): StoredToken => ({
@@ -154,6 +156,45 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
     } finally {
       await Promise.all(clients.map((client) => client.close()));
       await mock.close();
+    }
+  });
+
+  it('shares a pair whose answer had no refresh token, token_type or expires_in', async () => {
+    const API = '/api/v2/public';
+    let logins = 0;
+    const server = await startRawServer((req, res) => {
+      if (req.url === `${API}/auth/token`) {
+        const iat = Math.floor(Date.now() / 1000);
+        return json(res, 201, {
+          data: { access_token: makeJwt({ n: ++logins, iat, exp: iat + 600 }), expires_in: null },
+        });
+      }
+      json(res, 201, { data: 'success' });
+    });
+    const clients = [coordination(), coordination()].map(
+      (c) =>
+        new OAClient({
+          baseUrl: server.url,
+          apiKey: 'key-123456',
+          apiSecret: 'secret-abcdef',
+          coordination: c,
+        }),
+    );
+    try {
+      for (const client of clients) await client.sendText({ user_id: 'u1', msg: 'x' });
+      // The second client read the pair the first saved in Redis: one login between them.
+      expect(logins).toBe(1);
+      const [first, second] = server.hits.filter((h) => h.path.endsWith('/broadcast-message'));
+      expect(second?.authorization).toBe(first?.authorization);
+      const stored = JSON.parse((await shared.redis.get('oa:token:key-123456')) ?? '{}') as StoredToken;
+      expect([stored.refresh_token, stored.token_type, stored.expires_at - stored.obtained_at]).toEqual([
+        '',
+        'Bearer',
+        600_000,
+      ]);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      await server.close();
     }
   });
 
