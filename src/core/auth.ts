@@ -176,7 +176,11 @@ export class TokenManager {
     // A pair whose answer carried no refresh token holds `''`: log in, never refresh with nothing.
     if (current?.refresh_token) {
       try {
-        const stored = await this.save(await this.#deps.refresh(current.refresh_token, this.#borrow()));
+        const pair = await this.#deps.refresh(current.refresh_token, this.#borrow());
+        // An answer without a new refresh token leaves the one just used valid (RFC 6749, section 6).
+        const stored = await this.save(
+          pair.refresh_token ? pair : { ...pair, refresh_token: current.refresh_token },
+        );
         logger.info?.('oa-messaging: access token refreshed', { reason });
         this.#deps.onRenewed?.('refresh', reason);
         return stored;

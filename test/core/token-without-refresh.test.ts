@@ -96,7 +96,7 @@ describe('a pair without a refresh token, close to its expiry', () => {
     expect(server.hits.every((h) => h.path.includes('/auth/') || h.authorization !== undefined)).toBe(true);
   });
 
-  it('from a refresh answer without one: the next renewal is a login', async () => {
+  it('from a refresh answer without one: the refresh token sent is kept (RFC 6749, section 6)', async () => {
     const { client, server } = await serve(
       { refresh_token: 'login-refresh-abcdef' },
       { lifetimeSeconds: 2, refreshAnswersWithout: true },
@@ -106,12 +106,12 @@ describe('a pair without a refresh token, close to its expiry', () => {
     await sleep(1100);
     expect(await send('second, after a refresh')).toMatchObject({ ok: true });
     await sleep(1100);
-    expect(await send('third, after a login')).toMatchObject({ ok: true });
+    expect(await send('third, after a second refresh')).toMatchObject({ ok: true });
     const renewals = server.hits.filter((h) => h.path.includes('/auth/'));
     expect(renewals.map((h) => [h.path.replace(`${API}/auth/`, ''), h.body])).toEqual([
       ['token', { api_key: 'key-123456', api_secret: 'secret-abcdef' }],
       ['refresh-token', { refresh_token: 'login-refresh-abcdef' }],
-      ['token', { api_key: 'key-123456', api_secret: 'secret-abcdef' }],
+      ['refresh-token', { refresh_token: 'login-refresh-abcdef' }],
     ]);
     expect(new Set(sends().map((h) => h.authorization)).size).toBe(3);
   });
