@@ -72,7 +72,7 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
   let up = false;
 
   beforeAll(async () => {
-    server = await startRedisServer();
+    server = await startRedisServer({ appendonly: true });
     up = true;
   });
   afterAll(async () => {
@@ -102,8 +102,10 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
       expect(await within(outbox.add(...text('after')).then(() => 'stored'))).toBe('stored');
       expect(await within(outbox.get('after'))).toEqual({ state: 'waiting' });
       await redis.connect();
-      // The events stored before the stop and after the start (one refused meanwhile may be kept too).
-      expect(await redis.llen('bull:down-in:wait')).toBeGreaterThanOrEqual(2);
+      // What was stored before the shutdown and after the start; what was refused was not run later.
+      expect(await redis.llen('bull:down-in:wait')).toBe(2);
+      expect(await outbox.get('before')).toEqual({ state: 'waiting' });
+      expect(await outbox.get('during-10')).toBeUndefined();
     } finally {
       // Back up first, so that nothing left waiting for Redis holds the closing.
       if (!up) await server.start();
@@ -131,6 +133,31 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
       expect(await within(Promise.all([inbox.close(), outbox.close()]).then(() => 'closed'))).toBe('closed');
       await server.start();
       up = true;
+    }
+  }, 60_000);
+
+  it('with a client of yours: add rejects while Redis is down, works once it is back; close leaves it open', async () => {
+    if (!server) throw new Error('no redis-server');
+    const client = new Redis(server.url, { maxRetriesPerRequest: null });
+    client.on('error', () => {});
+    const outbox = createOutbox({ connection: { client }, name: 'down-client' });
+    try {
+      await outbox.add(...text('before'));
+      await server.shutdown();
+      up = false;
+      const error = await within(rejection(outbox.add(...text('during'))));
+      expect(error).toBeInstanceOf(OAConnectionError);
+      expect((error as Error).message).toMatch(/^outbox\.add: Redis could not be reached/);
+      await server.start();
+      up = true;
+      expect(await within(outbox.add(...text('after')).then(() => 'stored'))).toBe('stored');
+      expect(await within(outbox.counts())).toMatchObject({ waiting: 2 });
+    } finally {
+      if (!up) await server.start();
+      up = true;
+      await outbox.close();
+      expect(await client.ping()).toBe('PONG');
+      client.disconnect();
     }
   }, 60_000);
 });
