@@ -119,5 +119,6 @@ export function createInbox(options: InboxOptions): Inbox {
       await connection.close();
     },
   };
-  return rejectUnreachable(inbox, 'inbox', ['store']);
+  rejectUnreachable(inbox, 'inbox', ['store']);
+  return inbox;
 }

@@ -246,7 +246,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await connection.close();
     },
   };
-  return rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts']);
+  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts']);
+  return outbox;
 }
 
 function stateOf(bullState: string, marker: string | null): OutboxState {
