@@ -4,6 +4,7 @@ import { OAConfigError } from '../errors.js';
 import { dedupeKeyOf } from '../webhook/dedupe.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
+import { rejectUnreachable } from './reach.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
 /** Options of {@link createInbox}. */
@@ -42,6 +43,9 @@ export interface Inbox {
    * Stores one event; resolves once it is in Redis. A function of its own (works unbound), to pass as
    * the webhook handler's `onEvent`: the handler answers 200 only after it resolved. A redelivery (same
    * account, conversation and `MsgKey`, else `MsgId`) is stored once, also after it was processed.
+   * Rejects with `OAConnectionError` when Redis cannot be reached (not connected within 5 s, a lost
+   * connection, no answer within 5 s) instead of waiting for it: the webhook answers 500 and the OA
+   * delivers again.
    */
   readonly store: (event: WebhookEvent, context?: unknown) => Promise<void>;
   /**
@@ -95,7 +99,7 @@ export function createInbox(options: InboxOptions): Inbox {
     });
   };
 
-  return {
+  const inbox: Inbox = {
     store,
     work(handler, workOptions = {}) {
       if (typeof handler !== 'function') throw new OAConfigError('inbox.work needs a handler function');
@@ -115,4 +119,6 @@ export function createInbox(options: InboxOptions): Inbox {
       await connection.close();
     },
   };
+  rejectUnreachable(inbox, 'inbox', ['store']);
+  return inbox;
 }

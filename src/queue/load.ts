@@ -41,8 +41,9 @@ type RedisConstructor = new (url: string, options: Record<string, unknown>) => I
 /**
  * A new ioredis connection to `url`, as BullMQ needs it: commands wait through a reconnection instead
  * of failing after a few tries (`maxRetriesPerRequest: null`), so a Redis restart only delays the work.
+ * `options` replace ioredis options of that (the producer calls' connection gives up instead).
  */
-export async function connectRedis(url: string): Promise<IORedisLike> {
+export async function connectRedis(url: string, options: Record<string, unknown> = {}): Promise<IORedisLike> {
   let mod: { default?: unknown; Redis?: unknown };
   try {
     mod = (await import('ioredis')) as { default?: unknown; Redis?: unknown };
@@ -51,7 +52,7 @@ export async function connectRedis(url: string): Promise<IORedisLike> {
   }
   const Redis = (mod.Redis ?? mod.default) as RedisConstructor | undefined;
   if (typeof Redis !== 'function') throw new OAConfigError(MISSING('ioredis'));
-  const client = new Redis(url, { maxRetriesPerRequest: null });
+  const client = new Redis(url, { maxRetriesPerRequest: null, ...options });
   // Without a listener ioredis prints every reconnection failure; commands wait or reject anyway.
   client.on('error', () => {});
   return client;

@@ -20,6 +20,7 @@ import {
   type OutboxParams,
 } from './methods.js';
 import { type OutboxError, type OutboxJobData, outboxProcessor } from './outbox-worker.js';
+import { rejectUnreachable } from './reach.js';
 import { countUnknown, FIELD } from './record.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
@@ -89,7 +90,12 @@ export interface OutboxWorker {
   close(): Promise<void>;
 }
 
-/** An outbox: add sends, watch them, run workers. See {@link createOutbox}. */
+/**
+ * An outbox: add sends, watch them, run workers. See {@link createOutbox}. `add`, `addMany`, `get` and
+ * `counts` reject with `OAConnectionError` when Redis cannot be reached (not connected within 5 s, a
+ * lost connection, no answer within 5 s) instead of waiting for it; a rejected `add` may still have
+ * been stored (add the key again: it keeps one job). Workers wait through a reconnection.
+ */
 export interface Outbox {
   /** Queues one send under `key`; resolves once stored (or once known: a key is stored once). */
   add<M extends OutboxMethod>(method: M, params: OutboxParams<M>, options: OutboxAddOptions): Promise<void>;
@@ -243,7 +249,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
     async counts() {
       const { queue: q } = await open();
-      const redis = await connection.commands();
+      const redis = await connection.producer();
       const [c, unknown] = await Promise.all([
         q.getJobCounts(
           'waiting',
@@ -270,7 +276,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async get(key) {
       if (typeof key !== 'string') throw new OAValidationError('get needs a key (a string)', []);
       const { queue: q } = await open();
-      const redis = await connection.commands();
+      const redis = await connection.producer();
       const id = jobIdOf(key);
       const job: Job | undefined = await q.getJob(id);
       if (!job) return undefined;
@@ -290,6 +296,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await connection.close();
     },
   };
+  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts']);
   return outbox;
 }
 

@@ -3,6 +3,7 @@ import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
+import { whenReady } from './reach.js';
 
 /** `value` rounded up to a whole number, 1 or more; `fallback` when unset. */
 export function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -44,11 +45,19 @@ export class LazyQueue {
     if (!this.#opening) {
       const opening = (async () => {
         const bull = await loadBullMQ();
-        const redis = await this.connection.commands();
+        // The producer calls' connection (it gives up on a lost connection), ready: BullMQ would wait for
+        // a first connection without a bound.
+        const redis = await this.connection.producer();
+        await whenReady(redis);
         const queue = new bull.Queue(this.name, { connection: redis as never });
-        // Without a listener BullMQ prints every reconnection failure; the calls that need Redis wait
-        // through a reconnection or reject themselves.
+        // Without a listener BullMQ prints every reconnection failure; the calls reject themselves.
         queue.on('error', () => {});
+        // A queue whose first commands failed (Redis went away again) would fail every call: a new one
+        // is made on the next.
+        await queue.waitUntilReady().catch(async (error: unknown) => {
+          await queue.close().catch(() => {});
+          throw error;
+        });
         return { bull, queue };
       })();
       opening.catch(() => {

@@ -37,6 +37,10 @@ export interface RedisServer {
    * and data dir; clients see their connection drop and reconnect.
    */
   restart(): Promise<void>;
+  /** Shuts it down (SIGTERM) and leaves it down, until `start()`: clients see their connection drop. */
+  shutdown(): Promise<void>;
+  /** Starts it again after `shutdown()`, on the same port and data dir. */
+  start(): Promise<void>;
 }
 
 /** How to start it. */
@@ -102,6 +106,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     try {
       let child = await startOnce(binary, port, dir, appendonly);
       child.removeAllListeners('exit');
+      const start = async () => {
+        child = await startOnce(binary, port, dir, appendonly);
+        child.removeAllListeners('exit');
+      };
       const exit = (signal: NodeJS.Signals) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -117,9 +125,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
         },
         restart: async () => {
           await exit('SIGTERM');
-          child = await startOnce(binary, port, dir, appendonly);
-          child.removeAllListeners('exit');
+          await start();
         },
+        shutdown: () => exit('SIGTERM'),
+        start,
       };
     } catch (error) {
       lastError = error;
