@@ -1,15 +1,16 @@
-import type { Logger } from './logger.js';
+/** What becomes of a listener's error: `name` is the event's. */
+export type ListenerErrorReport = (name: string, error: unknown) => void;
 
 /**
  * A small typed emitter, keyed by the event names of `Events`. A listener that throws (or rejects) is
- * reported to the logger and never breaks what emitted; an event with no listener costs one lookup.
+ * reported and never breaks what emitted; an event with no listener costs one lookup.
  */
 export class TypedEvents<Events extends object> {
   readonly #listeners = new Map<keyof Events, Set<(event: never) => void>>();
-  readonly #logger: Logger;
+  readonly #report: ListenerErrorReport;
 
-  constructor(logger: Logger) {
-    this.#logger = logger;
+  constructor(report: ListenerErrorReport) {
+    this.#report = report;
   }
 
   on<E extends keyof Events>(name: E, listener: (event: Events[E]) => void): void {
@@ -41,10 +42,7 @@ export class TypedEvents<Events extends object> {
     const set = this.#listeners.get(name);
     if (!set || set.size === 0) return;
     for (const listener of set) {
-      const report = (error: unknown) =>
-        this.#logger.error?.(`oa-messaging: a '${String(name)}' listener threw`, {
-          error: error instanceof Error ? error.message : String(error),
-        });
+      const report = (error: unknown) => this.#report(String(name), error);
       try {
         const returned: unknown = (listener as (event: Events[E]) => unknown)(event);
         // An async listener's rejection is contained too: it must never become an unhandled rejection.

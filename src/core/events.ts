@@ -1,5 +1,6 @@
 import type { OAError } from '../errors.js';
 import { TypedEvents } from './emitter.js';
+import type { Logger } from './logger.js';
 import type { RateLimitBucket } from './rate-limit.js';
 
 /** Why a call is being tried again. */
@@ -108,5 +109,13 @@ export type OAClientEventName = keyof OAClientEvents;
 /** A listener of event `E`. */
 export type OAClientListener<E extends OAClientEventName> = (event: OAClientEvents[E]) => void;
 
-/** The client's emitter: one {@link TypedEvents} over {@link OAClientEvents}. */
-export class ClientEvents extends TypedEvents<OAClientEvents> {}
+/** The client's emitter: one {@link TypedEvents} over {@link OAClientEvents}, reporting to its logger. */
+export class ClientEvents extends TypedEvents<OAClientEvents> {
+  constructor(logger: Logger) {
+    super((name, error) =>
+      logger.error?.(`oa-messaging: a '${name}' listener threw`, {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
+  }
+}

@@ -44,6 +44,17 @@ export class QueueConnection {
     if (client !== undefined && typeof (client as IORedisLike | null)?.eval !== 'function') {
       throw new OAConfigError('connection.client must be an ioredis client');
     }
+    // BullMQ's workers and event readers refuse (or, started in the background, silently never run on)
+    // a connection that gives up on commands: say so here, where the client is given.
+    const settings = (
+      client as { options?: { maxRetriesPerRequest?: unknown; redisOptions?: unknown } } | undefined
+    )?.options;
+    const retries = (settings?.redisOptions as { maxRetriesPerRequest?: unknown } | undefined) ?? settings;
+    if (client !== undefined && retries !== undefined && retries.maxRetriesPerRequest !== null) {
+      throw new OAConfigError(
+        'connection.client must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })',
+      );
+    }
     this.#url = url as string | undefined;
     this.#client = client as IORedisLike | undefined;
   }

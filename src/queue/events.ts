@@ -5,21 +5,20 @@
  */
 import type { Job, QueueEvents, Worker } from 'bullmq';
 import { TypedEvents } from '../core/emitter.js';
-import { loggerFor } from '../core/logger.js';
 import { OAConfigError } from '../errors.js';
 import type { QueueConnection } from './connection.js';
 import type { BullMQ, IORedisLike } from './load.js';
 import type { OutboxMethod } from './methods.js';
 import { type OutboxError, type OutboxJobData, outboxErrorOf, UNKNOWN_REASON } from './outbox-worker.js';
 
-/** What every outbox event names: the job's key and method, and its tries so far. */
+/** What every outbox event names: the job's key and method, and which try this is. */
 export interface OutboxJobEvent {
   /** The app's idempotency key. */
   key: string;
   /** The client method that sends it. */
   method: OutboxMethod;
-  /** How many times the job was tried, this try included. */
-  attempts: number;
+  /** The try this event is about: 1 for the first; a try cut short by its worker's death counts. */
+  attempt: number;
 }
 
 /** A job was delivered: the API accepted its send. */
@@ -28,33 +27,39 @@ export interface OutboxDeliveredEvent extends OutboxJobEvent {
   result: unknown;
 }
 
-/** A job ended `failed` or `unknown`. */
+/** A job ended `failed`. */
 export interface OutboxFailedEvent extends OutboxJobEvent {
-  /** Why, as `outbox.get(key).error` gives it. */
+  /** Why, as `outbox.get(key).error` gives it; `deliveryUnknown` when the answer came too late to tell. */
   error: OutboxError;
 }
 
+/** A job ended `unknown`: it was handed out again after its worker died with its request in flight. */
+export interface OutboxUnknownEvent extends OutboxJobEvent {
+  /** As `outbox.get(key).error` gives it: `record` names the worker that may have sent it. */
+  error: OutboxError & { deliveryUnknown: true };
+}
+
 /** A try was not sent (429, `JOB_BUSY`, a refused connection...): the job is tried again. */
-export interface OutboxRetryingEvent extends OutboxJobEvent {
+export interface OutboxRetryEvent extends OutboxJobEvent {
   /** What failed. */
   error: OutboxError;
   /** How long the job waits (BullMQ's backoff) before its next try, in ms. */
-  delayMs: number;
+  waitMs: number;
 }
 
 /** What an outbox reports, by event name. Events never carry a secret. */
 export interface OutboxEvents {
   /** A job was delivered. */
   delivered: OutboxDeliveredEvent;
-  /** A try was not sent and the job is tried again after `delayMs`. */
-  retrying: OutboxRetryingEvent;
+  /** A try was not sent and the job is tried again after `waitMs` (as the client's `retry` event). */
+  retry: OutboxRetryEvent;
   /**
    * A job failed for good: a verdict of the API, an answer too late to tell (`error.deliveryUnknown`),
    * or its tries ran out.
    */
   failed: OutboxFailedEvent;
   /** A job was handed out again after its worker died with its request in flight: it is not sent again. */
-  unknown: OutboxFailedEvent;
+  unknown: OutboxUnknownEvent;
 }
 
 /** The name of an event of {@link OutboxEvents}. */
@@ -63,17 +68,23 @@ export type OutboxEventName = keyof OutboxEvents;
 /** A listener of outbox event `E`. */
 export type OutboxListener<E extends OutboxEventName> = (event: OutboxEvents[E]) => void;
 
-const NAMES: readonly OutboxEventName[] = ['delivered', 'retrying', 'failed', 'unknown'];
+const NAMES: readonly OutboxEventName[] = ['delivered', 'retry', 'failed', 'unknown'];
 
 /** The name of the entries this module adds to the queue's BullMQ event stream. */
 const STREAM_EVENT = 'oa-outbox';
 /** BullMQ's own length for the event stream (`streams.events.maxLen`). */
 const STREAM_MAX_LEN = 10_000;
 
-/** The emitter of an outbox or one of its workers, refusing names it does not know. */
+/** The emitter of an outbox or one of its workers: refuses names it does not know. */
 export class OutboxEmitter extends TypedEvents<OutboxEvents> {
   constructor() {
-    super(loggerFor(undefined, undefined));
+    // A listener's bug is shown (a process warning goes to stderr by default), never hidden.
+    super((name, error) =>
+      process.emitWarning(
+        `oa-messaging: an outbox '${name}' listener threw: ${error instanceof Error ? error.message : String(error)}`,
+        'OAListenerWarning',
+      ),
+    );
   }
 
   override on<E extends OutboxEventName>(name: E, listener: OutboxListener<E>): void {
@@ -90,8 +101,8 @@ type Outcome = { [E in OutboxEventName]: [E, OutboxEvents[E]] }[OutboxEventName]
 /**
  * Reports the outcomes of `worker`'s jobs to `local` and to the queue's event stream. The worker's own
  * `completed` and `failed` events come once BullMQ has stored the job's new state, so a listener that
- * reads `outbox.get(key)` finds it. A worker that dies in between reports nothing: events tell what
- * happened, `counts` and `get` are the record.
+ * reads `outbox.get(key)` finds it. A worker that dies (or loses Redis) in between reports nothing:
+ * events tell what happened, `counts` and `get` are the record.
  */
 export function reportOutcomes(
   worker: Worker,
@@ -100,8 +111,9 @@ export function reportOutcomes(
   keyPrefix: string,
 ): void {
   const report = ([name, event]: Outcome) => {
-    local.emit(name, event as never);
+    // Written out before any listener of this worker may change it.
     const data = JSON.stringify(event);
+    local.emit(name, event as never);
     redis()
       .then((r) =>
         r.xadd(
@@ -126,24 +138,40 @@ export function reportOutcomes(
   worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) => {
     if (!job) return;
     const base = { ...about(job), error: outboxErrorOf(error) };
-    if (error.message === UNKNOWN_REASON && error.name === 'UnrecoverableError') report(['unknown', base]);
-    // BullMQ's own rule, after its count of the try: retried unless unrecoverable or out of tries.
+    if (error.message === UNKNOWN_REASON && error.name === 'UnrecoverableError') {
+      report(['unknown', base as OutboxUnknownEvent]);
+    }
+    // BullMQ's own rule (Job.shouldRetryJob), after its count of this try: tried again unless
+    // unrecoverable or out of tries; the backoff (exponential from 1 s) is then the job's delay.
     else if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) {
       report(['failed', base]);
-    } else report(['retrying', { ...base, delayMs: job.delay }]);
+    } else report(['retry', { ...base, waitMs: job.delay }]);
   });
 }
 
 function about(job: Job<OutboxJobData>): OutboxJobEvent {
-  return { key: job.data.key, method: job.data.method, attempts: job.attemptsMade };
+  // attemptsMade leaves out a try whose worker died; attemptsStarted counts it.
+  const attempt = Math.max(job.attemptsMade, job.attemptsStarted ?? 0, 1);
+  return { key: job.data.key, method: job.data.method, attempt };
 }
 
 /**
- * The `outbox.on` side: one BullMQ `QueueEvents` reader, started with the first listener, delivering the events reported from then on by every worker of the queue.
+ * The `outbox.on` side: one BullMQ `QueueEvents` reader while there are listeners, reading the events
+ * reported from the first `on` on by every worker of the queue. A reader that cannot start (Redis
+ * unreachable, bullmq missing) is reported as a process warning and started again with backoff.
  */
+interface Reader {
+  /** When the first listener came, on this machine's clock. */
+  since: number;
+  /** The running reader, once started. */
+  open: Promise<QueueEvents | undefined>;
+  /** The wait before trying to start again. */
+  timer?: NodeJS.Timeout;
+}
+
 export class OutboxSubscription {
   readonly #events = new OutboxEmitter();
-  #reader: Promise<QueueEvents | undefined> | undefined;
+  #reader: Reader | undefined;
   #closed = false;
 
   constructor(
@@ -155,26 +183,36 @@ export class OutboxSubscription {
   on<E extends OutboxEventName>(name: E, listener: OutboxListener<E>): void {
     if (this.#closed) throw new OAConfigError('the outbox is closed');
     this.#events.on(name, listener);
-    this.#reader ??= this.#start();
+    if (!this.#reader) {
+      const reader = { since: Date.now(), open: Promise.resolve<QueueEvents | undefined>(undefined) };
+      this.#reader = reader;
+      reader.open = this.#start(reader, 0);
+    }
   }
 
   off<E extends OutboxEventName>(name: E, listener: OutboxListener<E>): void {
     this.#events.off(name, listener);
+    // The last listener gone: no reader holds a connection for nobody.
+    if (this.#events.size === 0) void this.#stop();
   }
 
-  async #start(): Promise<QueueEvents | undefined> {
-    // Events from now on: the stream's ids are Redis's clock in ms, this machine's clock is close to it.
-    const lastEventId = `${Date.now()}-0`;
+  async #start(reader: Reader, failures: number): Promise<QueueEvents | undefined> {
     try {
       const bull = await this.bull();
       const redis = await this.connection.commands();
-      if (this.#closed) return undefined;
+      // The stream's ids are Redis's clock in ms: the first `on` on that clock, whatever this machine's.
+      const [seconds, micros] = (await redis.time()).map(Number);
+      const skew = (seconds ?? 0) * 1000 + Math.floor((micros ?? 0) / 1000) - Date.now();
+      if (this.#reader !== reader) return undefined;
       // BullMQ reads on a duplicate of it (its own, closed with the reader): a blocking read never holds
-      // the commands of the outbox or the caller's client.
-      const reader = new bull.QueueEvents(this.name, { connection: redis as never, lastEventId });
+      // the outbox's commands or the caller's client.
+      const queueEvents = new bull.QueueEvents(this.name, {
+        connection: redis as never,
+        lastEventId: `${reader.since + skew}-0`,
+      });
       // It reconnects by itself and goes on from the last event it read.
-      reader.on('error', () => {});
-      reader.on(
+      queueEvents.on('error', () => {});
+      queueEvents.on(
         STREAM_EVENT as 'error',
         ((args: { outcome?: unknown; data?: unknown }) => {
           const name = args.outcome as OutboxEventName;
@@ -188,19 +226,33 @@ export class OutboxSubscription {
           this.#events.emit(name, event as never);
         }) as never,
       );
-      return reader;
-    } catch {
-      // A missing bullmq or ioredis is reported by the outbox's other calls; a failed start is retried
-      // with the next listener.
-      this.#reader = undefined;
-      return undefined;
+      return queueEvents;
+    } catch (error) {
+      if (this.#reader !== reader) return undefined;
+      const waitMs = Math.min(30_000, 1000 * 2 ** failures);
+      process.emitWarning(
+        `oa-messaging: outbox.on cannot read the outbox's events (${error instanceof Error ? error.message : String(error)}); trying again in ${waitMs / 1000} s`,
+        'OAListenerWarning',
+      );
+      return new Promise((resolve) => {
+        reader.timer = setTimeout(() => resolve(this.#start(reader, failures + 1)), waitMs);
+        reader.timer.unref();
+      });
     }
+  }
+
+  async #stop(): Promise<void> {
+    const reader = this.#reader;
+    this.#reader = undefined;
+    if (!reader) return;
+    clearTimeout(reader.timer);
+    const queueEvents = await reader.open;
+    await queueEvents?.close().catch(() => {});
   }
 
   /** Stops reading; safe to call twice. */
   async close(): Promise<void> {
     this.#closed = true;
-    const reader = await this.#reader;
-    await reader?.close();
+    await this.#stop();
   }
 }

@@ -21,7 +21,8 @@ export type {
   OutboxFailedEvent,
   OutboxJobEvent,
   OutboxListener,
-  OutboxRetryingEvent,
+  OutboxRetryEvent,
+  OutboxUnknownEvent,
 } from './events.js';
 export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
 export {

@@ -14,6 +14,7 @@ export interface IORedisLike {
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   hset(key: string, field: string, value: string): Promise<unknown>;
   xadd(key: string, ...args: (string | number)[]): Promise<unknown>;
+  time(): Promise<(string | number)[]>;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;

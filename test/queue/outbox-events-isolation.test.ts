@@ -32,6 +32,6 @@ describe.skipIf(!REDIS_SERVER)('outbox events isolation', () => {
     await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'real-key' });
     await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(1);
     await worker.close();
-    expect(heard).toEqual([{ key: 'real-key', method: 'sendText', attempts: 1, result: 'success' }]);
+    expect(heard).toEqual([{ key: 'real-key', method: 'sendText', attempt: 1, result: 'success' }]);
   });
 });

@@ -21,7 +21,7 @@ type Seen = { [E in OutboxEventName]: [E, OutboxEvents[E]] }[OutboxEventName];
 function collect(source: Pick<Outbox, 'on'> | Pick<OutboxWorker, 'on'>, onEach?: (seen: Seen) => unknown) {
   const seen: Seen[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
-  for (const name of ['delivered', 'retrying', 'failed', 'unknown'] as const) {
+  for (const name of ['delivered', 'retry', 'failed', 'unknown'] as const) {
     (source.on as (n: OutboxEventName, l: (e: never) => void) => unknown)(name, (event: never) => {
       const entry = [name, event] as Seen;
       seen.push(entry);
@@ -86,7 +86,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     const worker = outbox.work({ client });
     const { until } = collect(worker, ([, event]) =>
       outbox.get(event.key).then((s) => {
-        states[`${event.key}@${event.attempts}`] = s?.state;
+        states[`${event.key}@${event.attempt}`] = s?.state;
       }),
     );
     const seen = await until(4);
@@ -94,7 +94,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
 
     const byKey = (key: string) => seen.filter(([, e]) => e.key === key);
     expect(byKey('greeted')).toEqual([
-      ['delivered', { key: 'greeted', method: 'sendGreeting', attempts: 1, result: expect.anything() }],
+      ['delivered', { key: 'greeted', method: 'sendGreeting', attempt: 1, result: expect.anything() }],
     ]);
     expect(byKey('was-in-flight')).toEqual([
       [
@@ -102,7 +102,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
         {
           key: 'was-in-flight',
           method: 'sendText',
-          attempts: 1,
+          attempt: 1,
           error: expect.objectContaining({
             deliveryUnknown: true,
             record: expect.objectContaining({ pid: 7 }),
@@ -112,14 +112,14 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     ]);
     // The 429 came on whichever text went first; 'was-in-flight' never reaches the API.
     const retried = byKey('retried');
-    expect(retried.map(([name]) => name)).toEqual(['retrying', 'delivered']);
+    expect(retried.map(([name]) => name)).toEqual(['retry', 'delivered']);
     expect(retried[0]?.[1]).toMatchObject({
       method: 'sendText',
-      attempts: 1,
-      delayMs: 1000,
+      attempt: 1,
+      waitMs: 1000,
       error: { status: 429, name: 'OARateLimitError' },
     });
-    expect(retried[1]?.[1]).toEqual({ key: 'retried', method: 'sendText', attempts: 2, result: 'success' });
+    expect(retried[1]?.[1]).toEqual({ key: 'retried', method: 'sendText', attempt: 2, result: 'success' });
     // Each listener read the state its event told of.
     await expect.poll(() => Object.keys(states).length).toBe(4);
     expect(states).toEqual({
@@ -147,7 +147,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     expect(name).toBe('failed');
     expect(event).toMatchObject({
       key: 'bad',
-      attempts: 1,
+      attempt: 1,
       error: { status: 400, name: 'OABadRequestError' },
     });
     expect((await outbox.get('bad'))?.error).toEqual((event as OutboxEvents['failed']).error);
@@ -184,6 +184,12 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     expect(mock.deliveries).toHaveLength(20);
   }, 60_000);
 
+  /** The ids of the clients blocked reading a stream (a QueueEvents reader), from Redis's CLIENT LIST. */
+  const readers = async () =>
+    String(await shared.redis.client('LIST'))
+      .split('\n')
+      .filter((line) => / cmd=xread/.test(line));
+
   it("with the caller's ioredis client, the reader leaves the client free and open", async () => {
     const redis = new Redis(shared.server.url, { maxRetriesPerRequest: null });
     closing.push(() => redis.quit());
@@ -195,8 +201,8 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
       () => client.close(),
     );
     const { until } = collect(outbox);
-    // The caller's client still answers at once while the reader waits on the stream.
-    await new Promise((r) => setTimeout(r, 300));
+    // Once the reader waits on the stream, the caller's client still answers at once.
+    await expect.poll(async () => (await readers()).length, { timeout: 10_000 }).toBe(1);
     expect(await Promise.race([redis.ping(), new Promise((r) => setTimeout(() => r('blocked'), 2000))])).toBe(
       'PONG',
     );
@@ -206,6 +212,81 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     await worker.close();
     await outbox.close();
     expect(redis.status).toBe('ready');
+    await expect.poll(async () => (await readers()).length, { timeout: 10_000 }).toBe(0);
+  });
+
+  it("refuses a caller's client that gives up on commands, which BullMQ's readers and workers refuse", () => {
+    const redis = new Redis(shared.server.url, { lazyConnect: true });
+    expect(() => createOutbox({ connection: { client: redis } })).toThrow(/maxRetriesPerRequest: null/);
+    redis.disconnect();
+  });
+
+  it('a job out of tries: a retry event for each try but the last, then failed', async () => {
+    const mock = await createMockServer();
+    const client = new OAClient({
+      baseUrl: mock.url,
+      apiKey: mock.apiKey,
+      apiSecret: mock.apiSecret,
+      maxRetries: 0,
+    });
+    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'tries', attempts: 2 });
+    closing.push(
+      () => mock.close(),
+      () => client.close(),
+      () => outbox.close(),
+    );
+    mock.injectFault({ kind: 'rate-limit' }, { path: '/webhook/broadcast-message', times: 2 });
+    await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'tired' });
+    const worker = outbox.work({ client });
+    const seen = await collect(worker).until(2);
+    await worker.close();
+    expect(seen.map(([name, e]) => `${name}@${e.attempt}`)).toEqual(['retry@1', 'failed@2']);
+    expect(seen[1]?.[1]).toMatchObject({ error: { status: 429 } });
+    expect((await outbox.get('tired'))?.state).toBe('failed');
+  });
+
+  it('the reader runs while there are listeners: off of the last one closes it, on opens it again', async () => {
+    const { client, outbox } = await open();
+    const worker = outbox.work({ client });
+    const first: string[] = [];
+    const listener = (e: OutboxEvents['delivered']) => first.push(e.key);
+    outbox.on('delivered', listener);
+    await expect.poll(async () => (await readers()).length, { timeout: 10_000 }).toBe(1);
+    await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'one' });
+    await expect.poll(() => first, { timeout: 10_000 }).toEqual(['one']);
+    outbox.off('delivered', listener);
+    await expect.poll(async () => (await readers()).length, { timeout: 10_000 }).toBe(0);
+    const { until } = collect(outbox);
+    await outbox.add('sendText', { user_id: 'u1', msg: 'y' }, { key: 'two' });
+    expect((await until(1)).map(([, e]) => e.key)).toEqual(['two']);
+    expect(first).toEqual(['one']);
+    await worker.close();
+  });
+
+  it('a listener that throws is shown as a process warning', async () => {
+    const { client, outbox } = await open();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    closing.push(async () => process.off('warning', onWarning));
+    const worker = outbox.work({ client });
+    worker.on('delivered', () => {
+      throw new Error('a bug in the app');
+    });
+    worker.on('delivered', async () => {
+      throw new Error('an async bug');
+    });
+    const { until } = collect(worker);
+    await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'k' });
+    await until(1);
+    await worker.close();
+    await expect
+      .poll(() => warnings.map((w) => `${w.name}: ${w.message}`), { timeout: 5000 })
+      .toEqual([
+        "OAListenerWarning: oa-messaging: an outbox 'delivered' listener threw: a bug in the app",
+        "OAListenerWarning: oa-messaging: an outbox 'delivered' listener threw: an async bug",
+      ]);
+    expect((await outbox.get('k'))?.state).toBe('delivered');
   });
 
   it('refuses an event name it does not know', async () => {
