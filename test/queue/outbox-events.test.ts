@@ -10,7 +10,7 @@ import {
   type OutboxEvents,
   type OutboxWorker,
 } from '../../src/queue/index.js';
-import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { createMockServer } from '../../src/testing/index.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
 import { kill, type Running, startScript } from './processes.js';
