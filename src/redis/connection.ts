@@ -30,6 +30,8 @@ export type RedisConnectionOptions =
 
 /** A client this module made, and so closes. */
 interface OwnedClient extends RedisClient {
+  /** `ready` once connected; `connecting`, `reconnecting`... while Redis cannot be reached. */
+  readonly status: string;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -70,8 +72,16 @@ export class Connection {
   #client: Promise<RedisClient> | undefined;
   #owned: OwnedClient | undefined;
   #closed = false;
+  /** Rejects when close() drops a connection that is not ready: the calls waiting on it fail then. */
+  readonly #dropped: Promise<never>;
+  #drop: (error: Error) => void = () => {};
 
   constructor(target: { url: string } | { client: RedisClient }) {
+    this.#dropped = new Promise<never>((_resolve, reject) => {
+      this.#drop = reject;
+    });
+    // Only ever raced against commands, which handle it.
+    this.#dropped.catch(() => {});
     if ('client' in target) {
       this.#url = undefined;
       this.#client = Promise.resolve(target.client);
@@ -109,13 +119,15 @@ export class Connection {
    */
   async run(script: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const client = await this.#connect();
+    // ioredis keeps a command queued while it reconnects, and a disconnect() then does not fail it.
+    const answer = (command: Promise<unknown>) => Promise.race([command, this.#dropped]);
     try {
       try {
-        return await client.evalsha(script.sha1, keys.length, ...keys, ...args);
+        return await answer(client.evalsha(script.sha1, keys.length, ...keys, ...args));
       } catch (error) {
         // The script cache is empty after a restart, a failover or SCRIPT FLUSH.
         if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-        return await client.eval(script.source, keys.length, ...keys, ...args);
+        return await answer(client.eval(script.source, keys.length, ...keys, ...args));
       }
     } catch (error) {
       // Nothing was sent: the request waits on Redis before it leaves.
@@ -134,11 +146,23 @@ export class Connection {
     await this.#client?.catch(() => {});
     const owned = this.#owned;
     if (!owned) return;
+    // A QUIT waits behind every command queued for a reconnection (ioredis retries each up to 20
+    // times, seconds in all): with Redis gone a shutdown would stall on it. Only a ready connection
+    // quits, after the answers to what was sent before; any other is dropped, failing what waits.
+    if (owned.status !== 'ready') {
+      this.#dropAll(owned);
+      return;
+    }
     try {
       await owned.quit();
     } catch {
-      owned.disconnect();
+      this.#dropAll(owned);
     }
+  }
+
+  #dropAll(owned: OwnedClient): void {
+    owned.disconnect();
+    this.#drop(new Error('closed while Redis could not be reached'));
   }
 }
 

@@ -2,7 +2,7 @@
 import { OAConfigError } from '../errors.js';
 import type { WebhookDedupeState, WebhookDedupeStore } from '../webhook/dedupe.js';
 import { connectionFrom, type RedisConnectionOptions } from './connection.js';
-import { CLAIM_MESSAGE, COMPLETE_MESSAGE, RELEASE_MESSAGE } from './scripts.js';
+import { CLAIM_MESSAGE, COMPLETE_MESSAGE, EXTEND_MESSAGE, RELEASE_MESSAGE } from './scripts.js';
 
 /** Options of {@link createRedisDedupeStore}. */
 export type RedisDedupeStoreOptions = {
@@ -24,9 +24,10 @@ const STATES: ReadonlySet<string> = new Set<WebhookDedupeState>(['claimed', 'in-
 /**
  * A dedupe store shared through Redis by every instance of a webhook receiver, so that a redelivery
  * that reaches another instance behind the load balancer is still recognised. A delivery claims its
- * message with `SET NX PX` (the claim expires after `claimTtlMs` if its process dies), marks it done
- * when `onEvent` succeeded and deletes its claim when `onEvent` failed, so that the redelivery is
- * processed. Creating it opens nothing: with `url`, ioredis is imported and connected on first use.
+ * message with `SET NX PX`, extends the claim while `onEvent` runs (compare and `PEXPIRE`: the claim
+ * expires after `claimTtlMs` once its process died), marks it done when `onEvent` succeeded and deletes
+ * its claim when `onEvent` failed, so that the redelivery is processed. Creating it opens nothing:
+ * with `url`, ioredis is imported and connected on first use.
  *
  * @example
  * ```ts
@@ -51,6 +52,9 @@ export function createRedisDedupeStore(options: RedisDedupeStoreOptions): RedisD
         throw new Error(`unexpected answer from the claim script: ${String(state)}`);
       }
       return state as WebhookDedupeState;
+    },
+    async extend(key, owner, claimTtlMs) {
+      return (await connection.run(EXTEND_MESSAGE, [keyOf(key)], [owner, Math.ceil(claimTtlMs)])) === 1;
     },
     async complete(key, _owner, ttlMs) {
       await connection.run(COMPLETE_MESSAGE, [keyOf(key)], [Math.ceil(ttlMs)]);

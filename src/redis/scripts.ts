@@ -52,6 +52,15 @@ if redis.call('GET', KEYS[1]) == 'claim:' .. ARGV[1] then return redis.call('DEL
 return 0
 `);
 
+/**
+ * Extends a webhook delivery's claim only while it is still its own (ARGV[1]) to ARGV[2] ms: 1, or 0 when
+ * it expired, another delivery holds it or it is done.
+ */
+export const EXTEND_MESSAGE = script(`
+if redis.call('GET', KEYS[1]) == 'claim:' .. ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`);
+
 /** Extends the lock only while it is still ours: 1, or 0 when it expired and someone else may hold it. */
 export const EXTEND_LOCK = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end

@@ -15,9 +15,18 @@ export type WebhookDedupeState = 'claimed' | 'in-flight' | 'done';
 export interface WebhookDedupeStore {
   /**
    * Claims `key` for the delivery `owner` unless it is claimed or done. A claim lasts `claimTtlMs`
-   * unless completed or released, so that a process that died while holding it does not hold it forever.
+   * unless extended, completed or released, so that a process that died while holding it does not hold
+   * it forever.
    */
   claim(key: string, owner: string, claimTtlMs: number): WebhookDedupeState | Promise<WebhookDedupeState>;
+  /**
+   * Extends `owner`'s claim on `key` to last `claimTtlMs` from now, only if it is still `owner`'s (an
+   * expired claim, another delivery's or a done key is left alone): `true` when extended, else
+   * `false`. A delivery calls it every third of `claimTtlMs` while its `onEvent` runs, so that a slow
+   * `onEvent` keeps its message. Optional: a store without it keeps today's behaviour, a claim that
+   * lasts `claimTtlMs` however long `onEvent` takes (set `claimTtlMs` longer than `onEvent` ever takes).
+   */
+  extend?(key: string, owner: string, claimTtlMs: number): boolean | Promise<boolean>;
   /** Marks `key` processed, remembered for `ttlMs`. */
   complete(key: string, owner: string, ttlMs: number): void | Promise<void>;
   /** Gives up `owner`'s claim on `key` (its `onEvent` failed), so that the next delivery processes it. */
@@ -44,8 +53,11 @@ export interface WebhookDedupeOptions {
    */
   ttlMs?: number | undefined;
   /**
-   * How long a delivery may hold a message while its `onEvent` runs before another delivery may take it
-   * over (the holder may have died). Make it longer than `onEvent` ever takes.
+   * How long a claim lasts unless extended, that is how soon a redelivery takes over a message whose
+   * delivery died in `onEvent` (its process crashed or was killed). A live delivery extends its claim
+   * every third of this while `onEvent` runs, however long that takes, so this is no bound on
+   * `onEvent` (an `onEvent` that never settles keeps its message while its process lives). With a
+   * store that has no `extend`, claims are not extended: then make it longer than `onEvent` ever takes.
    * @default 60000 (one minute)
    */
   claimTtlMs?: number | undefined;
@@ -134,6 +146,18 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
     this.#entries.delete(key);
     this.#entries.set(key, { owner: undefined, expiresAt: this.#now() + ttlMs });
     this.#evict(this.#now());
+  }
+
+  extend(key: string, owner: string, claimTtlMs: number): boolean {
+    const now = this.#now();
+    const entry = this.#entries.get(key);
+    // Expired is lost, as in Redis where the key is gone: a redelivery may have claimed it meanwhile.
+    if (entry === undefined || entry.owner !== owner || entry.expiresAt <= now) return false;
+    entry.expiresAt = now + claimTtlMs;
+    // Most recently used: a message in flight is the last to be forgotten past `max`.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return true;
   }
 
   release(key: string, owner: string): void {

@@ -13,6 +13,7 @@ import {
   type WebhookDedupeOptions,
   type WebhookDedupeStore,
 } from './dedupe.js';
+import { keepClaim } from './keep-claim.js';
 
 /** How a delivery ended: `onEvent` ran and succeeded, another delivery had done it, or the wait ran out. */
 export type DeliveryOutcome = 'processed' | 'duplicate' | 'timeout';
@@ -36,6 +37,9 @@ function checkStore(store: WebhookDedupeStore): WebhookDedupeStore {
   const methods = ['claim', 'complete', 'release'] as const;
   if (typeof store !== 'object' || store === null || methods.some((m) => typeof store[m] !== 'function')) {
     throw new OAConfigError('webhook handler: dedupe.store must have claim, complete and release methods');
+  }
+  if (store.extend !== undefined && typeof store.extend !== 'function') {
+    throw new OAConfigError('webhook handler: dedupe.store.extend must be a method when present');
   }
   return store;
 }
@@ -63,14 +67,21 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Require
     }
   }
 
-  async function runClaimed(key: string, owner: string, run: () => Promise<void>) {
+  /** Runs `run` holding the claim; `claimed` is false when the store failed to claim (nothing to keep). */
+  async function runClaimed(key: string, owner: string, claimed: boolean, run: () => Promise<void>) {
     let ended = () => {};
     const settled = new Promise<void>((resolve) => {
       ended = resolve;
     });
     inFlight.set(key, settled);
+    const stopKeeping = claimed ? keepClaim(store, key, owner, claimTtlMs, attempt, logger) : () => {};
     try {
-      await run();
+      try {
+        await run();
+      } finally {
+        // Stopped before complete or release, so that no extend follows them.
+        stopKeeping();
+      }
       await attempt('complete a message', () => store.complete(key, owner, ttlMs));
     } catch (error) {
       // Released before the waiters wake, so that one of them claims the key and processes the message.
@@ -94,7 +105,7 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Require
       }
       if (state !== 'in-flight') {
         // Claimed, or the store failed (undefined): process it.
-        await runClaimed(key, owner, run);
+        await runClaimed(key, owner, state === 'claimed', run);
         return 'processed';
       }
       const left = deadline - performance.now();

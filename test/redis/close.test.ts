@@ -1,8 +1,11 @@
 // What oa-messaging/redis opens and closes: nothing at import, everything at close() (but a client of
-// yours), and a clear message without ioredis.
+// yours), and a clear message without ioredis. close() does not stall when Redis is gone (a shutdown
+// with a grace period must not wait on a reconnection), and quits cleanly when it is up.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisCoordination } from '../../src/redis/index.js';
+import { OAConnectionError } from '../../src/errors.js';
+import { createRedisCoordination, createRedisDedupeStore } from '../../src/redis/index.js';
+import { settleWithin } from '../helpers/bounded.js';
 import { runScript } from '../helpers/run-script.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
 
@@ -35,5 +38,45 @@ describe.skipIf(!REDIS_SERVER)('closing oa-messaging/redis', () => {
     expect(await client.ping()).toBe('PONG');
     expect(await client.exists('mine:lock:key-1')).toBe(0);
     await client.quit();
+  });
+
+  it('close() settles at once when the redis-server has gone away, with calls waiting on it', async () => {
+    const gone = await startRedisServer();
+    const coordination = createRedisCoordination({ url: gone.url });
+    const store = createRedisDedupeStore({ url: gone.url });
+    await coordination.withRenewalLock('key-2', async () => {});
+    expect(await store.claim('m1', 'first', 1_000)).toBe('claimed');
+    await gone.stop();
+    // Calls made meanwhile wait for a reconnection that will not come; a QUIT would queue behind them.
+    const waiting: Promise<unknown>[] = [
+      Promise.resolve(coordination.tokenStore.get('key-2')),
+      Promise.resolve(store.claim('m2', 'second', 1_000)),
+    ];
+    expect(await settleWithin(coordination.close(), 2_000, 'close() of the coordination')).toMatchObject({
+      ok: true,
+    });
+    expect(await settleWithin(store.close(), 2_000, 'close() of the dedupe store')).toMatchObject({
+      ok: true,
+    });
+    for (const call of waiting) {
+      const outcome = await settleWithin(call, 2_000, 'a call waiting on Redis');
+      expect(outcome.ok ? outcome.value : outcome.error).toBeInstanceOf(OAConnectionError);
+    }
+  });
+
+  it('with Redis up, close() quits cleanly: a command sent just before it still gets its answer', async () => {
+    const client = new Redis(server.url);
+    try {
+      const store = createRedisDedupeStore({ url: server.url, prefix: 'quit:' });
+      expect(await store.claim('m1', 'first', 60_000)).toBe('claimed');
+      // Its script is in Redis's cache, so that it is one command, sent before the QUIT.
+      await store.complete('m0', 'first', 60_000);
+      const sentBefore = store.complete('m1', 'first', 60_000);
+      await settleWithin(store.close(), 2_000, 'close() with Redis up');
+      await expect(sentBefore).resolves.toBeUndefined();
+      expect(await client.get('quit:dedupe:m1')).toBe('done');
+    } finally {
+      await client.quit();
+    }
   });
 });

@@ -52,6 +52,21 @@ describe.skipIf(!REDIS_SERVER)('the Redis dedupe store', () => {
     expect(await store.claim('m2', 'alive', 50)).toBe('claimed');
   });
 
+  it("extend: only its owner's claim, in one atomic step; a done key is left alone", async () => {
+    store = createRedisDedupeStore({ url: shared.server.url });
+    expect(await store.claim('m4', 'first', 1_000)).toBe('claimed');
+    expect(await store.extend?.('m4', 'other', 60_000)).toBe(false);
+    expect(await shared.redis.pttl('oa:dedupe:m4')).toBeLessThanOrEqual(1_000);
+    expect(await store.extend?.('m4', 'first', 60_000)).toBe(true);
+    expect(await shared.redis.pttl('oa:dedupe:m4')).toBeGreaterThan(50_000);
+    expect(await shared.redis.get('oa:dedupe:m4')).toBe('claim:first');
+    await store.complete('m4', 'first', 5_000);
+    expect(await store.extend?.('m4', 'first', 60_000)).toBe(false);
+    expect(await shared.redis.pttl('oa:dedupe:m4')).toBeLessThanOrEqual(5_000);
+    expect(await store.extend?.('never-claimed', 'first', 60_000)).toBe(false);
+    expect(await shared.redis.exists('oa:dedupe:never-claimed')).toBe(0);
+  });
+
   it('with a client of yours, close() leaves it open', async () => {
     const client = new Redis(shared.server.url);
     try {

@@ -1,15 +1,20 @@
 // Two webhook receiver processes behind one "load balancer", deduplicating through a real Redis: every
 // message goes to both, some twice, failures are redelivered as the OA would; onEvent succeeds once
-// per message across both, and a message whose first onEvent failed is processed on redelivery.
+// per message across both, and a message whose first onEvent failed is processed on redelivery. A
+// receiver killed while its onEvent runs stops extending its claim: the other one takes the message over.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { dedupeKeyOf } from '../../src/webhook/dedupe.js';
+import { parseWebhookEvent } from '../../src/webhook/index.js';
+import { settleWithin } from '../helpers/bounded.js';
 import { collectOutput } from '../helpers/run-script.js';
 import { textEvent } from '../webhook/support.js';
 import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 
 const SCRIPT = fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url));
 const MESSAGES = 200;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Receiver {
   child: ChildProcessWithoutNullStreams;
@@ -17,8 +22,8 @@ interface Receiver {
   output: () => string;
 }
 
-async function startReceiver(redisUrl: string): Promise<Receiver> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, redisUrl], { stdio: 'pipe' });
+async function startReceiver(redisUrl: string, ...args: string[]): Promise<Receiver> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, redisUrl, ...args], { stdio: 'pipe' });
   const output = collectOutput(child);
   const deadline = performance.now() + 15_000;
   for (;;) {
@@ -117,4 +122,32 @@ describe.skipIf(!REDIS_SERVER)('webhook receivers in two processes share dedupe 
     // Done keys stay in Redis for the dedupe ttl, under the store's prefix.
     expect(await shared.redis.keys('test:dedupe:*')).toHaveLength(MESSAGES);
   }, 90_000);
+
+  it('a receiver killed during a slow onEvent: its claim stops being extended and the other takes over', async () => {
+    receivers = await Promise.all([
+      startReceiver(shared.server.url, '300'),
+      startReceiver(shared.server.url, '300'),
+    ]);
+    const [a, b] = receivers as [Receiver, Receiver];
+    const body = JSON.stringify(textEvent('hang', 5));
+    const key = `test:dedupe:${dedupeKeyOf(parseWebhookEvent(body))}`;
+    // Never answered: the process dies first.
+    const lost = fetch(a.url, { method: 'POST', body }).catch(() => 'connection lost');
+    const deadline = performance.now() + 10_000;
+    while (!a.output().includes('started 5') && performance.now() < deadline) await sleep(10);
+    expect(a.output()).toContain('started 5');
+    // Alive past three times claimTtlMs: it still holds the message.
+    await sleep(900);
+    expect(await shared.redis.get(key)).toMatch(/^claim:/);
+
+    a.child.kill('SIGKILL');
+    expect(await exited(a.child, 5_000)).toBeNull();
+    expect(await settleWithin(lost, 5_000, 'the killed delivery')).toMatchObject({
+      value: 'connection lost',
+    });
+    const answer = await settleWithin(deliver(b.url, body), 10_000, 'the redelivery');
+    expect(answer).toMatchObject({ ok: true, value: { status: 200, json: { ok: true } } });
+    expect(b.output()).toContain('processed 5');
+    expect(await shared.redis.get(key)).toBe('done');
+  }, 30_000);
 });

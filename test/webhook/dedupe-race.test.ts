@@ -3,9 +3,9 @@
  * a duplicate that arrives while the first delivery is in onEvent waits for its outcome; a logger, a
  * verify or a dedupe store that throws never costs an answer.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { isMessageEvent, type WebhookDedupeStore, type WebhookEvent } from '../../src/webhook/index.js';
-import { type Answer, type Driver, drivers } from './drivers.js';
+import { type Answer, eachDriver } from './drivers.js';
 import { asMessage, recordingLogger, textEvent, trackUnhandledRejections } from './support.js';
 
 /** A promise with its resolve, to hold an onEvent until the test lets it go. */
@@ -32,21 +32,14 @@ const stillPending = (promise: Promise<unknown>, ms = 100) =>
 
 const unhandled = trackUnhandledRejections();
 
-describe.each(Object.entries(drivers))('%s', (_name, start) => {
-  let driver: Driver | undefined;
-  afterEach(async () => {
-    await driver?.close();
-    driver = undefined;
-    expect(unhandled).toEqual([]);
-  });
-
+eachDriver(unhandled, (start) => {
   const body = JSON.stringify(textEvent('race', 42));
 
   it('the first onEvent throws while a duplicate waits: the duplicate processes it, each answer true', async () => {
     const held = gate();
     const calls: string[] = [];
     const processed: WebhookEvent[] = [];
-    driver = await start({
+    const driver = await start({
       dedupe: true,
       onEvent: async (event) => {
         calls.push('start');
@@ -81,7 +74,7 @@ describe.each(Object.entries(drivers))('%s', (_name, start) => {
   it('the first onEvent succeeds while a duplicate waits: the duplicate answers 200 duplicate', async () => {
     const held = gate();
     let calls = 0;
-    driver = await start({
+    const driver = await start({
       dedupe: true,
       onEvent: async () => {
         calls++;
@@ -101,7 +94,7 @@ describe.each(Object.entries(drivers))('%s', (_name, start) => {
   it('a duplicate waits at most waitTimeoutMs, then answers 503 so the sender tries again', async () => {
     const held = gate();
     let calls = 0;
-    driver = await start({
+    const driver = await start({
       dedupe: { waitTimeoutMs: 150 },
       onEvent: async () => {
         calls++;
@@ -124,7 +117,7 @@ describe.each(Object.entries(drivers))('%s', (_name, start) => {
       throw new Error('the log disk is full');
     };
     const logger = { debug: throwing, info: throwing, warn: throwing, error: throwing };
-    driver = await start({
+    const driver = await start({
       logger,
       dedupe: true,
       verify: (request) => {
@@ -158,7 +151,7 @@ describe.each(Object.entries(drivers))('%s', (_name, start) => {
       release: async () => undefined,
     };
     let calls = 0;
-    driver = await start({ logger, dedupe: { store: broken }, onEvent: () => void calls++ });
+    const driver = await start({ logger, dedupe: { store: broken }, onEvent: () => void calls++ });
     expect((await driver.send('POST', body)).status).toBe(200);
     expect((await driver.send('POST', body)).status).toBe(200);
     expect(calls).toBe(2);

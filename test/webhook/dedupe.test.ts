@@ -27,6 +27,24 @@ describe('MemoryDedupeStore', () => {
     expect(store.claim('a', 'other', 50)).toBe('in-flight');
   });
 
+  it("extends only its owner's live claim: not another's, not an expired one, not a done key", () => {
+    let now = 0;
+    const store = new MemoryDedupeStore({ now: () => now });
+    expect(store.claim('a', 'first', 50)).toBe('claimed');
+    now += 40;
+    expect(store.extend('a', 'other', 50)).toBe(false);
+    expect(store.extend('a', 'first', 50)).toBe(true);
+    now += 40; // 80: past the first 50 ms, within the extended 90
+    expect(store.claim('a', 'second', 50)).toBe('in-flight');
+    now += 10;
+    expect(store.extend('a', 'first', 50)).toBe(false); // expired at 90
+    expect(store.claim('a', 'second', 50)).toBe('claimed');
+    store.complete('a', 'second', 1_000);
+    expect(store.extend('a', 'second', 50)).toBe(false);
+    expect(store.claim('a', 'third', 50)).toBe('done');
+    expect(store.extend('missing', 'first', 50)).toBe(false);
+  });
+
   it('forgets the least recently used key past max', () => {
     const store = new MemoryDedupeStore({ max: 2 });
     store.complete('a', 'x', 1_000);

@@ -3,6 +3,7 @@
  * a real node:http server on loopback, the fetch handler with `Request` objects.
  */
 import type { IncomingMessage } from 'node:http';
+import { afterEach, describe, expect } from 'vitest';
 import {
   createFetchWebhookHandler,
   createWebhookHandler,
@@ -55,3 +56,26 @@ export const drivers: Record<string, (options: Options) => Promise<Driver>> = {
     };
   },
 };
+
+/**
+ * Defines the same tests once per handler, each set in a describe block named after it. The drivers a
+ * test starts are closed after it, and then `unhandled` (see `trackUnhandledRejections`) must be empty.
+ */
+export function eachDriver(
+  unhandled: unknown[],
+  define: (start: (options: Options) => Promise<Driver>) => void,
+) {
+  describe.each(Object.entries(drivers))('%s', (_name, startDriver) => {
+    let open: Driver[] = [];
+    afterEach(async () => {
+      await Promise.all(open.map((driver) => driver.close()));
+      open = [];
+      expect(unhandled).toEqual([]);
+    });
+    define(async (options) => {
+      const driver = await startDriver(options);
+      open.push(driver);
+      return driver;
+    });
+  });
+}

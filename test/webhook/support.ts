@@ -9,6 +9,7 @@ import {
   type WebhookEvent,
   type WebhookMessageEvent,
 } from '../../src/webhook/index.js';
+import { settleWithin } from '../helpers/bounded.js';
 
 /** The event as a message event; fails the test when it is another kind (or missing). */
 export function asMessage(event: WebhookEvent | undefined): WebhookMessageEvent {
@@ -157,4 +158,42 @@ export async function expectScenario(url: string, received: WebhookEvent[]) {
   expect((await post(url, textEvent('boom', 4))).status).toBe(500);
   expect((await post(url, textEvent('after the failure', 5))).status).toBe(200);
   expect(received).toHaveLength(2);
+}
+
+/** An answer of a delivery: its status and JSON body. */
+export interface DeliveryAnswer {
+  status: number;
+  json: Record<string, unknown> | undefined;
+}
+
+/**
+ * The OA redelivering while the first delivery is slow: an `onEvent` whose first call takes `firstMs`
+ * (every call counted), the first delivery sent with `sendFirst`, then, `afterMs` after that `onEvent`
+ * started, the same body sent again with `sendAgain`. Resolves to both answers and the number of
+ * `onEvent` calls; every wait is bounded.
+ */
+export function slowFirstDelivery(firstMs: number) {
+  let calls = 0;
+  const onEvent = async () => {
+    calls++;
+    if (calls === 1) await new Promise((resolve) => setTimeout(resolve, firstMs));
+  };
+  async function redeliver(
+    sendFirst: () => Promise<DeliveryAnswer>,
+    sendAgain: () => Promise<DeliveryAnswer>,
+    afterMs: number,
+  ) {
+    const first = settleWithin(sendFirst(), firstMs + 8_000, 'the first delivery');
+    const started = performance.now() + 5_000;
+    while (calls === 0 && performance.now() < started) await new Promise((r) => setTimeout(r, 5));
+    expect(calls, 'the first onEvent started').toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, afterMs));
+    const again = await settleWithin(sendAgain(), firstMs + 8_000, 'the redelivery');
+    const answers = [await first, again].map((outcome) => {
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value;
+    });
+    return { first: answers[0], again: answers[1], calls };
+  }
+  return { onEvent, redeliver };
 }
