@@ -36,7 +36,10 @@ export interface OutboxFailedEvent extends OutboxJobEvent {
 /** A job ended `unknown`: it was handed out again after its worker died with its request in flight. */
 export interface OutboxUnknownEvent extends OutboxJobEvent {
   /** As `outbox.get(key).error` gives it: `record` names the worker that may have sent it. */
-  error: OutboxError & { deliveryUnknown: true };
+  error: OutboxError & {
+    /** Always: the request may have reached the API. */
+    deliveryUnknown: true;
+  };
 }
 
 /** A try was not sent (429, `JOB_BUSY`, a refused connection...): the job is tried again. */

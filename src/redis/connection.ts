@@ -28,6 +28,9 @@ export type RedisConnectionOptions =
       url?: never;
     };
 
+/** How long close() waits for a ready connection's QUIT before dropping it. */
+const QUIT_MS = 1000;
+
 /** A client this module made, and so closes. */
 interface OwnedClient extends RedisClient {
   /** `ready` once connected; `connecting`, `reconnecting`... while Redis cannot be reached. */
@@ -153,10 +156,18 @@ export class Connection {
       this.#dropAll(owned);
       return;
     }
+    // A connection that looked ready may have lost Redis without noticing yet: its QUIT would then wait
+    // for a reconnection. It gets a moment for the answers in flight, then it is dropped.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), QUIT_MS);
+    });
     try {
-      await owned.quit();
+      if ((await Promise.race([owned.quit(), late])) === 'late') this.#dropAll(owned);
     } catch {
       this.#dropAll(owned);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
