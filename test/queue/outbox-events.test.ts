@@ -54,7 +54,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     for (const close of closing.splice(0).reverse()) await close();
   });
 
-  const open = async () => {
+  const open = async (options: { name?: string; attempts?: number } = {}) => {
     const mock = await createMockServer();
     const client = new OAClient({
       baseUrl: mock.url,
@@ -62,7 +62,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
       apiSecret: mock.apiSecret,
       maxRetries: 0,
     });
-    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'events' });
+    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'events', ...options });
     closing.push(
       () => mock.close(),
       () => client.close(),
@@ -222,19 +222,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
   });
 
   it('a job out of tries: a retry event for each try but the last, then failed', async () => {
-    const mock = await createMockServer();
-    const client = new OAClient({
-      baseUrl: mock.url,
-      apiKey: mock.apiKey,
-      apiSecret: mock.apiSecret,
-      maxRetries: 0,
-    });
-    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'tries', attempts: 2 });
-    closing.push(
-      () => mock.close(),
-      () => client.close(),
-      () => outbox.close(),
-    );
+    const { mock, client, outbox } = await open({ name: 'tries', attempts: 2 });
     mock.injectFault({ kind: 'rate-limit' }, { path: '/webhook/broadcast-message', times: 2 });
     await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'tired' });
     const worker = outbox.work({ client });
