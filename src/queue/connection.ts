@@ -1,5 +1,6 @@
 /** The Redis connections of an outbox or inbox: from a URL (opened on first use) or the caller's client. */
 import { OAConfigError } from '../errors.js';
+import { quitOrDrop } from '../redis/quit.js';
 import { connectRedis, type IORedisLike } from './load.js';
 import { PRODUCER_OPTIONS } from './reach.js';
 
@@ -112,12 +113,7 @@ export class QueueConnection {
     await Promise.all(
       owned.map(async (opening) => {
         const client = await opening.catch(() => undefined);
-        if (!client) return;
-        try {
-          await client.quit();
-        } catch {
-          client.disconnect();
-        }
+        if (client) await quitOrDrop(client);
       }),
     );
   }

@@ -158,20 +158,21 @@ function about(job: Job<OutboxJobData>): OutboxJobEvent {
   return { key: job.data.key, method: job.data.method, attempt };
 }
 
-/**
- * The `outbox.on` side: one BullMQ `QueueEvents` reader while there are listeners, reading the events
- * reported from the first `on` on by every worker of the queue. A reader that cannot start (Redis
- * unreachable, bullmq missing) is reported as a process warning and started again with backoff.
- */
+/** The reader of one run of listeners (from the first `on` to the last `off`). */
 interface Reader {
   /** When the first listener came, on this machine's clock. */
   since: number;
-  /** The running reader, once started. */
-  open: Promise<QueueEvents | undefined>;
+  /** BullMQ's reader, once started. */
+  queueEvents?: QueueEvents;
   /** The wait before trying to start again. */
   timer?: NodeJS.Timeout;
 }
 
+/**
+ * The `outbox.on` side: one BullMQ `QueueEvents` reader while there are listeners, reading the events
+ * reported from the first `on` on by every worker of the queue. A reader that cannot start (bullmq
+ * missing, Redis refusing) is reported as a process warning and started again with backoff.
+ */
 export class OutboxSubscription {
   readonly #events = new OutboxEmitter();
   #reader: Reader | undefined;
@@ -187,9 +188,9 @@ export class OutboxSubscription {
     if (this.#closed) throw new OAConfigError('the outbox is closed');
     this.#events.on(name, listener);
     if (!this.#reader) {
-      const reader = { since: Date.now(), open: Promise.resolve<QueueEvents | undefined>(undefined) };
+      const reader: Reader = { since: Date.now() };
       this.#reader = reader;
-      reader.open = this.#start(reader, 0);
+      void this.#start(reader, 0);
     }
   }
 
@@ -199,20 +200,22 @@ export class OutboxSubscription {
     if (this.#events.size === 0) void this.#stop();
   }
 
-  async #start(reader: Reader, failures: number): Promise<QueueEvents | undefined> {
+  async #start(reader: Reader, failures: number): Promise<void> {
     try {
       const bull = await this.bull();
       const redis = await this.connection.commands();
       // The stream's ids are Redis's clock in ms: the first `on` on that clock, whatever this machine's.
       const [seconds, micros] = (await redis.time()).map(Number);
       const skew = (seconds ?? 0) * 1000 + Math.floor((micros ?? 0) / 1000) - Date.now();
-      if (this.#reader !== reader) return undefined;
+      // Stopped meanwhile (the last `off`, or `close()`, which does not wait for a Redis that is down).
+      if (this.#reader !== reader) return;
       // BullMQ reads on a duplicate of it (its own, closed with the reader): a blocking read never holds
       // the outbox's commands or the caller's client.
       const queueEvents = new bull.QueueEvents(this.name, {
         connection: redis as never,
         lastEventId: `${reader.since + skew}-0`,
       });
+      reader.queueEvents = queueEvents;
       // It reconnects by itself and goes on from the last event it read.
       queueEvents.on('error', () => {});
       queueEvents.on(
@@ -229,18 +232,15 @@ export class OutboxSubscription {
           this.#events.emit(name, event as never);
         }) as never,
       );
-      return queueEvents;
     } catch (error) {
-      if (this.#reader !== reader) return undefined;
+      if (this.#reader !== reader) return;
       const waitMs = Math.min(30_000, 1000 * 2 ** failures);
       process.emitWarning(
         `oa-messaging: outbox.on cannot read the outbox's events (${error instanceof Error ? error.message : String(error)}); trying again in ${waitMs / 1000} s`,
         'OAListenerWarning',
       );
-      return new Promise((resolve) => {
-        reader.timer = setTimeout(() => resolve(this.#start(reader, failures + 1)), waitMs);
-        reader.timer.unref();
-      });
+      reader.timer = setTimeout(() => void this.#start(reader, failures + 1), waitMs);
+      reader.timer.unref();
     }
   }
 
@@ -249,8 +249,7 @@ export class OutboxSubscription {
     this.#reader = undefined;
     if (!reader) return;
     clearTimeout(reader.timer);
-    const queueEvents = await reader.open;
-    await queueEvents?.close().catch(() => {});
+    await reader.queueEvents?.close().catch(() => {});
   }
 
   /** Stops reading; safe to call twice. */

@@ -1,6 +1,7 @@
 /** The Redis connection of `oa-messaging/redis`: the caller's client, or one made from a URL on first use. */
 import { createHash } from 'node:crypto';
 import { OAConfigError, OAConnectionError } from '../errors.js';
+import { quitOrDrop } from './quit.js';
 
 /**
  * What `oa-messaging/redis` needs of a Redis client: Lua scripts, nothing else. An ioredis `Redis` or
@@ -27,9 +28,6 @@ export type RedisConnectionOptions =
       /** Not with `client`. */
       url?: never;
     };
-
-/** How long close() waits for a ready connection's QUIT before dropping it. */
-const QUIT_MS = 1000;
 
 /** A client this module made, and so closes. */
 interface OwnedClient extends RedisClient {
@@ -149,26 +147,7 @@ export class Connection {
     await this.#client?.catch(() => {});
     const owned = this.#owned;
     if (!owned) return;
-    // A QUIT waits behind every command queued for a reconnection (ioredis retries each up to 20
-    // times, seconds in all): with Redis gone a shutdown would stall on it. Only a ready connection
-    // quits, after the answers to what was sent before; any other is dropped, failing what waits.
-    if (owned.status !== 'ready') {
-      this.#dropAll(owned);
-      return;
-    }
-    // A connection that looked ready may have lost Redis without noticing yet: its QUIT would then wait
-    // for a reconnection. It gets a moment for the answers in flight, then it is dropped.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), QUIT_MS);
-    });
-    try {
-      if ((await Promise.race([owned.quit(), late])) === 'late') this.#dropAll(owned);
-    } catch {
-      this.#dropAll(owned);
-    } finally {
-      clearTimeout(timer);
-    }
+    await quitOrDrop(owned, () => this.#dropAll(owned));
   }
 
   #dropAll(owned: OwnedClient): void {

@@ -11,6 +11,7 @@ import {
   type OutboxWorker,
 } from '../../src/queue/index.js';
 import { createMockServer } from '../../src/testing/index.js';
+import { settleWithin } from '../helpers/bounded.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
 import { kill, type Running, startScript } from './processes.js';
@@ -275,6 +276,18 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
         "OAListenerWarning: oa-messaging: an outbox 'delivered' listener threw: an async bug",
       ]);
     expect((await outbox.get('k'))?.state).toBe('delivered');
+  });
+
+  it('close() with a listener settles while Redis cannot be reached', async () => {
+    // Port 1: nothing listens there; the reader's start waits on a connection that never comes.
+    const outbox = createOutbox({ connection: { url: 'redis://127.0.0.1:1' } });
+    outbox.on('delivered', () => {});
+    await new Promise((r) => setTimeout(r, 300));
+    expect(
+      await settleWithin(outbox.close(), 5000, 'close() of an outbox whose Redis is down'),
+    ).toMatchObject({
+      ok: true,
+    });
   });
 
   it('refuses an event name it does not know', async () => {
