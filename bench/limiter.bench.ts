@@ -14,40 +14,52 @@ const LIMIT = { max: 50, windowMs: 1000 };
 /** Ten windows' worth of sends: one burst, then nine windows of sustained load. */
 const SENDS = LIMIT.max * 10;
 const GOAL_UTILISATION = 0.98;
+const ROUNDS = 5;
 
 const cost = await measureLimiterCost();
 
 const { server, url } = await spawnFakeServer(LIMIT);
 
-const client = new OAClient({
-  baseUrl: url,
-  apiKey: 'test-api-key',
-  apiSecret: 'test-api-secret',
-  rateLimit: { general: LIMIT },
-});
-await client.generateToken();
-// The login used a slot: wait a window so the measurement starts with a full reservoir.
-await new Promise((resolve) => setTimeout(resolve, LIMIT.windowMs + 100));
+/** One round: a fresh client (login, then a window for a full reservoir) sends SENDS texts at once. */
+async function round(): Promise<{ spanMs: number; rejected: number }> {
+  const client = new OAClient({
+    baseUrl: url,
+    apiKey: 'test-api-key',
+    apiSecret: 'test-api-secret',
+    rateLimit: { general: LIMIT },
+  });
+  await client.generateToken();
+  // The login used a slot: wait a window so the measurement starts with a full reservoir.
+  await new Promise((resolve) => setTimeout(resolve, LIMIT.windowMs + 100));
+  const sent: number[] = [];
+  let rejected = 0;
+  client.on('request', () => sent.push(performance.now()));
+  client.on('response', (event) => {
+    if (event.status === 429) rejected++;
+  });
+  await Promise.all(
+    Array.from({ length: SENDS }, (_, i) => client.sendText({ user_id: `user-${i}`, msg: `message ${i}` })),
+  );
+  await client.close();
+  return { spanMs: (sent[sent.length - 1] ?? 0) - (sent[0] ?? 0), rejected };
+}
 
-const sent: number[] = [];
-let rejected = 0;
-client.on('request', () => sent.push(performance.now()));
-client.on('response', (event) => {
-  if (event.status === 429) rejected++;
-});
-await Promise.all(
-  Array.from({ length: SENDS }, (_, i) => client.sendText({ user_id: `user-${i}`, msg: `message ${i}` })),
-);
-await client.close();
+// This machine is noisy: the median of several rounds, each also shown.
+const rounds: { spanMs: number; rejected: number }[] = [];
+for (let i = 0; i < ROUNDS; i++) rounds.push(await round());
 server.stdin.end();
 
-const first = sent[0] ?? 0;
-const last = sent[sent.length - 1] ?? 0;
 // After the first burst of `max`, the rest can go at most `max` per window: the ideal span is
 // (SENDS - max) / max windows.
 const allowedPerMs = LIMIT.max / LIMIT.windowMs;
-const achievedPerMs = (SENDS - LIMIT.max) / (last - first);
-const utilisation = achievedPerMs / allowedPerMs;
+const utilisationOf = (r: { spanMs: number }) => (SENDS - LIMIT.max) / r.spanMs / allowedPerMs;
+const median = [...rounds].sort((a, b) => b.spanMs - a.spanMs)[Math.floor(ROUNDS / 2)] ?? {
+  spanMs: 1,
+  rejected: 0,
+};
+const utilisation = utilisationOf(median);
+const achievedPerMs = utilisation * allowedPerMs;
+const rejected = rounds.reduce((n, r) => n + r.rejected, 0);
 
 const ok = utilisation >= GOAL_UTILISATION && rejected === 0;
 
@@ -56,7 +68,7 @@ report({
   command: 'npx tsx bench/limiter.bench.ts',
   rows: [
     {
-      figure: `limiter utilisation, ${fmt(SENDS)} sends at once (429 answers)`,
+      figure: `limiter utilisation, ${fmt(SENDS)} sends at once, median of ${ROUNDS} rounds (429 answers)`,
       sdk: `${(achievedPerMs * 1000).toFixed(1)}/s (${rejected})`,
       baseline: `${(allowedPerMs * 1000).toFixed(1)}/s allowed`,
       ratio: utilisation.toFixed(3),
@@ -77,22 +89,21 @@ report({
     'run takes seconds; the margin scales with the window, 1% capped at 250 ms). The client, with the',
     `same limit, sends ${fmt(SENDS)} texts at once: one burst of ${LIMIT.max}, then sustained load. Utilisation is the`,
     `achieved rate after the first burst (${fmt(SENDS - LIMIT.max)} requests over the span from the first to the`,
-    'last request) over the allowed rate.',
+    `last request) over the allowed rate; the figure is the median of ${ROUNDS} rounds, each with a fresh client.`,
     '',
     table(
-      ['limit', 'sends', 'span', 'achieved rate', 'allowed rate', 'utilisation', '429 answers'],
-      [
-        [
-          `${LIMIT.max} per ${fmt(LIMIT.windowMs)} ms`,
-          fmt(SENDS),
-          `${fmt(last - first)} ms`,
-          `${(achievedPerMs * 1000).toFixed(1)}/s`,
-          `${(allowedPerMs * 1000).toFixed(1)}/s`,
-          utilisation.toFixed(3),
-          String(rejected),
-        ],
-      ],
-      '---|---:|---:|---:|---:|---:|---:',
+      ['round', 'limit', 'sends', 'span', 'achieved rate', 'allowed rate', 'utilisation', '429 answers'],
+      rounds.map((r, i) => [
+        r === median ? `${i + 1} (median)` : String(i + 1),
+        `${LIMIT.max} per ${fmt(LIMIT.windowMs)} ms`,
+        fmt(SENDS),
+        `${fmt(r.spanMs)} ms`,
+        `${(utilisationOf(r) * allowedPerMs * 1000).toFixed(1)}/s`,
+        `${(allowedPerMs * 1000).toFixed(1)}/s`,
+        utilisationOf(r).toFixed(3),
+        String(r.rejected),
+      ]),
+      '---|---|---:|---:|---:|---:|---:|---:',
     ),
     '',
     'A slot comes back one window after the request that used it ended (plus 1%, at most 250 ms), so',
