@@ -1,5 +1,6 @@
 /** The renewal lock: one process at a time logs in or refreshes the token of an api key. */
 import { randomUUID } from 'node:crypto';
+import { keepLease } from '../core/lease.js';
 import type { Logger } from '../core/logger.js';
 import { abortError, sleep } from '../core/wait.js';
 import type { Connection } from './connection.js';
@@ -45,28 +46,29 @@ export async function withRenewalLock<T>(
     release();
     throw abortError(signal, what);
   }
-  const extend = setInterval(() => {
-    connection.run(EXTEND_LOCK, [lockKey], [owner, options.lockTtlMs]).then(
-      (extended) => {
-        if (extended === 1) return;
-        clearInterval(extend);
-        options.logger.warn?.(
-          'oa-messaging: the token renewal lock expired before the renewal ended; another process may renew too',
-          { lockTtlMs: options.lockTtlMs },
-        );
-      },
-      (error: unknown) =>
-        options.logger.warn?.('oa-messaging: could not extend the token renewal lock', {
-          error: (error as Error).message,
-        }),
-    );
-  }, options.lockTtlMs / 3);
-  // The renewal itself keeps the process alive; the lock alone must not.
-  extend.unref();
+  // Extended every third of its ttl while `renew` runs; a failed extend is tried again at the next.
+  const stopExtending = keepLease(
+    () =>
+      connection.run(EXTEND_LOCK, [lockKey], [owner, options.lockTtlMs]).then(
+        (extended) => extended === 1,
+        (error: unknown) => {
+          options.logger.warn?.('oa-messaging: could not extend the token renewal lock', {
+            error: (error as Error).message,
+          });
+          return undefined;
+        },
+      ),
+    options.lockTtlMs / 3,
+    () =>
+      options.logger.warn?.(
+        'oa-messaging: the token renewal lock expired before the renewal ended; another process may renew too',
+        { lockTtlMs: options.lockTtlMs },
+      ),
+  );
   try {
     return await renew();
   } finally {
-    clearInterval(extend);
+    stopExtending();
     release();
   }
 }

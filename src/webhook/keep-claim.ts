@@ -4,6 +4,7 @@
  * message is taken over, and a live holder extends it every third of that, so that a slow `onEvent`
  * is not run a second time by a redelivery.
  */
+import { keepLease } from '../core/lease.js';
 import type { Logger } from '../core/logger.js';
 import type { WebhookDedupeStore } from './dedupe.js';
 
@@ -26,31 +27,13 @@ export function keepClaim(
 ): () => void {
   const extend = store.extend;
   if (typeof extend !== 'function') return () => {};
-  const everyMs = Math.max(1, Math.floor(claimTtlMs / 3));
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-
-  const tick = async () => {
-    const kept = await attempt('extend a claim', () => extend.call(store, key, owner, claimTtlMs));
-    if (stopped) return;
-    if (kept === false) {
+  return keepLease(
+    () => attempt('extend a claim', () => extend.call(store, key, owner, claimTtlMs)),
+    claimTtlMs / 3,
+    () =>
       logger.warn(
         'oa-messaging webhook: a delivery lost its claim while onEvent ran; a redelivery may process the message too',
         { claimTtlMs },
-      );
-      return;
-    }
-    schedule();
-  };
-  // A timeout chained after each extend, not an interval: extends of a slow store must not pile up.
-  const schedule = () => {
-    timer = setTimeout(() => void tick(), everyMs);
-    // The request being handled keeps the process alive; its claim's timer alone must not.
-    if (typeof timer === 'object') timer.unref?.();
-  };
-  schedule();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+      ),
+  );
 }

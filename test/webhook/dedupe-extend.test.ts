@@ -88,6 +88,27 @@ eachDriver(unhandled, (start) => {
     expect(extendCalls).toBe(after);
   });
 
+  it('an extend that hangs is not called again until it answers: calls to a slow store never pile up', async () => {
+    let extendCalls = 0;
+    const store: WebhookDedupeStore = {
+      ...withoutExtend(new MemoryDedupeStore()),
+      extend: () => {
+        extendCalls++;
+        return new Promise<boolean>(() => {});
+      },
+    };
+    const driver = await start({
+      dedupe: { store, claimTtlMs: 60 },
+      onEvent: async () => {
+        await sleep(300);
+      },
+    });
+    const answer = await settleWithin(driver.send('POST', body), 5_000, 'the delivery');
+    expect(answer).toMatchObject({ ok: true, value: { status: 200 } });
+    // Due every 20 ms for 300 ms, but the first never answered.
+    expect(extendCalls).toBe(1);
+  });
+
   it('a store without extend still works; an extend that is not a method is refused', async () => {
     const store = withoutExtend(new MemoryDedupeStore());
     let calls = 0;
