@@ -1,11 +1,90 @@
 /**
- * One call's limits: the caller's `signal`, its deadline (a per-call `timeoutMs` bounds everything the
- * call waits for) and the client's `close()`. Every step of the call waits through it, so that any of
- * the three ends the wait at once with the error that says why.
+ * The one way to wait and cancel. One call's limits: the caller's `signal`, its deadline (a per-call
+ * `timeoutMs` bounds everything the call waits for) and the client's `close()`. Every step of the call
+ * waits through its {@link CallControl}, so that any of the three ends the wait at once with the error
+ * that says why; waits outside a call (the Redis limiter's naps, a webhook's poll) use {@link sleep}.
  */
 import { OAAbortError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
-import type { OAResponseInfo } from './request-options.js';
-import { SignalWatch } from './signal-watch.js';
+
+/** The error of a wait that a signal ended: `Aborted while <what>`, with the signal's reason as cause. */
+export function abortError(signal: AbortSignal, what: string): OAAbortError {
+  return new OAAbortError(`Aborted while ${what}`, { cause: signal.reason });
+}
+
+/**
+ * Resolves after `ms`, or earlier when `wake` is called; rejects with `stopped()` (by default
+ * {@link abortError}) when `signal` fires. The timer keeps the process alive: someone is waiting on it.
+ */
+export function sleep(
+  ms: number,
+  signal: AbortSignal | undefined,
+  what: string,
+  stopped: () => Error = () => abortError(signal as AbortSignal, what),
+): { done: Promise<void>; wake: () => void } {
+  let wake = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(stopped());
+      return;
+    }
+    const finish = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      finish();
+      reject(stopped());
+    };
+    const timer = setTimeout(() => {
+      finish();
+      resolve();
+    }, ms);
+    wake = () => {
+      finish();
+      resolve();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return { done, wake: () => wake() };
+}
+
+/**
+ * One abort listener per signal, however many waiters share it: a caller may hand the same
+ * `AbortSignal` to thousands of calls, and a listener each would pile up (Node warns past 10).
+ */
+export class SignalWatch<T> {
+  readonly #watches = new Map<AbortSignal, { waiters: Set<T>; onAbort: () => void }>();
+  readonly #aborted: (signal: AbortSignal, waiters: T[]) => void;
+
+  /** `aborted` receives every waiter still watched when its signal fires; they are no longer watched. */
+  constructor(aborted: (signal: AbortSignal, waiters: T[]) => void) {
+    this.#aborted = aborted;
+  }
+
+  /** Watches `signal` for `waiter`: the first waiter of a signal adds its one listener. */
+  add(signal: AbortSignal, waiter: T): void {
+    let watch = this.#watches.get(signal);
+    if (watch === undefined) {
+      const waiters = new Set<T>();
+      const onAbort = () => {
+        this.#watches.delete(signal);
+        this.#aborted(signal, [...waiters]);
+      };
+      watch = { waiters, onAbort };
+      this.#watches.set(signal, watch);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    watch.waiters.add(waiter);
+  }
+
+  /** `waiter` was granted or left: the listener goes with the last waiter of its signal. */
+  delete(signal: AbortSignal, waiter: T): void {
+    const watch = this.#watches.get(signal);
+    if (watch === undefined || !watch.waiters.delete(waiter) || watch.waiters.size > 0) return;
+    signal.removeEventListener('abort', watch.onAbort);
+    this.#watches.delete(signal);
+  }
+}
 
 /** Why a call was stopped before it could finish. */
 export type StopReason = 'aborted' | 'deadline' | 'closed';
@@ -30,10 +109,8 @@ export class CallRegistry {
   start(
     what: string,
     options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined },
-    beforeSend?: () => unknown,
-  ) {
+  ): CallControl {
     const control = new CallControl(this, what, options.timeoutMs, options.signal);
-    control.beforeSend = beforeSend;
     if (this.#closed) control.stop('closed');
     else if (options.signal?.aborted) control.stop('aborted', options.signal.reason);
     else {
@@ -69,10 +146,6 @@ export class CallControl {
   #controller: AbortController | undefined;
   readonly #listeners = new Set<(reason: StopReason) => void>();
   readonly #callerSignal: AbortSignal | undefined;
-  /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
-  beforeSend: (() => unknown) | undefined;
-  /** The caller's `onResponse`, told of the answer that settled the call. */
-  onResponse: ((response: OAResponseInfo) => void) | undefined;
 
   constructor(
     registry: CallRegistry,
@@ -173,17 +246,7 @@ export class CallControl {
 
   /** Sleeps `ms` unless the call is stopped first. The timer keeps the process alive: a call waits on it. */
   sleep(ms: number, doing: string): Promise<void> {
-    if (this.#stopped) return Promise.reject(this.error(doing));
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        resolve();
-      }, ms);
-      const off = this.onStop(() => {
-        clearTimeout(timer);
-        reject(this.error(doing));
-      });
-    });
+    return sleep(ms, this.signal, doing, () => this.error(doing)).done;
   }
 
   /** The call has settled: its timer and registrations go. */

@@ -5,8 +5,8 @@
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
-import { failureKind } from '../core/failure.js';
-import { BEFORE_SEND } from '../core/request-options.js';
+import { BEFORE_SEND } from '../core/pipeline.js';
+import { isOAError } from '../errors.js';
 import type { BullMQ, IORedisLike } from './load.js';
 import type { OutboxMethod } from './methods.js';
 import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
@@ -98,7 +98,7 @@ export function outboxProcessor(
     try {
       return await send.call(client, params, options);
     } catch (error) {
-      const kind = failureKind(error);
+      const kind = isOAError(error) ? error.retryClass : 'final';
       const kept = describe(error);
       await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
       const deliveryUnknown = (error as { deliveryUnknown?: unknown })?.deliveryUnknown === true;
