@@ -1,6 +1,7 @@
+import { ClientContext } from './core/context.js';
 import type { OAClientEventName, OAClientListener } from './core/events.js';
 import type { OAClientOptions, RequestOptions } from './core/options.js';
-import { Pipeline } from './core/pipeline.js';
+import { call } from './core/pipeline.js';
 import { endpoints, uploads } from './endpoints.js';
 import type * as req from './schemas/requests.js';
 import type * as res from './schemas/responses.js';
@@ -26,12 +27,12 @@ export type { SendFileOptions, SendVideoOptions } from './video/send-file.js';
  * await client.sendText({ user_id: 'u-1', msg: 'Hello' });
  */
 export class OAClient {
-  readonly #pipeline: Pipeline;
+  readonly #ctx: ClientContext;
   readonly #videos: VideoReadiness;
 
   constructor(options: OAClientOptions = {}) {
-    this.#pipeline = new Pipeline(options);
-    this.#videos = new VideoReadiness(this.#pipeline, options);
+    this.#ctx = new ClientContext(options);
+    this.#videos = new VideoReadiness(this.#ctx, options);
   }
 
   /**
@@ -41,19 +42,19 @@ export class OAClient {
    * @example client.on('retry', (e) => metrics.increment(`oa.retry.${e.reason}`))
    */
   on<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
-    this.#pipeline.events.on(event, listener);
+    this.#ctx.events.on(event, listener);
     return this;
   }
 
   /** Removes a listener added with {@link OAClient.on}. */
   off<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
-    this.#pipeline.events.off(event, listener);
+    this.#ctx.events.off(event, listener);
     return this;
   }
 
   /** `POST /api/v2/public/auth/token`: a new token pair from the api key and secret. The client keeps it. */
   generateToken(options?: RequestOptions): Promise<res.TokenPair> {
-    return this.#pipeline.generateToken(options);
+    return this.#ctx.generateToken(options);
   }
 
   /**
@@ -61,22 +62,22 @@ export class OAClient {
    * the client holds). The client keeps the new pair.
    */
   refreshToken(refresh_token?: string, options?: RequestOptions): Promise<res.TokenPair> {
-    return this.#pipeline.refreshToken(refresh_token, options);
+    return this.#ctx.refreshToken(refresh_token, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-greeting`: sends the OA's configured greeting to one user. */
   sendGreeting(params: req.SendGreetingParams, options?: RequestOptions): Promise<res.Greeting> {
-    return this.#pipeline.call(endpoints.sendGreeting, params, options);
+    return call(this.#ctx, endpoints.sendGreeting, params, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-image-link`: an image to one user; with `link`, tapping opens it. */
   sendImage(params: req.SendImageParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#pipeline.call(endpoints.sendImage, params, options);
+    return call(this.#ctx, endpoints.sendImage, params, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-message`: a text to one user; `desc` shows on the push notification. */
   sendText(params: req.SendTextParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#pipeline.call(endpoints.sendText, params, options);
+    return call(this.#ctx, endpoints.sendText, params, options);
   }
 
   /**
@@ -133,7 +134,7 @@ export class OAClient {
 
   /** `POST /api/v2/public/webhook/broadcast-audio`: an uploaded audio file to one user. */
   sendAudio(params: req.SendAudioParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#pipeline.call(endpoints.sendAudio, params, options);
+    return call(this.#ctx, endpoints.sendAudio, params, options);
   }
 
   /**
@@ -143,7 +144,7 @@ export class OAClient {
    * @example const { url } = await client.uploadImage('./banner.png');
    */
   uploadImage(file: FileInput, options?: UploadOptions): Promise<res.UploadImageResult> {
-    return this.#pipeline.upload('image', uploads.image, file, options);
+    return this.#ctx.upload('image', uploads.image, file, options);
   }
 
   /**
@@ -151,7 +152,7 @@ export class OAClient {
    * most 100 MB, streamed from disk, and returns the `ticket_id` of its transcode job.
    */
   uploadVideo(file: FileInput, options?: UploadOptions): Promise<res.UploadVideoResult> {
-    return this.#pipeline.upload('video', uploads.video, file, options);
+    return this.#ctx.upload('video', uploads.video, file, options);
   }
 
   /**
@@ -159,7 +160,7 @@ export class OAClient {
    * returns the four values `sendAudio` and `items.audio` take.
    */
   uploadAudio(file: FileInput, options?: UploadOptions): Promise<res.UploadAudioResult> {
-    return this.#pipeline.upload('audio', uploads.audio, file, options);
+    return this.#ctx.upload('audio', uploads.audio, file, options);
   }
 
   /**
@@ -206,7 +207,7 @@ export class OAClient {
   close(): Promise<void> {
     // Every wait ends now (queue, token, backoff, transcode), and requests in flight are aborted: a
     // call that never sent its request says so (`deliveryUnknown: false`).
-    return this.#pipeline.close();
+    return this.#ctx.close();
   }
 
   /**

@@ -1,12 +1,15 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
-import { OAConfigError } from '../errors.js';
-import { MAX_TIMEOUT_MS } from '../schemas/requests.js';
+import type { z } from 'zod';
+import { OAConfigError, OAConnectionError, type OAError } from '../errors.js';
+import { MAX_TIMEOUT_MS, RequestOptionsSchema } from '../schemas/requests.js';
+import { validate } from '../schemas/validate.js';
 import { VERSION } from '../version.js';
 import type { ReadyVideos } from '../video/ready-videos.js';
 import type { TokenStore } from './auth.js';
+import type { CallControl, CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
-import type { DispatcherLike } from './transport.js';
+import type { DispatcherLike, TransportResponse } from './transport.js';
 
 /** Options of `new OAClient(options)`. */
 export interface OAClientOptions {
@@ -248,6 +251,89 @@ export interface OAResponseInfo {
   requestId: string | undefined;
   /** Which attempt of the call this was: 1, then 2 after a retry... */
   attempt: number;
+}
+
+/**
+ * Checks the per-call options (and that the client is open) before anything else happens: a mistake
+ * there must not cost a login. Returns them as given.
+ */
+export function checkOptions<O extends RequestOptions>(
+  ctx: { calls: CallRegistry },
+  endpoint: { name: string; path: string },
+  options: O | undefined,
+  schema: z.ZodType = RequestOptionsSchema,
+): O {
+  if (options !== undefined) validate(schema, options, `${endpoint.name} options`);
+  if (ctx.calls.closed) {
+    throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`, { failure: 'final' });
+  }
+  return options ?? ({} as O);
+}
+
+/** The caller's `onResponse`: one that throws must not turn a delivered send into a failure. */
+export function tellResponse(
+  ctx: { logger: Logger },
+  onResponse: (info: OAResponseInfo) => void,
+  info: OAResponseInfo,
+) {
+  try {
+    onResponse(info);
+  } catch (error) {
+    ctx.logger.warn?.(
+      `oa-messaging: an onResponse callback threw (${error instanceof Error ? error.message : String(error)}); the call succeeded`,
+    );
+  }
+}
+
+/** What a caller's `onResponse` learns of the answer that settled its call. */
+export function answerOf(res: TransportResponse, attempt: number): OAResponseInfo {
+  const id = res.headers['x-request-id'];
+  return { status: res.status, headers: res.headers, requestId: Array.isArray(id) ? id[0] : id, attempt };
+}
+
+/**
+ * A per-call hook, under this symbol in the options, run once per attempt just before the request
+ * leaves (after the rate-limit slot and the token): a durable queue records there that the send may
+ * have gone out. Not part of the public options; `Symbol.for` so that every bundle of the package
+ * shares it. A hook that throws keeps the request from leaving (the call fails as not sent).
+ */
+export const BEFORE_SEND: unique symbol = Symbol.for('oa-messaging.beforeSend') as never;
+
+/** The hook of {@link BEFORE_SEND}, if the options carry one. */
+export function beforeSendOf(options: object | undefined): (() => unknown) | undefined {
+  const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
+  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
+}
+
+/**
+ * The caller's last word before the request leaves, bounded like every other wait of the call; if it
+ * fails, the request does not leave.
+ */
+export async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
+  const doing = 'running its beforeSend hook';
+  if (control.stopped) throw control.error(doing);
+  let done: unknown;
+  try {
+    done = hook();
+  } catch (error) {
+    throw hookFailed(error, endpoint);
+  }
+  if (!(done instanceof Promise)) return;
+  try {
+    await control.wait(done, doing);
+  } catch (error) {
+    if (control.stopped) throw error;
+    throw hookFailed(error, endpoint);
+  }
+}
+
+/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
+function hookFailed(error: unknown, endpoint: { path: string }): OAError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
+    cause: error,
+    failure: 'not_sent',
+  });
 }
 
 /**

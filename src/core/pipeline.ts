@@ -10,65 +10,46 @@
  */
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
-import { type Endpoint, endpoints } from '../endpoints.js';
+import type { Endpoint } from '../endpoints.js';
 import {
   errorFromAnswer,
   isOAError,
   OAConnectionError,
   type OAError,
   OAResponseValidationError,
-  OAValidationError,
   reissued,
 } from '../errors.js';
-import { RequestOptionsSchema, UploadOptionsSchema } from '../schemas/requests.js';
-import type { TokenPair } from '../schemas/responses.js';
 import { formatIssues, toIssues, validate } from '../schemas/validate.js';
-import { prepareUpload } from '../uploads/prepare.js';
-import { discardInput } from '../uploads/source.js';
-import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
-import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
-import { type CallControl, CallRegistry } from './call-control.js';
-import { ClientEvents } from './events.js';
-import { type Logger, loggerFor } from './logger.js';
+import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
+import type { TokenManager } from './auth.js';
+import type { CallControl, CallRegistry } from './call-control.js';
+import type { ClientEvents } from './events.js';
+import type { Logger } from './logger.js';
 import {
   type AppInfo,
-  type OAClientOptions,
+  answerOf,
+  beforeSendOf,
+  checkOptions,
   type OAResponseInfo,
   type RequestOptions,
-  resolveOptions,
+  runBeforeSend,
+  tellResponse,
   userAgent,
 } from './options.js';
-import { type Limiter, type Permit, RateLimiter, SlotLoan } from './rate-limit.js';
-import { redactJson, redactText } from './redact.js';
+import { type Limiter, type Permit, SlotLoan } from './rate-limit.js';
+import { redactJsonText, redactText } from './redact.js';
 import { type Retry, type RetryState, withRetries } from './retry.js';
-import { send, Transport, type TransportResponse } from './transport.js';
+import { send, type Transport, type TransportResponse } from './transport.js';
 
-/**
- * A per-call hook, under this symbol in the options, run once per attempt just before the request
- * leaves (after the rate-limit slot and the token): a durable queue records there that the send may
- * have gone out. Not part of the public options; `Symbol.for` so that every bundle of the package
- * shares it. A hook that throws keeps the request from leaving (the call fails as not sent).
- */
-export const BEFORE_SEND: unique symbol = Symbol.for('oa-messaging.beforeSend') as never;
-
-/** The hook of {@link BEFORE_SEND}, if the options carry one. */
-function beforeSendOf(options: object | undefined): (() => unknown) | undefined {
-  const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
-  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
-}
-
-/**
- * Everything a client's calls share, made once from its options: the context every step reads.
- * Constructing it opens nothing (no socket, no timer).
- */
-export class Pipeline implements TokenEndpoints {
-  readonly apiKey: string;
-  readonly #apiSecret: string;
-  readonly #baseUrl: URL;
+/** What the steps read of the client: made once from its options (see `ClientContext`). */
+export interface PipelineContext {
+  readonly baseUrl: URL;
   /** Each endpoint's URL, made once: nothing reads or changes it after. */
-  readonly #urls = new Map<string, URL>();
+  readonly urls: Map<string, URL>;
   readonly headers: RequestHeaders;
+  /** Per-attempt limit. */
   readonly timeoutMs: number;
+  /** The per-attempt limit of uploads. */
   readonly uploadTimeoutMs: number;
   readonly maxRetries: number;
   readonly maxBusyWaitMs: number;
@@ -78,154 +59,35 @@ export class Pipeline implements TokenEndpoints {
   readonly events: ClientEvents;
   readonly logger: Logger;
   readonly tokens: TokenManager;
-  readonly calls = new CallRegistry();
-
-  constructor(options: OAClientOptions) {
-    const resolved = resolveOptions(options);
-    const { apiKey, rateLimit } = resolved;
-    const { coordination } = options;
-    this.apiKey = apiKey;
-    this.#apiSecret = resolved.apiSecret;
-    this.#baseUrl = resolved.baseUrl;
-    this.logger = loggerFor(options.logger, options.logLevel);
-    this.events = new ClientEvents(this.logger);
-    // No limiter starts a timer before its first request.
-    this.limiter = rateLimit
-      ? (coordination?.createLimiter(apiKey, rateLimit) ?? new RateLimiter(rateLimit))
-      : undefined;
-    this.tokens = new TokenManager({
-      store: coordination?.tokenStore ?? options.tokenStore ?? new MemoryTokenStore(),
-      lock: coordination,
-      key: apiKey,
-      endpoints: this,
-      refreshBeforeExpiryMs: resolved.refreshBeforeExpiryMs,
-      logger: this.logger,
-      events: this.events,
-    });
-    this.headers = new RequestHeaders(options.appInfo, options.defaultHeaders);
-    this.transport = new Transport(options.dispatcher, resolved.proxyFromEnv);
-    this.timeoutMs = resolved.timeoutMs;
-    this.uploadTimeoutMs = resolved.uploadTimeoutMs;
-    this.maxRetries = resolved.maxRetries;
-    this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-  }
-
+  readonly calls: CallRegistry;
   /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
-  secrets(): string[] {
-    return [this.#apiSecret, ...this.tokens.knownSecrets()];
-  }
+  secrets(): Iterable<string | undefined>;
+}
 
-  /** The URL of an endpoint. */
-  url(path: string): URL {
-    let url = this.#urls.get(path);
-    if (!url) {
-      const base = this.#baseUrl;
-      url = new URL(base);
-      url.pathname = `${base.pathname.replace(/\/+$/, '')}${path}`;
-      this.#urls.set(path, url);
-    }
-    return url;
+/** A JSON call: params and options checked, then the retry loop. */
+export function call<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  params: unknown,
+  options?: RequestOptions,
+): Promise<z.output<R>> {
+  try {
+    const checked = checkOptions(ctx, endpoint, options);
+    const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
+    return run(new Call(ctx, endpoint, checked, { body: text, headers: ctx.headers.json }));
+  } catch (error) {
+    return Promise.reject(error);
   }
+}
 
-  /**
-   * Checks the per-call options (and that the client is open) before anything else happens: a mistake
-   * there must not cost a login. Returns them as given.
-   */
-  checkOptions<O extends RequestOptions>(
-    endpoint: { name: string; path: string },
-    options: O | undefined,
-    schema: z.ZodType = RequestOptionsSchema,
-  ): O {
-    if (options !== undefined) validate(schema, options, `${endpoint.name} options`);
-    if (this.calls.closed) {
-      throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`, {
-        failure: 'final',
-      });
-    }
-    return options ?? ({} as O);
-  }
-
-  /** A JSON call: params and options checked, then the retry loop. */
-  call<R extends z.ZodType>(
-    endpoint: Endpoint<z.ZodType, R>,
-    params: unknown,
-    options?: RequestOptions,
-  ): Promise<z.output<R>> {
-    try {
-      const checked = this.checkOptions(endpoint, options);
-      const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
-      return run(new Call(this, endpoint, checked, { body: text, headers: this.headers.json }));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** An upload: options checked, the file read and checked, then the retry loop with a fresh body each attempt. */
-  async upload<R extends z.ZodType>(
-    kind: UploadKind,
-    endpoint: Endpoint<z.ZodType, R>,
-    file: FileInput,
-    options: UploadOptions | undefined,
-  ): Promise<z.output<R>> {
-    let checked: UploadOptions;
-    try {
-      checked = this.checkOptions(endpoint, options, UploadOptionsSchema);
-    } catch (error) {
-      // Refused before it was read: a stream handed over is not left open.
-      discardInput(file);
-      throw error;
-    }
-    const prepared = await prepareUpload(kind, file, checked);
-    try {
-      return await run(new Call(this, endpoint, checked, prepared));
-    } finally {
-      prepared.discard();
-    }
-  }
-
-  /** `generateToken()`: endpoint 1 as a call of the caller's; the client keeps the pair. */
-  async generateToken(options: RequestOptions | undefined): Promise<TokenPair> {
-    const params = { api_key: this.apiKey, api_secret: this.#apiSecret };
-    const pair = await this.call(endpoints.generateToken, params, options);
-    await this.tokens.save(pair);
-    return pair;
-  }
-
-  /** `refreshToken()`: endpoint 2 with the given refresh token, else the one held. */
-  async refreshToken(refresh_token: string | undefined, options: RequestOptions | undefined) {
-    const token = refresh_token ?? (await this.tokens.currentRefreshToken());
-    if (token === undefined) {
-      throw new OAValidationError(
-        'refreshToken: no refresh token held (none yet, or the API gave none); call generateToken()',
-        [{ path: ['refresh_token'], message: 'Required' }],
-      );
-    }
-    const pair = await this.call(endpoints.refreshToken, { refresh_token: token }, options);
-    await this.tokens.save(pair);
-    return pair;
-  }
-
-  /** Endpoint 1 for a renewal (see {@link tokenExchange}). */
-  login(slot: Permit | undefined): Promise<TokenPair> {
-    const params = { api_key: this.apiKey, api_secret: this.#apiSecret };
-    return tokenExchange(this, endpoints.generateToken, params, slot);
-  }
-
-  /** Endpoint 2 for a renewal (see {@link tokenExchange}). */
-  refresh(refresh_token: string, slot: Permit | undefined): Promise<TokenPair> {
-    return tokenExchange(this, endpoints.refreshToken, { refresh_token }, slot);
-  }
-
-  /**
-   * Stops every call (each wait ends now; requests in flight are aborted, and a call that never sent
-   * its request says so) and releases the client's own sockets.
-   */
-  async close(): Promise<void> {
-    if (this.calls.closed) return;
-    this.calls.closeAll();
-    this.limiter?.stop();
-    await this.transport.close();
-  }
+/** An upload, its file read and checked: the retry loop with a fresh multipart body each attempt. */
+export function callUpload<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  upload: PreparedUpload,
+  options: UploadOptions,
+): Promise<z.output<R>> {
+  return run(new Call(ctx, endpoint, options, upload));
 }
 
 /** What one attempt sends: the same JSON text each time, or a fresh multipart stream. */
@@ -238,7 +100,7 @@ interface AttemptBody {
 
 /** One call as it goes down the path: made once per call; each step reads it, each attempt updates it. */
 class Call<R extends z.ZodType> implements RetryState {
-  readonly pipeline: Pipeline;
+  readonly ctx: PipelineContext;
   readonly endpoint: Endpoint<z.ZodType, R>;
   readonly control: CallControl;
   readonly bucket: 'general' | 'upload';
@@ -264,18 +126,18 @@ class Call<R extends z.ZodType> implements RetryState {
   token: string | undefined = undefined;
 
   constructor(
-    pipeline: Pipeline,
+    ctx: PipelineContext,
     endpoint: Endpoint<z.ZodType, R>,
     options: UploadOptions,
     body: AttemptBody | PreparedUpload,
   ) {
-    this.pipeline = pipeline;
+    this.ctx = ctx;
     this.endpoint = endpoint;
-    this.control = pipeline.calls.start(`POST ${endpoint.path}`, options);
+    this.control = ctx.calls.start(`POST ${endpoint.path}`, options);
     this.bucket = endpoint.bucket;
-    this.timeoutMs = this.bucket === 'upload' ? pipeline.uploadTimeoutMs : pipeline.timeoutMs;
-    this.maxRetries = options.maxRetries ?? pipeline.maxRetries;
-    this.maxBusyWaitMs = pipeline.maxBusyWaitMs;
+    this.timeoutMs = this.bucket === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs;
+    this.maxRetries = options.maxRetries ?? ctx.maxRetries;
+    this.maxBusyWaitMs = ctx.maxBusyWaitMs;
     this.isSend = endpoint.isSend;
     this.usesToken = endpoint.auth;
     this.beforeSend = beforeSendOf(options);
@@ -303,19 +165,10 @@ class Call<R extends z.ZodType> implements RetryState {
 /** The call: its retry loop, its control ended however it ends. */
 async function run<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
   try {
-    return await withRetries(call, attemptOnce, reportRetry);
+    return await withRetries(call, attemptOnce);
   } finally {
     call.control.end();
   }
-}
-
-function reportRetry(call: Call<z.ZodType>, retry: Retry): void {
-  const { endpoint, pipeline } = call;
-  pipeline.logger.warn?.(
-    `oa-messaging: POST ${endpoint.path} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
-    { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
-  );
-  pipeline.events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
 }
 
 /** A token that is stale again by the time its call gets a slot is renewed at most this often. */
@@ -335,7 +188,7 @@ async function attemptOnce<R extends z.ZodType>(call: Call<R>): Promise<z.output
  * deadline, signal and `close()` can end (the slot, granted later, then goes straight back).
  */
 async function takeSlot(call: Call<z.ZodType>, first: boolean): Promise<Permit | undefined> {
-  const { limiter } = call.pipeline;
+  const { limiter } = call.ctx;
   if (!limiter) return undefined;
   const { control, endpoint, bucket } = call;
   let granted: Permit | Promise<Permit>;
@@ -360,10 +213,10 @@ async function takeSlot(call: Call<z.ZodType>, first: boolean): Promise<Permit |
   }
   if (permit.waitedMs > 0) {
     const waitedMs = Math.round(permit.waitedMs);
-    call.pipeline.logger.debug?.(
+    call.ctx.logger.debug?.(
       `oa-messaging: POST ${endpoint.path} waited ${waitedMs} ms for the ${bucket} rate limit`,
     );
-    call.pipeline.events.emit('rateLimitWait', {
+    call.ctx.events.emit('rateLimitWait', {
       endpoint: endpoint.name,
       path: endpoint.path,
       bucket,
@@ -380,7 +233,7 @@ async function takeSlot(call: Call<z.ZodType>, first: boolean): Promise<Permit |
  * renews again.
  */
 async function tokenFor(call: Call<z.ZodType>, replay: boolean): Promise<string> {
-  const { tokens } = call.pipeline;
+  const { tokens } = call.ctx;
   let token = replay ? undefined : tokens.current();
   let rejected = replay ? call.token : undefined;
   for (let renewals = 0; token === undefined; renewals++) {
@@ -409,10 +262,7 @@ async function tokenFor(call: Call<z.ZodType>, replay: boolean): Promise<string>
  */
 async function renewToken(call: Call<z.ZodType>, rejected: string | undefined, loan: SlotLoan | undefined) {
   try {
-    return await call.control.wait(
-      call.pipeline.tokens.renewed(rejected, loan),
-      'waiting for an access token',
-    );
+    return await call.control.wait(call.ctx.tokens.renewed(rejected, loan), 'waiting for an access token');
   } catch (error) {
     // Not the SDK's (a token store's own error): the caller's to judge, never retried.
     if (!isOAError(error)) throw error;
@@ -438,7 +288,7 @@ function notSent(error: unknown, message: string): OAError {
 
 /** The request, with the slot (`call.permit`) and token (`call.token`) the attempt holds: transport -> answer. */
 async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
-  const { pipeline, endpoint, control, permit, attempt } = call;
+  const { ctx, endpoint, control, permit, attempt } = call;
   let body: AttemptBody | undefined;
   let res: TransportResponse;
   let sending = false;
@@ -446,18 +296,18 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
   try {
     body = call.makeBody();
     const request = {
-      url: pipeline.url(endpoint.path),
-      headers: pipeline.headers.of(body.headers, call.token),
+      url: urlOf(ctx, endpoint.path),
+      headers: ctx.headers.of(body.headers, call.token),
       body: body.body,
       timeoutMs: call.timeoutMs,
       isSend: endpoint.isSend,
     };
-    const dispatcher = pipeline.transport.dispatcher();
+    const dispatcher = ctx.transport.dispatcher();
     const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
     if (call.beforeSend) await runBeforeSend(control, call.beforeSend, endpoint);
-    pipeline.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
-    if (pipeline.events.has('request')) {
-      pipeline.events.emit('request', {
+    ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
+    if (ctx.events.has('request')) {
+      ctx.events.emit('request', {
         endpoint: endpoint.name,
         method: 'POST',
         path: endpoint.path,
@@ -476,13 +326,13 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
   }
   permit?.ended();
   const durationMs = Math.round(performance.now() - started);
-  pipeline.logger.debug?.(`oa-messaging: POST ${endpoint.path} -> ${res.status}`, {
+  ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path} -> ${res.status}`, {
     status: res.status,
     ms: durationMs,
   });
-  if (pipeline.events.has('response')) {
+  if (ctx.events.has('response')) {
     const { status } = res;
-    pipeline.events.emit('response', {
+    ctx.events.emit('response', {
       endpoint: endpoint.name,
       method: 'POST',
       path: endpoint.path,
@@ -492,39 +342,8 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
     });
   }
   const data = readAnswer(call, res);
-  if (call.onResponse) tellResponse(pipeline, call.onResponse, answerOf(res, attempt));
+  if (call.onResponse) tellResponse(ctx, call.onResponse, answerOf(res, attempt));
   return data;
-}
-
-/**
- * The caller's last word before the request leaves, bounded like every other wait of the call; if it
- * fails, the request does not leave.
- */
-async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
-  const doing = 'running its beforeSend hook';
-  if (control.stopped) throw control.error(doing);
-  let done: unknown;
-  try {
-    done = hook();
-  } catch (error) {
-    throw hookFailed(error, endpoint);
-  }
-  if (!(done instanceof Promise)) return;
-  try {
-    await control.wait(done, doing);
-  } catch (error) {
-    if (control.stopped) throw error;
-    throw hookFailed(error, endpoint);
-  }
-}
-
-/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
-function hookFailed(error: unknown, endpoint: { path: string }): OAError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
-    cause: error,
-    failure: 'not_sent',
-  });
 }
 
 /**
@@ -533,8 +352,8 @@ function hookFailed(error: unknown, endpoint: { path: string }): OAError {
  * caller and the token store intact (it may rightly hold a token the client already has).
  */
 function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse): z.output<R> {
-  const { endpoint, pipeline } = call;
-  const scrub = (text: string) => redactText(text, pipeline.secrets());
+  const { endpoint, ctx } = call;
+  const scrub = (text: string) => redactText(text, ctx.secrets());
   if (res.status < 200 || res.status >= 300) {
     throw errorFromAnswer({
       status: res.status,
@@ -563,34 +382,8 @@ function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse):
   const issues = toIssues(result.error).map((issue) => ({ ...issue, path: ['data', ...issue.path] }));
   throw new OAResponseValidationError(
     `POST ${endpoint.path} answered ${res.status} with an unexpected body: ${formatIssues(issues)}`,
-    { status: res.status, path: endpoint.path, body: scrubbedJson(scrub(res.text)), issues },
+    { status: res.status, path: endpoint.path, body: redactJsonText(scrub(res.text)), issues },
   );
-}
-
-/** The parsed body (its text already scrubbed of secrets) with credential fields blanked. */
-function scrubbedJson(clean: string): unknown {
-  try {
-    return redactJson(JSON.parse(clean));
-  } catch {
-    return clean;
-  }
-}
-
-/** The caller's `onResponse`: one that throws must not turn a delivered send into a failure. */
-function tellResponse(pipeline: Pipeline, onResponse: (info: OAResponseInfo) => void, info: OAResponseInfo) {
-  try {
-    onResponse(info);
-  } catch (error) {
-    pipeline.logger.warn?.(
-      `oa-messaging: an onResponse callback threw (${error instanceof Error ? error.message : String(error)}); the call succeeded`,
-    );
-  }
-}
-
-/** What a caller's `onResponse` learns of the answer that settled its call. */
-function answerOf(res: TransportResponse, attempt: number): OAResponseInfo {
-  const id = res.headers['x-request-id'];
-  return { status: res.status, headers: res.headers, requestId: Array.isArray(id) ? id[0] : id, attempt };
 }
 
 /**
@@ -600,18 +393,13 @@ function answerOf(res: TransportResponse, attempt: number): OAResponseInfo {
  * its own deadline; the request itself has the client's per-attempt limit. A control of its own, so
  * that close() ends it too.
  */
-async function tokenExchange<R extends z.ZodType>(
-  pipeline: Pipeline,
+export async function tokenExchange<R extends z.ZodType>(
+  ctx: PipelineContext,
   endpoint: Endpoint<z.ZodType, R>,
   params: unknown,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
-  const call = new Call(
-    pipeline,
-    endpoint,
-    {},
-    { body: JSON.stringify(params), headers: pipeline.headers.json },
-  );
+  const call = new Call(ctx, endpoint, {}, { body: JSON.stringify(params), headers: ctx.headers.json });
   call.attempt = 1;
   try {
     call.permit = slot ?? (await takeSlot(call, true));
@@ -625,7 +413,7 @@ async function tokenExchange<R extends z.ZodType>(
  * The headers each request carries: built once per client (and once per token for the bearer), so
  * that the hot path spreads no object per call.
  */
-class RequestHeaders {
+export class RequestHeaders {
   /** The headers of a JSON request without a token (a login or refresh). */
   readonly json: Readonly<Record<string, string>>;
   readonly #common: Readonly<Record<string, string>>;
@@ -652,4 +440,15 @@ class RequestHeaders {
     }
     return this.#bearer.headers;
   }
+}
+
+/** The URL of an endpoint, made once per client. */
+function urlOf(ctx: PipelineContext, path: string): URL {
+  let url = ctx.urls.get(path);
+  if (!url) {
+    url = new URL(ctx.baseUrl);
+    url.pathname = `${ctx.baseUrl.pathname.replace(/\/+$/, '')}${path}`;
+    ctx.urls.set(path, url);
+  }
+  return url;
 }

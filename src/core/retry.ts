@@ -6,12 +6,17 @@
  */
 import { isOAError, type OAError, OARateLimitError, reissued } from '../errors.js';
 import type { CallControl } from './call-control.js';
-import type { RetryReason } from './events.js';
+import type { ClientEvents, RetryReason } from './events.js';
+import type { Logger } from './logger.js';
 
 /** How the SDK may repeat one call, and where its attempts stand: the call's state, as the loop reads it. */
 export interface RetryState {
   /** The call's deadline, `close()` and signal: they end every wait. */
   readonly control: CallControl;
+  /** What is called, named in the retry's log line and event. */
+  readonly endpoint: { readonly name: string; readonly path: string };
+  /** Where retries are reported. */
+  readonly ctx: { readonly logger: Logger; readonly events: ClientEvents };
   /** How many failures (not sent; outcome unknown when not a send) may be retried; 0: no retry at all. */
   maxRetries: number;
   /** The longest a call waits, in all, on answers that ask it to wait (429, `JOB_BUSY`). */
@@ -134,7 +139,6 @@ class RetryBudget {
 export async function withRetries<S extends RetryState, T>(
   call: S,
   attempt: (call: S) => Promise<T>,
-  onRetry: (call: S, retry: Retry) => void,
 ): Promise<T> {
   let budget: RetryBudget | undefined;
   const { control } = call;
@@ -156,8 +160,16 @@ export async function withRetries<S extends RetryState, T>(
         attempt: call.attempt,
         error: error as OAError,
       };
-      onRetry(call, call.previous);
+      reportRetry(call, call.previous);
       if (next.waitMs > 0) await control.sleep(next.waitMs, 'waiting to retry');
     }
   }
+}
+
+function reportRetry({ ctx, endpoint }: RetryState, retry: Retry): void {
+  ctx.logger.warn?.(
+    `oa-messaging: POST ${endpoint.path} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
+    { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
+  );
+  ctx.events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
 }

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
-import { BEFORE_SEND } from '../core/pipeline.js';
+import { BEFORE_SEND } from '../core/options.js';
 import { isOAError } from '../errors.js';
 import type { BullMQ, IORedisLike } from './load.js';
 import type { OutboxMethod } from './methods.js';

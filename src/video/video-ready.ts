@@ -7,8 +7,9 @@
  */
 import type { z } from 'zod';
 import { type CallControl, sleep } from '../core/call-control.js';
-import type { OAClientOptions, RequestOptions } from '../core/options.js';
-import type { Pipeline } from '../core/pipeline.js';
+import type { ClientContext } from '../core/context.js';
+import { checkOptions, type OAClientOptions, type RequestOptions } from '../core/options.js';
+import { call } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import {
   isOAError,
@@ -70,7 +71,7 @@ const TRANSCODE_WAIT = 'waiting for the video transcode';
 
 /** The tickets known ready, and the wait that confirms the others before a broadcast. */
 export class VideoReadiness {
-  readonly #pipeline: Pipeline;
+  readonly #ctx: ClientContext;
   /** The client's `videoProbeUserId`. */
   readonly #probeUserId: string | undefined;
   /** This process's memory. */
@@ -80,12 +81,12 @@ export class VideoReadiness {
   /** Probes in flight, by ticket: a second broadcast of the same ticket waits for the first probe. */
   readonly #probes = new Map<string, Promise<unknown>>();
 
-  constructor(pipeline: Pipeline, options: Pick<OAClientOptions, 'videoProbeUserId' | 'coordination'>) {
+  constructor(ctx: ClientContext, options: Pick<OAClientOptions, 'videoProbeUserId' | 'coordination'>) {
     const probeUserId = options.videoProbeUserId;
     if (probeUserId !== undefined && (typeof probeUserId !== 'string' || probeUserId.trim() === '')) {
       throw new OAConfigError('videoProbeUserId must be a user_id (a non-empty string)');
     }
-    this.#pipeline = pipeline;
+    this.#ctx = ctx;
     this.#probeUserId = probeUserId;
     this.#shared = options.coordination?.readyVideos;
   }
@@ -96,22 +97,22 @@ export class VideoReadiness {
    * ticket is known ready.
    */
   async sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
-    const pipeline = this.#pipeline;
+    const ctx = this.#ctx;
     const endpoint = endpoints.sendVideo;
-    const checked = pipeline.checkOptions(endpoint, options, SendVideoOptionsSchema);
+    const checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
     const { waitForTranscode, ...requestOptions } = checked;
     const valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
-    const control = pipeline.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
-    const result = await untilTranscoded(() => pipeline.call(endpoint, valid, requestOptions), {
+    const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
+    const result = await untilTranscoded(() => call(ctx, endpoint, valid, requestOptions), {
       ticket_id: valid.ticket_id,
       wait: waitForTranscode,
       control,
       onWait: (waitMs, attempt, error) => {
-        pipeline.logger.info?.(
+        ctx.logger.info?.(
           `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
         );
         const { name, path } = endpoint;
-        pipeline.events.emit('retry', {
+        ctx.events.emit('retry', {
           endpoint: name,
           path,
           attempt,
@@ -130,12 +131,12 @@ export class VideoReadiness {
    * reached costs a probe later, never a failed send.
    */
   async markReady(ticket_id: string): Promise<void> {
-    const key = this.#pipeline.apiKey;
+    const key = this.#ctx.apiKey;
     await this.#local.markReady(key, ticket_id);
     try {
       await this.#shared?.markReady(key, ticket_id);
     } catch (error) {
-      this.#pipeline.logger.warn?.(`oa-messaging: could not share that video ticket ${ticket_id} is ready`, {
+      this.#ctx.logger.warn?.(`oa-messaging: could not share that video ticket ${ticket_id} is ready`, {
         error: error instanceof Error ? error.message : String(error),
       });
     }
@@ -143,7 +144,7 @@ export class VideoReadiness {
 
   /** Whether a ticket is known ready, here or in the shared memory. */
   async isReady(ticket_id: string): Promise<boolean> {
-    const key = this.#pipeline.apiKey;
+    const key = this.#ctx.apiKey;
     const local = this.#local;
     if (await local.isReady(key, ticket_id)) return true;
     if (!this.#shared || !(await this.#shared.isReady(key, ticket_id))) return false;
@@ -184,7 +185,7 @@ export class VideoReadiness {
         );
       });
     }
-    return this.#pipeline.call(endpoint, params, requestOptions);
+    return call(this.#ctx, endpoint, params, requestOptions);
   }
 
   /** `waitForVideo`: the wait alone. */
@@ -204,7 +205,7 @@ export class VideoReadiness {
     opts: WaitForVideoOptions & { requestTimeoutMs: number | undefined; how: string; what: string },
   ): Promise<void> {
     if (tickets.length === 0) return;
-    const control = this.#pipeline.calls.start(opts.what, { signal: opts.signal });
+    const control = this.#ctx.calls.start(opts.what, { signal: opts.signal });
     try {
       await this.#confirmEach(tickets, opts, control);
     } catch (error) {
@@ -286,11 +287,11 @@ export class VideoReadiness {
       if (this.#probes.get(ticket_id) === probe) this.#probes.delete(ticket_id);
     }
     const waitedMs = Math.round(performance.now() - started);
-    this.#pipeline.logger.info?.(
+    this.#ctx.logger.info?.(
       `oa-messaging: video ticket ${ticket_id} is ready: delivered to the probe user ${user_id} ` +
         `after ${waitedMs} ms`,
     );
-    this.#pipeline.events.emit('videoProbe', { ticket_id, user_id, waitedMs });
+    this.#ctx.events.emit('videoProbe', { ticket_id, user_id, waitedMs });
   }
 }
 

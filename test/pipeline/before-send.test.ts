@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { BEFORE_SEND } from '../../src/core/pipeline.js';
+import { BEFORE_SEND } from '../../src/core/options.js';
 import { OAConnectionError } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
 import { json } from '../helpers/raw-server.js';
