@@ -220,6 +220,31 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
     expect((await outbox.counts()).failed).toBe(bad.length);
   });
 
+  it('a key that is not well-formed UTF-16 is refused before anything is stored', async () => {
+    const { outbox } = await open();
+    const params = { user_id: 'u1', msg: 'x' };
+    for (const key of ['\uD800', 'a\uDC00b']) {
+      const added = await outbox.add('sendText', params, { key }).catch((e: unknown) => e);
+      expect(added).toBeInstanceOf(OAValidationError);
+      expect((added as OAValidationError).issues[0]?.path).toEqual(['key']);
+      const many = await outbox
+        .addMany([
+          { method: 'sendText', params, key: 'fine' },
+          { method: 'sendText', params, key },
+        ])
+        .catch((e: unknown) => e);
+      expect(many).toBeInstanceOf(OAValidationError);
+      expect((many as OAValidationError).issues[0]?.path).toEqual([1, 'key']);
+      const got = await outbox.get(key).catch((e: unknown) => e);
+      expect(got).toBeInstanceOf(OAValidationError);
+      expect((got as OAValidationError).issues[0]?.path).toEqual(['key']);
+    }
+    expect(await outbox.counts()).toEqual(EMPTY);
+    // A surrogate pair is a character like any other.
+    await outbox.add('sendText', params, { key: 'smile-\u{1F600}' });
+    expect(await outbox.get('smile-\u{1F600}')).toEqual({ state: 'waiting' });
+  });
+
   it('checks params and options before storing anything', async () => {
     const { outbox } = await open();
     await expect(outbox.add('sendText', { user_id: 'u1' } as never, { key: 'k' })).rejects.toBeInstanceOf(
