@@ -220,6 +220,27 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
     expect((await outbox.counts()).failed).toBe(bad.length);
   });
 
+  it('a job with no data at all ends failed, and its failed event is told', async () => {
+    const { client, outbox } = await open();
+    const queue = new Queue('test', { connection: { host: '127.0.0.1', port: shared.server.port } });
+    try {
+      await queue.add('sendText', null, { jobId: 'k-nodata' });
+    } finally {
+      await queue.close();
+    }
+    const worker = outbox.work({ client });
+    const failed: OutboxEvents['failed'][] = [];
+    worker.on('failed', (event) => failed.push(event));
+    await until(
+      async () => failed.length,
+      (n) => n >= 1,
+      10_000,
+    );
+    await worker.close();
+    expect((await outbox.get('nodata'))?.state).toBe('failed');
+    expect(failed[0]).toMatchObject({ key: 'nodata', attempt: 1, error: { name: 'OAValidationError' } });
+  });
+
   it('a key that is not well-formed UTF-16 is refused before anything is stored', async () => {
     const { outbox } = await open();
     const params = { user_id: 'u1', msg: 'x' };
