@@ -108,3 +108,13 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
 export function jobIdOf(key: string): string {
   return `k-${encodeURIComponent(key)}`;
 }
+
+/** The key a job id was made from by {@link jobIdOf} (the id itself when it was not made so). */
+export function keyOfJobId(id: string): string {
+  if (!id.startsWith('k-')) return id;
+  try {
+    return decodeURIComponent(id.slice(2));
+  } catch {
+    return id;
+  }
+}
