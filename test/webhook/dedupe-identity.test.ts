@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../src/webhook/index.js';
 import { eachDriver } from './drivers.js';
-import { CALLBACK_BASE, envelope, loadFixture, textEvent, trackUnhandledRejections } from './support.js';
+import { CALLBACK_BASE, envelope, eventWith, loadFixture, trackUnhandledRejections } from './support.js';
 
 const unhandled = trackUnhandledRejections();
 
@@ -42,9 +42,10 @@ describe('dedupe keys on the delivery, not only on MsgKey', () => {
     it('the same body under another CallbackCommand is another delivery', async () => {
       let calls = 0;
       const driver = await start({ onEvent: () => void calls++, dedupe: true });
-      const first = textEvent('same text', 9);
-      const other = envelope({ ...first.data, CallbackCommand: 'C2C.CallbackBeforeSendMsg' });
-      expect(first.data.CallbackCommand).toBe(CALLBACK_BASE.CallbackCommand);
+      const text = [{ MsgType: 'TIMTextElem', MsgContent: { Text: 'same text' } }];
+      const first = eventWith(text, 9);
+      const other = eventWith(text, 9, { CallbackCommand: 'C2C.CallbackBeforeSendMsg' });
+      expect(CALLBACK_BASE.CallbackCommand).not.toBe('C2C.CallbackBeforeSendMsg');
       expect((await driver.send('POST', JSON.stringify(first))).json).toEqual({ ok: true });
       expect((await driver.send('POST', JSON.stringify(other))).json).toEqual({ ok: true });
       expect((await driver.send('POST', JSON.stringify(first))).json).toEqual({ ok: true, duplicate: true });
