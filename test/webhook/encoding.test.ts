@@ -4,7 +4,14 @@
  * encoding the handler cannot read answers 415 (not 400, which would tell the sender to give up).
  */
 import { once } from 'node:events';
-import { brotliCompressSync, constants, createBrotliCompress, deflateSync, gzipSync } from 'node:zlib';
+import {
+  brotliCompressSync,
+  constants,
+  createBrotliCompress,
+  deflateRawSync,
+  deflateSync,
+  gzipSync,
+} from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { eachDriver } from './drivers.js';
@@ -72,6 +79,16 @@ describe('Content-Encoding', () => {
       });
       expect(answer).toMatchObject({ status: 200, json: { ok: true } });
       expect(seen.map(getMessageText)).toEqual([`hello ${coding}`]);
+    });
+
+    it('a raw deflate stream sent as Content-Encoding: deflate (as some senders do) is read too', async () => {
+      const seen: WebhookEvent[] = [];
+      const driver = await start({ onEvent: (event) => void seen.push(event) });
+      const answer = await driver.send('POST', deflateRawSync(json('raw')), {
+        'content-encoding': 'deflate',
+      });
+      expect(answer.status).toBe(200);
+      expect(seen.map(getMessageText)).toEqual(['raw']);
     });
 
     it.each(['zstd', 'compress', 'made-up'])(
