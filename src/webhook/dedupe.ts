@@ -11,6 +11,8 @@ export type WebhookDedupeState = 'claimed' | 'in-flight' | 'done';
  * in-memory store ({@link MemoryDedupeStore}) serves one process; `createRedisDedupeStore` from
  * `oa-messaging/redis` serves every instance behind a load balancer. Methods may return promises; a
  * store that throws makes the handler process the delivery anyway (a duplicate beats a lost message).
+ * The handler waits for each call as long as it takes: a store bounds its own calls (the Redis one
+ * gives up after its `commandTimeoutMs`), so that a delivery is answered before the sender gives up.
  */
 export interface WebhookDedupeStore {
   /**
