@@ -8,7 +8,7 @@ import { TypedEvents } from '../core/events.js';
 import { OAConfigError } from '../errors.js';
 import type { QueueConnection } from './connection.js';
 import type { BullMQ, IORedisLike } from './load.js';
-import type { OutboxMethod } from './methods.js';
+import { keyOfJobId, type OutboxMethod } from './methods.js';
 import { type OutboxError, type OutboxJobData, outboxErrorOf, UNKNOWN_REASON } from './outbox-worker.js';
 
 /** What every outbox event names: the job's key and method, and which try this is. */
@@ -155,7 +155,11 @@ export function reportOutcomes(
 function about(job: Job<OutboxJobData>): OutboxJobEvent {
   // attemptsMade leaves out a try whose worker died; attemptsStarted counts it.
   const attempt = Math.max(job.attemptsMade, job.attemptsStarted ?? 0, 1);
-  return { key: job.data.key, method: job.data.method, attempt };
+  // A job added by another tool may carry anything (the worker failed it): its key then comes from
+  // the job id, which `add` makes from the key.
+  const data = (job.data ?? {}) as Partial<OutboxJobData>;
+  const key = typeof data.key === 'string' ? data.key : keyOfJobId(job.id ?? '');
+  return { key, method: data.method as OutboxJobData['method'], attempt };
 }
 
 /** The reader of one run of listeners (from the first `on` to the last `off`). */

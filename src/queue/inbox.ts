@@ -42,7 +42,8 @@ export interface Inbox {
   /**
    * Stores one event; resolves once it is in Redis. A function of its own (works unbound), to pass as
    * the webhook handler's `onEvent`: the handler answers 200 only after it resolved. A redelivery (same
-   * account, conversation and `MsgKey`, else `MsgId`) is stored once, also after it was processed.
+   * account, `CallbackCommand`, conversation and `MsgKey`, else `MsgId`: the webhook's dedupe key) is
+   * stored once, also after it was processed; two callbacks about one message are two events.
    * Rejects with `OAConnectionError` when Redis cannot be reached (not connected within 5 s, a lost
    * connection, no answer within 5 s) instead of waiting for it: the webhook answers 500 and the OA
    * delivers again.

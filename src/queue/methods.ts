@@ -25,8 +25,8 @@ export type OutboxParams<M extends OutboxMethod> = Parameters<OAClient[M]>[0];
 /** How a job is added: the app's idempotency key, and when and in which order it is sent. */
 export interface OutboxAddOptions {
   /**
-   * The app's idempotency key (1 to 512 characters), e.g. `order-123-shipped`: adding a key that is
-   * already known keeps its one job (see `retentionMs`).
+   * The app's idempotency key (1 to 512 characters of well-formed text: no lone UTF-16 surrogate), e.g.
+   * `order-123-shipped`: adding a key that is already known keeps its one job (see `retentionMs`).
    */
   key: string;
   /** Milliseconds to wait before the send may start. @default 0 */
@@ -48,8 +48,22 @@ export type OutboxEntry = {
 const MAX_PRIORITY = 2_097_152;
 const MAX_KEY = 512;
 
+// A lone surrogate (half of a UTF-16 pair) has no UTF-8 form: the job id (encodeURIComponent) and
+// Redis cannot hold it as given.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 function invalid(message: string, path: (string | number)[]): never {
   throw new OAValidationError(message, [{ path, message }]);
+}
+
+/** Throws `OAValidationError` (path `key`, after `at`) when `key` holds a lone UTF-16 surrogate. */
+export function checkKeyText(key: string, at: (string | number)[] = []): void {
+  if (LONE_SURROGATE.test(key)) {
+    invalid('key must be well-formed text: it holds a lone UTF-16 surrogate (half of a pair)', [
+      ...at,
+      'key',
+    ]);
+  }
 }
 
 /**
@@ -74,6 +88,7 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {
     invalid(`key must be a string of 1 to ${MAX_KEY} characters`, [...at, 'key']);
   }
+  checkKeyText(key, at);
   if (delay !== undefined && !(Number.isSafeInteger(delay) && delay >= 0)) {
     invalid('delay must be a whole number of ms, 0 or more', [...at, 'delay']);
   }
@@ -92,4 +107,14 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
  */
 export function jobIdOf(key: string): string {
   return `k-${encodeURIComponent(key)}`;
+}
+
+/** The key a job id was made from by {@link jobIdOf} (the id itself when it was not made so). */
+export function keyOfJobId(id: string): string {
+  if (!id.startsWith('k-')) return id;
+  try {
+    return decodeURIComponent(id.slice(2));
+  } catch {
+    return id;
+  }
 }

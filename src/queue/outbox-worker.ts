@@ -8,7 +8,7 @@ import type { OAClient } from '../client.js';
 import { BEFORE_SEND } from '../core/options.js';
 import { isOAError } from '../errors.js';
 import type { BullMQ, IORedisLike } from './load.js';
-import type { OutboxMethod } from './methods.js';
+import { checkEntry, type OutboxMethod } from './methods.js';
 import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
 
 /** What an outbox job carries (readable in BullMQ's tools). */
@@ -65,6 +65,25 @@ function describe(error: unknown): OutboxError {
   return out;
 }
 
+/**
+ * Any tool can add a job to the queue: it is run only as `add` would have stored it (an outbox send
+ * method, params that pass its schema, a key), by the same check. Anything else (`generateToken`,
+ * `close`, a name the client lacks) fails for good, before anything is sent or stored as its result.
+ */
+async function refuseForeign(bull: BullMQ, redis: IORedisLike, jobKey: string, data: unknown) {
+  const { method, params, key } = (typeof data === 'object' && data !== null ? data : {}) as Record<
+    string,
+    unknown
+  >;
+  try {
+    checkEntry(method, params, { key });
+  } catch (error) {
+    const kept = describe(error);
+    await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
+    throw thrown(new bull.UnrecoverableError(`${kept.name}: ${kept.message}`), kept);
+  }
+}
+
 /** The job processor of `outbox.work`, for one client. */
 export function outboxProcessor(
   bull: BullMQ,
@@ -75,6 +94,7 @@ export function outboxProcessor(
   return async (job, token) => {
     const id = job.id ?? '';
     const jobKey = `${keyPrefix}${id}`;
+    await refuseForeign(bull, redis, jobKey, job.data);
     const previous = await redis.hget(jobKey, FIELD.sent);
     if (previous !== null) {
       let record: SendRecord | undefined;

@@ -13,6 +13,7 @@ import {
 import { loadBullMQ } from './load.js';
 import {
   checkEntry,
+  checkKeyText,
   jobIdOf,
   type OutboxAddOptions,
   type OutboxEntry,
@@ -275,6 +276,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
     async get(key) {
       if (typeof key !== 'string') throw new OAValidationError('get needs a key (a string)', []);
+      checkKeyText(key);
       const { queue: q } = await open();
       const redis = await connection.producer();
       const id = jobIdOf(key);

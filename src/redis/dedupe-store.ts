@@ -11,6 +11,14 @@ export type RedisDedupeStoreOptions = {
    * @default 'oa:'
    */
   prefix?: string | undefined;
+  /**
+   * How long each call to Redis may take, connecting included. Past it the call fails, and the webhook
+   * handler processes the delivery anyway (logged, as for any store failure): with Redis paused, down
+   * or unreachable a delivery is answered about this much later than usual, never held until Redis
+   * comes back. Keep it well under the sender's delivery timeout.
+   * @default 2000
+   */
+  commandTimeoutMs?: number | undefined;
 } & RedisConnectionOptions;
 
 /** A {@link WebhookDedupeStore} in Redis, and how to let go of it. */

@@ -21,7 +21,7 @@ import type { Coordination } from '../core/options.js';
 import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
 import { OAConfigError } from '../errors.js';
 import { READY_VIDEO_TTL_MS } from '../video/ready-videos.js';
-import { connectionFrom, type RedisConnectionOptions } from './connection.js';
+import { connectionFrom, positive, type RedisConnectionOptions } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
 import { RedisReadyVideos } from './ready-videos.js';
@@ -69,6 +69,16 @@ export interface RedisCoordinationSettings {
    */
   readyVideoTtlMs?: number | undefined;
   /**
+   * How long each call to Redis may take, connecting included (a token read, the renewal lock, a
+   * rate-limit slot). Past it the call gives up: a request waiting on it fails with `OAConnectionError`
+   * and `deliveryUnknown: false` (nothing was sent), retried under the client's `maxRetries` like a
+   * refused connection, so that a Redis outage surfaces within a few seconds even without a `timeoutMs`
+   * on the call. A command Redis still runs after it (a paused Redis) at worst holds rate-limit slots
+   * until their lease (`inFlightLeaseMs`) and one window run out.
+   * @default 2000
+   */
+  commandTimeoutMs?: number | undefined;
+  /**
    * Told of background failures that only cost time: a lock that could not be extended, a rate-limit
    * update that did not reach Redis. Never given a secret.
    * @default silent
@@ -86,15 +96,6 @@ export interface RedisCoordination extends Coordination {
    * a `client` you passed in stays open. Safe to call twice.
    */
   close(): Promise<void>;
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new OAConfigError(`${name} must be a positive number of ms`);
-  }
-  // Redis takes whole milliseconds.
-  return Math.ceil(value);
 }
 
 /**

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './answers.js';
 import { FakeOA } from './fake.js';
+import { HostGuard } from './host-guard.js';
 import { Inbox, isInboxPath } from './inbox/inbox.js';
 import type { InboxMembers } from './inbox/state.js';
 import type { FakeOAOptions, FakeOutcome, FakeRequest, InjectedFault } from './types.js';
@@ -14,7 +15,12 @@ import { UPLOAD_RULES } from './uploads.js';
 export interface MockServerOptions extends FakeOAOptions {
   /** @default 0 (a free port) */
   port?: number | undefined;
-  /** @default '127.0.0.1' */
+  /**
+   * The address to listen on. Whatever it is, the server answers only requests addressed (`Host`) to a
+   * loopback name, to this host or to `publicUrl`'s (else 421), and refuses changes posted by pages of
+   * other origins (403), so that a web page cannot read or drive it through DNS rebinding.
+   * @default '127.0.0.1'
+   */
   host?: string | undefined;
   /**
    * Who the web inbox shows receiving the broadcasts that name no users (`all`, groups, member
@@ -55,8 +61,16 @@ function drop(req: IncomingMessage): void {
   else socket.destroy();
 }
 
-async function serve(fake: FakeOA, inbox: Inbox, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(
+  fake: FakeOA,
+  inbox: Inbox,
+  guard: HostGuard,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const receivedAt = fake.now();
+  // Before anything is read or recorded: a request meant for another site gets nothing from here.
+  if (guard.refuse(req, res, fake.publicUrl)) return;
   let body: Buffer | typeof TOO_LARGE;
   try {
     body = await readBody(req);
@@ -105,6 +119,7 @@ export class MockServer extends FakeOA {
   webhookUrl: string | undefined;
   readonly #server: Server;
   readonly #inbox: Inbox;
+  readonly #guard = new HostGuard();
   #url = '';
   #closing: Promise<void> | undefined;
 
@@ -115,7 +130,7 @@ export class MockServer extends FakeOA {
     this.webhookUrl = options.webhookUrl;
     this.#inbox = new Inbox(this);
     this.#server = createServer((req, res) => {
-      serve(this, this.#inbox, req, res).catch(() => {
+      serve(this, this.#inbox, this.#guard, req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
@@ -167,6 +182,7 @@ export class MockServer extends FakeOA {
 
   /** Starts listening; resolves once the port is known. Called by {@link createMockServer}. */
   async listen(port = 0, host = '127.0.0.1'): Promise<this> {
+    this.#guard.allowBound(host);
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', reject);
       this.#server.listen(port, host, () => {

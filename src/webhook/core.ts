@@ -7,6 +7,7 @@ import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce } from './deliver-once.js';
+import { type ContentCoding, type Decoder, TOO_LARGE, UNREADABLE, UNSUPPORTED } from './encoding.js';
 import { parseWebhookEvent } from './parse.js';
 import type { WebhookEvent } from './schemas.js';
 
@@ -30,7 +31,8 @@ export interface WebhookHandlerOptions<Req> {
   onEvent: (event: WebhookEvent, context: WebhookEventContext<Req>) => void | Promise<void>;
   /**
    * Largest body accepted, in bytes; checked against `Content-Length` before reading and again while
-   * reading. A larger body answers 413.
+   * reading, and for a compressed body (`Content-Encoding: gzip`, `deflate` or `br`) also while
+   * decoding it, which stops there. A larger body answers 413.
    * @default 1048576 (1 MiB)
    */
   maxBodyBytes?: number | undefined;
@@ -46,7 +48,8 @@ export interface WebhookHandlerOptions<Req> {
   dedupe?: boolean | WebhookDedupeOptions | undefined;
   /**
    * Decides whether a request may be processed; `false` answers 401. Runs before the body is parsed. Gets
-   * the raw body (a `Buffer` on node), or `undefined` when a body parser already turned it into an object.
+   * the raw body (a `Buffer` on node; decoded when it was sent compressed), or `undefined` when a body
+   * parser already turned it into an object.
    * The OA API does not sign its webhook requests, so check what you can: a secret in the path or query,
    * the sender's address, a header your proxy adds. A throw answers 500 (logged) so the sender tries
    * again.
@@ -79,6 +82,17 @@ export interface WebhookCore<Req> {
   precheck(method: string | undefined, contentLength: string | null | undefined): WebhookResult | undefined;
   /** The answer for a body over `maxBodyBytes`. */
   tooLarge(): WebhookResult;
+  /** The answer (415) for a `Content-Encoding` the handler cannot decode. */
+  unsupportedEncoding(coding: string): WebhookResult;
+  /**
+   * The body as sent, decoded with `decoder` when `coding` says it is compressed; or the answer when it
+   * cannot be: 413 past `maxBodyBytes`, 400 when the bytes are not in `coding`, 415 without a decoder.
+   */
+  decode(
+    raw: Uint8Array,
+    coding: ContentCoding | undefined,
+    decoder: Decoder,
+  ): Promise<Uint8Array | WebhookResult>;
   /** The answer for a request whose handling failed outside `onEvent` (logged). */
   failed(message: string, error: unknown): WebhookResult;
   /** The `logger` option, made safe: each method exists and never throws. */
@@ -86,9 +100,6 @@ export interface WebhookCore<Req> {
   /** Everything after the body is read: verify, parse, dedupe, `onEvent`. Never rejects. */
   handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
 }
-
-/** What a handler's body reader returns when the body passed `maxBodyBytes`. */
-export const TOO_LARGE = Symbol('oa-messaging.webhook.tooLarge');
 
 /** The default `maxBodyBytes`, 1 MiB: Tencent IM caps a message at 12 KB, so any real event fits. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -118,6 +129,16 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     : undefined;
 
   const tooLarge = () => answer(413, { error: `Body larger than ${maxBodyBytes} bytes` });
+
+  const unsupportedEncoding = (coding: string) => {
+    logger.warn?.(`oa-messaging webhook: Content-Encoding ${coding} cannot be decoded (415)`);
+    // 415, not 400: the sender may try again without this encoding (RFC 7694 names the ones we read).
+    return answer(
+      415,
+      { error: `Unsupported Content-Encoding: ${coding} (gzip, deflate or br, or none)` },
+      { 'accept-encoding': 'gzip, deflate, br' },
+    );
+  };
 
   const failed = (message: string, error: unknown) => {
     logger.error?.(`oa-messaging webhook: ${message}`, { error });
@@ -198,6 +219,21 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       return undefined;
     },
     tooLarge,
+    unsupportedEncoding,
+    async decode(raw, coding, decoder) {
+      if (coding === undefined) return raw;
+      const decoded = await decoder(raw, coding, maxBodyBytes);
+      if (decoded === TOO_LARGE) {
+        logger.warn?.(`oa-messaging webhook: body over ${maxBodyBytes} bytes once decoded (413)`);
+        return tooLarge();
+      }
+      if (decoded === UNSUPPORTED) return unsupportedEncoding(coding);
+      if (decoded === UNREADABLE) {
+        logger.warn?.(`oa-messaging webhook: not an event (400): the body is not valid ${coding}`);
+        return answer(400, { error: `Invalid webhook event: the body is not valid ${coding}` });
+      }
+      return decoded;
+    },
     failed,
     log: logger,
     async handle(request, body) {

@@ -11,6 +11,8 @@ export type WebhookDedupeState = 'claimed' | 'in-flight' | 'done';
  * in-memory store ({@link MemoryDedupeStore}) serves one process; `createRedisDedupeStore` from
  * `oa-messaging/redis` serves every instance behind a load balancer. Methods may return promises; a
  * store that throws makes the handler process the delivery anyway (a duplicate beats a lost message).
+ * The handler waits for each call as long as it takes: a store bounds its own calls (the Redis one
+ * gives up after its `commandTimeoutMs`), so that a delivery is answered before the sender gives up.
  */
 export interface WebhookDedupeStore {
   /**
@@ -79,10 +81,12 @@ export const DEFAULT_DEDUPE = {
 } as const;
 
 /**
- * What identifies a delivery of one message: the OA account, the conversation (the sender, and the
- * group of a group message) and Tencent's `MsgKey` (else `MsgId`, else `MsgSeq`/`MsgRandom`/`MsgTime`,
- * which is what `MsgKey` is made of; a group message names the random number `Random`). `undefined`
- * when the event carries none of them, or is not a message: such an event is never a duplicate.
+ * What identifies one delivery: the OA account, the callback (`CallbackCommand`), the conversation (the
+ * sender, the recipient, and the group of a group message) and Tencent's `MsgKey` (else `MsgId`, else
+ * `MsgSeq`/`MsgRandom`/`MsgTime`, which is what `MsgKey` is made of; a group message names the random
+ * number `Random`). `MsgKey` alone names a message, not an event about it: the after-send callback and
+ * the withdraw of one message share it, and the second is no redelivery of the first. `undefined` when
+ * the event carries no message id, or is not a message: such an event is never a duplicate.
  */
 export function dedupeKeyOf(event: WebhookEvent): string | undefined {
   if (!isMessageEvent(event)) return undefined;
@@ -94,8 +98,16 @@ export function dedupeKeyOf(event: WebhookEvent): string | undefined {
     id = `${data.MsgSeq}_${random}_${data.MsgTime}`;
   }
   if (id === undefined || id === '') return undefined;
-  // Two accounts served by one receiver must not suppress each other's messages, nor two groups.
-  return JSON.stringify([event.username ?? '', data.GroupId ?? '', data.From_Account ?? '', id]);
+  // Two accounts served by one receiver must not suppress each other's messages, nor two groups, nor
+  // two callbacks about one message. A redelivery repeats every one of these fields.
+  return JSON.stringify([
+    event.username ?? '',
+    data.CallbackCommand ?? '',
+    data.GroupId ?? '',
+    data.From_Account ?? '',
+    data.To_Account ?? '',
+    id,
+  ]);
 }
 
 interface Entry {

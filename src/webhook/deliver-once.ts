@@ -68,7 +68,11 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
     }
   }
 
-  /** Runs `run` holding the claim; `claimed` is false when the store failed to claim (nothing to keep). */
+  /**
+   * Runs `run` holding the claim; `claimed` is false when the store failed to claim (nothing to keep).
+   * Then the store is still told the outcome, in case it answers again, but the answer does not wait
+   * for it: a store that just failed (or did not answer in time) would likely delay it once more.
+   */
   async function runClaimed(key: string, owner: string, claimed: boolean, run: () => Promise<void>) {
     let ended = () => {};
     const settled = new Promise<void>((resolve) => {
@@ -76,6 +80,10 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
     });
     inFlight.set(key, settled);
     const stopKeeping = claimed ? keepClaim(store, key, owner, claimTtlMs, attempt, logger) : () => {};
+    const tell = async (what: string, step: () => void | Promise<void>) => {
+      const told = attempt(what, step);
+      if (claimed) await told;
+    };
     try {
       try {
         await run();
@@ -83,10 +91,10 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
         // Stopped before complete or release, so that no extend follows them.
         stopKeeping();
       }
-      await attempt('complete a message', () => store.complete(key, owner, ttlMs));
+      await tell('complete a message', () => store.complete(key, owner, ttlMs));
     } catch (error) {
       // Released before the waiters wake, so that one of them claims the key and processes the message.
-      await attempt('release a message', () => store.release(key, owner));
+      await tell('release a message', () => store.release(key, owner));
       throw error;
     } finally {
       if (inFlight.get(key) === settled) inFlight.delete(key);

@@ -1,37 +1,13 @@
-import { createWebhookCore, TOO_LARGE, type WebhookHandlerOptions, type WebhookResult } from './core.js';
+import { createWebhookCore, type WebhookHandlerOptions, type WebhookResult } from './core.js';
+import { contentCoding, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
 
 /** A webhook endpoint for runtimes built on `Request`/`Response` (Hono, Next.js route handlers, Bun, Deno). */
 export type FetchWebhookHandler = (request: Request) => Promise<Response>;
 
-/** Reads the body stream with a limit, cancelling it as soon as the limit is passed. */
-async function readBody(request: Request, limit: number): Promise<Uint8Array | typeof TOO_LARGE> {
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      return TOO_LARGE;
-    }
-    chunks.push(value);
-  }
-  // No Buffer here: edge runtimes have none.
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
 /**
  * Creates a webhook endpoint for `Request`/`Response` runtimes, with the same behaviour as
- * {@link createWebhookHandler}: 405 (with `Allow: POST`), 413 over `maxBodyBytes`, 401 when `verify`
+ * {@link createWebhookHandler}: 405 (with `Allow: POST`), 413 over `maxBodyBytes`, 415 for a
+ * `Content-Encoding` other than gzip, deflate or br, 401 when `verify`
  * refuses (it gets the `Request` and the raw bytes), 400 malformed, 500 when `onEvent` throws, 200
  * otherwise. Pass the request unread (in Hono, `c.req.raw` before any `c.req.json()`).
  *
@@ -53,8 +29,17 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
     if (early) return early;
     if (request.bodyUsed)
       return core.failed('the request body was already read before the handler', undefined);
-    const raw = await readBody(request, core.maxBodyBytes);
-    if (raw === TOO_LARGE) return core.tooLarge();
+    const coding = contentCoding(request.headers.get('content-encoding'));
+    if (typeof coding === 'object') {
+      await request.body?.cancel().catch(() => undefined);
+      return core.unsupportedEncoding(coding.unsupported);
+    }
+    // The body as sent is held within the limit too, then decoded within it.
+    const sent =
+      request.body === null ? new Uint8Array(0) : await readCapped(request.body, core.maxBodyBytes);
+    if (sent === TOO_LARGE) return core.tooLarge();
+    const raw = await core.decode(sent, coding, decodeWithStreams);
+    if (!(raw instanceof Uint8Array)) return raw;
     return core.handle(request, { raw });
   }
 

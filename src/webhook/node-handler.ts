@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   createWebhookCore,
-  TOO_LARGE,
   type WebhookBody,
   type WebhookHandlerOptions,
   type WebhookResult,
 } from './core.js';
+import { contentCoding, decodeWithZlib, TOO_LARGE } from './encoding.js';
 
 /**
  * A request handler for node:http, Express and Connect. It always answers itself and never rejects, so
@@ -90,7 +90,8 @@ function send(req: IncomingMessage, res: ServerResponse, result: WebhookResult):
 
 /**
  * Creates a webhook endpoint for node:http, Express and Connect. It answers 405 (with `Allow: POST`) to
- * other methods, 413 to bodies over `maxBodyBytes`, 401 when `verify` refuses, 400 to malformed events,
+ * other methods, 413 to bodies over `maxBodyBytes` (also once decoded: `Content-Encoding` gzip, deflate
+ * and br are read), 415 to another `Content-Encoding`, 401 when `verify` refuses, 400 to malformed events,
  * 500 when `onEvent` throws, and 200 otherwise, each with a small JSON body (`{"ok":true}` /
  * `{"error":"..."}`).
  *
@@ -129,8 +130,17 @@ export function createWebhookHandler<Req extends IncomingMessage = IncomingMessa
       return core.failed('the request body was read by other middleware and req.body is not set', undefined);
     }
     if (body === 'unread') {
-      const raw = await readBody(req, core.maxBodyBytes);
-      if (raw === TOO_LARGE) return core.tooLarge();
+      // Only a body we read ourselves: a body parser in front already decoded what it read.
+      const coding = contentCoding(req.headers['content-encoding']);
+      if (typeof coding === 'object') {
+        req.resume();
+        return core.unsupportedEncoding(coding.unsupported);
+      }
+      // The body as sent is held within the limit too, then decoded within it.
+      const sent = await readBody(req, core.maxBodyBytes);
+      if (sent === TOO_LARGE) return core.tooLarge();
+      const raw = await core.decode(sent, coding, decodeWithZlib);
+      if (!(raw instanceof Uint8Array)) return raw;
       body = { raw };
     }
     return core.handle(req, body);

@@ -3,6 +3,14 @@ import { formatIssues } from '../schemas/validate.js';
 import { isJsonObject, readWebhookEvent } from './read-event.js';
 import type { WebhookEvent } from './schemas.js';
 
+/**
+ * How deeply an event may nest objects and arrays, the event itself being the first level. A real event
+ * is about 8 deep (event, `data`, `MsgBody`, element, `MsgContent`, `ImageInfoArray`, image); one far
+ * deeper cannot be stored or passed on, since `JSON.stringify` (a queue, a log, `structuredClone`) runs
+ * out of stack on it, and would be refused by the store after the handler had accepted it.
+ */
+const MAX_EVENT_DEPTH = 64;
+
 // fatal: bytes that are not UTF-8 are a malformed body, not text with replacement characters.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -48,9 +56,23 @@ function decodeBody(body: unknown): unknown {
   return body;
 }
 
+/** Whether `value` nests objects or arrays deeper than `limit` levels. Iterative: the depth is the attack. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node as object)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 /**
  * Parses the body of an inbound OA webhook request into a {@link WebhookEvent}, typed as far as its
- * fields allow. Only what can never be an event is refused: every JSON object gives an event.
+ * fields allow. Only what can never be an event is refused: every JSON object (up to 64 levels deep)
+ * gives an event.
  *
  * - A `message` event has a typed `data`: each `MsgBody` element typed by its `MsgType`, numbers that
  *   arrived as strings (`EventTime: "1670574414123"`) as numbers, numeric UserIDs as strings, a numeric
@@ -61,8 +83,9 @@ function decodeBody(body: unknown): unknown {
  *
  * @param body - the raw body (a string, a `Buffer`/`Uint8Array` or an `ArrayBuffer`, decoded as UTF-8
  * JSON) or a value a body parser already produced (a plain object).
- * @throws {@link OAValidationError} when the body is empty, not UTF-8, not JSON or not a JSON object;
- * with `strict: true`, also when the event has `issues`. The message names each problem with its path
+ * @throws {@link OAValidationError} when the body is empty, not UTF-8, not JSON, not a JSON object, or
+ * nested deeper than 64 levels (objects and arrays), which no event is; with `strict: true`, also when
+ * the event has `issues`. The message names each problem with its path
  * (`data.MsgBody[0].MsgContent.Text: ...`), never a value.
  *
  * @example
@@ -77,6 +100,9 @@ export function parseWebhookEvent(body: unknown, options: ParseWebhookEventOptio
   if (!isJsonObject(value)) {
     const received = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
     throw new OAValidationError(`Invalid webhook event: expected a JSON object, received ${received}`);
+  }
+  if (nestedDeeperThan(value, MAX_EVENT_DEPTH)) {
+    throw new OAValidationError(`Invalid webhook event: nested deeper than ${MAX_EVENT_DEPTH} levels`);
   }
   const event = readWebhookEvent(value);
   if (options?.strict === true && event.issues.length > 0) {

@@ -1,8 +1,15 @@
 // The outbox against a real redis-server and the fake API: what is stored, what is sent, what `get`
 // and `counts` say.
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OAClient, OAValidationError } from '../../src/index.js';
-import { createOutbox, type Outbox, type OutboxCounts, type OutboxEntry } from '../../src/queue/index.js';
+import { MemoryTokenStore, OAClient, OAValidationError, type StoredToken } from '../../src/index.js';
+import {
+  createOutbox,
+  type Outbox,
+  type OutboxCounts,
+  type OutboxEntry,
+  type OutboxEvents,
+} from '../../src/queue/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 
@@ -30,13 +37,17 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
     outbox = client = mock = undefined;
   });
 
-  const open = async (options: { retentionMs?: number; attempts?: number } = {}) => {
+  const open = async (
+    options: { retentionMs?: number; attempts?: number } = {},
+    tokenStore?: MemoryTokenStore,
+  ) => {
     mock = await createMockServer();
     client = new OAClient({
       baseUrl: mock.url,
       apiKey: mock.apiKey,
       apiSecret: mock.apiSecret,
       maxRetries: 0,
+      tokenStore,
     });
     outbox = createOutbox({ connection: { url: shared.server.url }, name: 'test', ...options });
     return { mock, client, outbox };
@@ -121,6 +132,138 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
     const status = await outbox.get('k');
     expect(status?.state).toBe('unknown');
     expect(status?.error).toMatchObject({ deliveryUnknown: true, record: { pid: 1 } });
+  });
+
+  it('a job added by another tool runs only an outbox send method with valid params', async () => {
+    // Every token pair the worker's client obtains, to look for it in Redis afterwards.
+    const saved: StoredToken[] = [];
+    const store = new (class extends MemoryTokenStore {
+      override set(key: string, token: StoredToken) {
+        saved.push(token);
+        super.set(key, token);
+      }
+    })();
+    const { mock, client, outbox } = await open({}, store);
+    // Plain BullMQ jobs on the outbox's queue, as any tool could add them (with tries to spare).
+    const bad: [key: string, method: string, params: unknown, named: RegExp][] = [
+      ['gen', 'generateToken', {}, /generateToken/],
+      ['close', 'close', {}, /got close/],
+      ['refresh', 'refreshToken', 'a-refresh-token', /refreshToken/],
+      ['unknown', 'deleteEverything', {}, /deleteEverything/],
+      ['ctor', 'constructor', {}, /got constructor/],
+      ['proto', '__proto__', {}, /__proto__/],
+      ['bad-params', 'sendText', { user_id: 'u1', msg: '' }, /sendText params.*msg/],
+    ];
+    const queue = new Queue('test', { connection: { host: '127.0.0.1', port: shared.server.port } });
+    try {
+      await queue.addBulk(
+        bad.map(([key, method, params]) => ({
+          name: method,
+          data: { method, params, key },
+          opts: { jobId: `k-${key}`, attempts: 3, backoff: { type: 'fixed', delay: 100 } },
+        })),
+      );
+    } finally {
+      await queue.close();
+    }
+    // After them (one at a time, in order): a send the worker's client must still make.
+    await outbox.add('sendText', { user_id: 'u1', msg: 'still works' }, { key: 'ok' });
+
+    const worker = outbox.work({ client });
+    const ended: { name: string; event: OutboxEvents['failed'] | OutboxEvents['delivered'] }[] = [];
+    const retried: string[] = [];
+    worker.on('failed', (event) => ended.push({ name: 'failed', event }));
+    worker.on('delivered', (event) => ended.push({ name: 'delivered', event }));
+    worker.on('unknown', (event) => ended.push({ name: 'unknown', event }));
+    worker.on('retry', (event) => retried.push(event.key));
+    await until(
+      async () => ended.length,
+      (n) => n >= bad.length + 1,
+      10_000,
+    );
+    await worker.close();
+
+    const outcome = (key: string) => ended.find((e) => e.event.key === key);
+    expect(outcome('ok')?.name).toBe('delivered');
+    expect(await outbox.get('ok')).toEqual({ state: 'delivered', result: 'success' });
+    // Only the valid send reached the API (with the token it needed first).
+    expect(mock.requests.map((r) => r.path)).toEqual([
+      expect.stringMatching(/\/auth\/token$/),
+      expect.stringMatching(/\/webhook\/broadcast-message$/),
+    ]);
+    expect(mock.deliveries).toHaveLength(1);
+    expect(retried).toEqual([]);
+    expect(saved.length).toBeGreaterThan(0);
+    const secrets = [
+      mock.apiSecret,
+      ...saved.flatMap((t) => [t.access_token, t.refresh_token]),
+      'access_token',
+      'refresh_token',
+    ];
+    for (const [key, method, , named] of bad) {
+      const status = await outbox.get(key);
+      expect(status?.state, key).toBe('failed');
+      expect(status?.error?.name, key).toBe('OAValidationError');
+      expect(status?.error?.message, key).toMatch(named);
+      const event = outcome(key);
+      expect(event?.name, key).toBe('failed');
+      expect(event?.event, key).toMatchObject({
+        key,
+        method,
+        attempt: 1,
+        error: { name: 'OAValidationError', message: expect.stringMatching(named) },
+      });
+      // Nothing of the client's is stored with the job: no result, no token.
+      const hash = JSON.stringify(await shared.redis.hgetall(`bull:test:k-${key}`));
+      for (const secret of secrets) expect(hash.includes(secret), `${key}: ${secret}`).toBe(false);
+    }
+    expect((await outbox.counts()).failed).toBe(bad.length);
+  });
+
+  it('a job with no data at all ends failed, and its failed event is told', async () => {
+    const { client, outbox } = await open();
+    const queue = new Queue('test', { connection: { host: '127.0.0.1', port: shared.server.port } });
+    try {
+      await queue.add('sendText', null, { jobId: 'k-nodata' });
+    } finally {
+      await queue.close();
+    }
+    const worker = outbox.work({ client });
+    const failed: OutboxEvents['failed'][] = [];
+    worker.on('failed', (event) => failed.push(event));
+    await until(
+      async () => failed.length,
+      (n) => n >= 1,
+      10_000,
+    );
+    await worker.close();
+    expect((await outbox.get('nodata'))?.state).toBe('failed');
+    expect(failed[0]).toMatchObject({ key: 'nodata', attempt: 1, error: { name: 'OAValidationError' } });
+  });
+
+  it('a key that is not well-formed UTF-16 is refused before anything is stored', async () => {
+    const { outbox } = await open();
+    const params = { user_id: 'u1', msg: 'x' };
+    for (const key of ['\uD800', 'a\uDC00b']) {
+      const added = await outbox.add('sendText', params, { key }).catch((e: unknown) => e);
+      expect(added).toBeInstanceOf(OAValidationError);
+      expect((added as OAValidationError).issues[0]?.path).toEqual(['key']);
+      const many = await outbox
+        .addMany([
+          { method: 'sendText', params, key: 'fine' },
+          { method: 'sendText', params, key },
+        ])
+        .catch((e: unknown) => e);
+      expect(many).toBeInstanceOf(OAValidationError);
+      expect((many as OAValidationError).issues[0]?.path).toEqual([1, 'key']);
+      const got = await outbox.get(key).catch((e: unknown) => e);
+      expect(got).toBeInstanceOf(OAValidationError);
+      expect((got as OAValidationError).issues[0]?.path).toEqual(['key']);
+    }
+    expect(await outbox.counts()).toEqual(EMPTY);
+    // A surrogate pair is a character like any other.
+    await outbox.add('sendText', params, { key: 'smile-\u{1F600}' });
+    expect(await outbox.get('smile-\u{1F600}')).toEqual({ state: 'waiting' });
   });
 
   it('checks params and options before storing anything', async () => {
