@@ -58,6 +58,7 @@ export {
   OANotFoundError,
   OARateLimitError,
   OAResponseValidationError,
+  type OARetryClass,
   OATimeoutError,
   OATranscodeTimeoutError,
   OAUnauthorizedError,
