@@ -4,7 +4,7 @@ import type { Coordination } from './coordination.js';
 import type { DispatcherLike } from './dispatcher.js';
 import { type AppInfo, checkDefaultHeaders } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
-import { type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
+import { type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
 import type { TokenStore } from './token-store.js';
 
@@ -123,7 +123,7 @@ export interface ResolvedOptions {
   uploadTimeoutMs: number;
   maxRetries: number;
   maxBusyWaitMs: number;
-  rateLimit: Required<RateLimitOptions> | false;
+  rateLimit: RateLimits | false;
   refreshBeforeExpiryMs: number;
   /** Filled in from the environment: the default dispatcher goes through a proxy. */
   proxyFromEnv: boolean;

@@ -20,13 +20,13 @@ export type RedisConnectionOptions =
       /** e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`. */
       url: string;
       /** Not with `url`. */
-      client?: never;
+      client?: undefined;
     }
   | {
       /** An ioredis `Redis` or `Cluster` (or anything with `eval` and `evalsha`); `close()` leaves it open. */
       client: RedisClient;
       /** Not with `client`. */
-      url?: never;
+      url?: undefined;
     };
 
 /** A client this module made, and so closes. */
