@@ -23,7 +23,9 @@ export interface RateLimitOptions {
 
 /** Both limits, defaults filled in: what a client counts, and what it asks a coordination to count. */
 export interface RateLimits {
+  /** Every request, auth and uploads included. */
   general: RateLimitWindow;
+  /** Requests to paths under `/upload` (they count in `general` too). */
   upload: RateLimitWindow;
 }
 
