@@ -35,6 +35,7 @@ export type {
   Permit,
   RateLimitBucket,
   RateLimitOptions,
+  RateLimits,
   RateLimitWindow,
 } from './core/rate-limit.js';
 export { MemoryReadyVideos, type ReadyVideos } from './core/ready-videos.js';

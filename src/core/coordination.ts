@@ -1,4 +1,4 @@
-import type { Limiter, RateLimitOptions } from './rate-limit.js';
+import type { Limiter, RateLimits } from './rate-limit.js';
 import type { ReadyVideos } from './ready-videos.js';
 import type { TokenStore } from './token-store.js';
 
@@ -17,11 +17,11 @@ export interface Coordination {
    */
   withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** A limiter whose windows count the requests of every process with the same `key`. */
-  createLimiter(key: string, limits: Required<RateLimitOptions>): Limiter;
+  createLimiter(key: string, limits: RateLimits): Limiter;
   /**
    * The video tickets known to be ready, for every process: a `sendVideo` success in one lets the
    * others broadcast that ticket without a probe.
    * @default none: each process remembers its own
    */
-  readyVideos?: ReadyVideos;
+  readyVideos?: ReadyVideos | undefined;
 }

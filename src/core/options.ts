@@ -4,7 +4,8 @@ import type { Coordination } from './coordination.js';
 import type { DispatcherLike } from './dispatcher.js';
 import { type AppInfo, checkDefaultHeaders } from './headers.js';
 import type { Logger, LogLevel } from './logger.js';
-import { type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
+import { type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
+import { MIN_SECRET_LENGTH } from './redact.js';
 import type { TokenStore } from './token-store.js';
 
 /** Options of `new OAClient(options)`. */
@@ -16,7 +17,11 @@ export interface OAClientOptions {
   baseUrl?: string | undefined;
   /** @default process.env.OA_API_KEY */
   apiKey?: string | undefined;
-  /** @default process.env.OA_API_SECRET */
+  /**
+   * At least 6 characters: a shorter one is refused with `OAConfigError`, since it could not be
+   * removed from error messages and log lines without mangling them.
+   * @default process.env.OA_API_SECRET
+   */
   apiSecret?: string | undefined;
   /**
    * Per-attempt limit in ms, from sending to the last byte of the answer.
@@ -118,7 +123,7 @@ export interface ResolvedOptions {
   uploadTimeoutMs: number;
   maxRetries: number;
   maxBusyWaitMs: number;
-  rateLimit: Required<RateLimitOptions> | false;
+  rateLimit: RateLimits | false;
   refreshBeforeExpiryMs: number;
   /** Filled in from the environment: the default dispatcher goes through a proxy. */
   proxyFromEnv: boolean;
@@ -169,6 +174,13 @@ export function resolveOptions(
   if (!rawUrl || !apiKey || !apiSecret) {
     throw new OAConfigError(
       `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
+    );
+  }
+  if (apiSecret.length < MIN_SECRET_LENGTH) {
+    // The value itself stays out of the message, like everywhere else.
+    throw new OAConfigError(
+      `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
+        'could not be kept out of error messages and log lines without mangling them',
     );
   }
   checkDefaultHeaders(options.defaultHeaders);

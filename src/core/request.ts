@@ -242,6 +242,9 @@ export async function exchange<R extends z.ZodType>(
       dispatcher: ctx.dispatcher,
       timeoutMs: bucketOf(endpoint.path) === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs,
       isSend: endpoint.isSend,
+      onStart: () => {
+        sending = true;
+      },
     };
     const dispatcher = dispatcherOf(request);
     const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
@@ -250,10 +253,10 @@ export async function exchange<R extends z.ZodType>(
     if (ctx.events.has('request')) {
       ctx.events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
     }
-    sending = true;
     res = await send(request, ready, control);
   } catch (error) {
-    // A request that went to the transport counts in its window; one that never got there does not.
+    // A request undici began to write counts in its window; one refused before that (by the
+    // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
     if (sending) permit?.ended();
     else permit?.release();
     throw error;

@@ -33,19 +33,19 @@ export interface OutboxOptions {
    * The BullMQ queue's name: processes with the same connection and name share one outbox.
    * @default 'oa-outbox'
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * How long a delivered, failed or unknown job (and so its key) is kept: adding its key again within
    * this window keeps the one job. Rounded up to whole seconds.
    * @default 604_800_000 (7 days)
    */
-  retentionMs?: number;
+  retentionMs?: number | undefined;
   /**
    * How many times a send that was not sent (429, `JOB_BUSY`, Redis or connection failures before the
    * request left) is tried, with exponential backoff from 1 s.
    * @default 12
    */
-  attempts?: number;
+  attempts?: number | undefined;
 }
 
 /** Options of `outbox.work`. */
@@ -53,13 +53,13 @@ export interface OutboxWorkOptions {
   /** The client that sends (give it `createRedisCoordination` so that every worker shares the quota). */
   client: OAClient;
   /** How many jobs this worker runs at once. @default 1 */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * How long a job stays with a worker that stopped renewing its lock (it died) before another worker
    * takes it; the check runs as often.
    * @default 30_000
    */
-  lockDurationMs?: number;
+  lockDurationMs?: number | undefined;
 }
 
 /** Where an outbox job stands. */

@@ -17,7 +17,7 @@
  */
 import type { Coordination } from '../core/coordination.js';
 import { type Logger, silentLogger } from '../core/logger.js';
-import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
+import type { Limiter, RateLimits } from '../core/rate-limit.js';
 import { READY_VIDEO_TTL_MS } from '../core/ready-videos.js';
 import { OAConfigError } from '../errors.js';
 import { connectionFrom, positive, type RedisConnectionOptions } from './connection.js';
@@ -128,7 +128,7 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
     withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       return withRenewalLock(connection, { prefix, lockTtlMs, logger }, key, renew, signal);
     },
-    createLimiter(key: string, limits: Required<RateLimitOptions>): Limiter {
+    createLimiter(key: string, limits: RateLimits): Limiter {
       const limiter: Limiter = new RedisLimiter(connection, key, limits, {
         prefix,
         inFlightLeaseMs,

@@ -3,7 +3,7 @@
  * to `onEvent`, turned into a status and a small JSON body. The handlers only read the body with a limit
  * and write the answer in their runtime's terms.
  */
-import type { Logger } from '../core/logger.js';
+import type { FullLogger, Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce } from './deliver-once.js';
@@ -96,7 +96,7 @@ export interface WebhookCore<Req> {
   /** The answer for a request whose handling failed outside `onEvent` (logged). */
   failed(message: string, error: unknown): WebhookResult;
   /** The `logger` option, made safe: each method exists and never throws. */
-  readonly log: Required<Logger>;
+  readonly log: FullLogger;
   /** Everything after the body is read: verify, parse, dedupe, `onEvent`. Never rejects. */
   handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
 }
@@ -107,7 +107,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 /** Each method of `logger`, called inside a try: a broken logger must not cost the sender its answer. */
-function safeLogger(logger: Logger | undefined): Required<Logger> {
+function safeLogger(logger: Logger | undefined): FullLogger {
   const level =
     (name: keyof Logger) =>
     (message: string, details?: Record<string, unknown>): void => {

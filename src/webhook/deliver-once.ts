@@ -4,7 +4,7 @@
  * but waits for the outcome: done means 200, released means it claims the key and runs `onEvent`
  * itself. The wait is bounded; past it the duplicate answers 503 and the sender tries again later.
  */
-import type { Logger } from '../core/logger.js';
+import type { FullLogger } from '../core/logger.js';
 import { sleep } from '../core/wait.js';
 import { OAConfigError } from '../errors.js';
 import {
@@ -45,7 +45,7 @@ function checkStore(store: WebhookDedupeStore): WebhookDedupeStore {
 }
 
 /** Builds the deduplication of one handler from its `dedupe` option. Throws at once on bad options. */
-export function createDeliverOnce(options: WebhookDedupeOptions, logger: Required<Logger>): DeliverOnce {
+export function createDeliverOnce(options: WebhookDedupeOptions, logger: FullLogger): DeliverOnce {
   const ttlMs = positiveMs('ttlMs', options.ttlMs, DEFAULT_DEDUPE.ttlMs);
   const claimTtlMs = positiveMs('claimTtlMs', options.claimTtlMs, DEFAULT_DEDUPE.claimTtlMs);
   const waitTimeoutMs = positiveMs('waitTimeoutMs', options.waitTimeoutMs, DEFAULT_DEDUPE.waitTimeoutMs);

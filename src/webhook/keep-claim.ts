@@ -5,7 +5,7 @@
  * is not run a second time by a redelivery.
  */
 import { keepLease } from '../core/lease.js';
-import type { Logger } from '../core/logger.js';
+import type { FullLogger } from '../core/logger.js';
 import type { WebhookDedupeStore } from './dedupe.js';
 
 /** Runs a store step; a failure is logged and gives `undefined`, never a rejection. */
@@ -23,7 +23,7 @@ export function keepClaim(
   owner: string,
   claimTtlMs: number,
   attempt: StoreAttempt,
-  logger: Required<Logger>,
+  logger: FullLogger,
 ): () => void {
   const extend = store.extend;
   if (typeof extend !== 'function') return () => {};
