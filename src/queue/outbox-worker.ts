@@ -1,12 +1,14 @@
 /**
- * What an outbox worker does with one job: send it at most once, across crashes. A job handed out
- * again that carries a "may have left" record ends `unknown` instead of being sent again.
+ * What an outbox worker does with one job: send it at most once, across crashes. The "may have left"
+ * record is on the job exactly while a request that can deliver is in flight: written as each attempt
+ * leaves, removed when the attempt ends without delivering (before any wait). A job handed out again
+ * that carries it ends `unknown` instead of being sent again.
  */
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { failureKind } from '../core/failure.js';
-import { BEFORE_SEND } from '../core/request-options.js';
+import { BEFORE_SEND, NOT_DELIVERED } from '../core/request-options.js';
 import type { BullMQ, IORedisLike } from './load.js';
 import type { OutboxMethod } from './methods.js';
 import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
@@ -33,7 +35,7 @@ export interface OutboxError {
   code?: string;
   /** The request may have reached the API (see `OAError.deliveryUnknown`). */
   deliveryUnknown?: boolean;
-  /** For `unknown`: the worker that may have sent it, and when it recorded so. */
+  /** For `unknown`: the worker that may have sent it, and when it first recorded so. */
   record?: SendRecord;
 }
 
@@ -92,7 +94,10 @@ export function outboxProcessor(
       host: hostname(),
       at: Date.now(),
     } satisfies SendRecord);
-    const options = { [BEFORE_SEND]: () => writeRecord(redis, jobKey, token ?? '', record) };
+    const options = {
+      [BEFORE_SEND]: () => writeRecord(redis, jobKey, token ?? '', record),
+      [NOT_DELIVERED]: () => clearRecord(redis, jobKey, record),
+    };
     const { method, params } = job.data;
     const send = client[method] as (params: unknown, options: object) => Promise<unknown>;
     try {
