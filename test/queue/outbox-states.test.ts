@@ -37,7 +37,7 @@ describe.skipIf(!REDIS_SERVER)('outbox states', () => {
     const worker = outbox.work({ client, concurrency: 1 });
     closing.push(() => worker.close());
     for (const name of ['delivered', 'retry', 'failed', 'unknown'] as const) {
-      worker.on(name, (event: never) => seen.push([name, event] as Seen));
+      worker.on(name, (event: OutboxEvents[typeof name]) => seen.push([name, event] as Seen));
     }
     await expect.poll(() => seen.length, { timeout: 15_000 }).toBe(3);
 
