@@ -71,6 +71,8 @@ export class CallControl {
   readonly #callerSignal: AbortSignal | undefined;
   /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
   beforeSend: (() => unknown) | undefined;
+  /** Runs when an attempt whose request left certainly did not deliver (see `NOT_DELIVERED`). */
+  notDelivered: (() => unknown) | undefined;
   /** The caller's `onResponse`, told of the answer that settled the call. */
   onResponse: ((response: OAResponseInfo) => void) | undefined;
 

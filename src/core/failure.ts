@@ -5,6 +5,7 @@
 import {
   FAILURE_KIND,
   OAAbortError,
+  OAApiError,
   OAConnectionError,
   type OAFailureKind,
   OAInternalServerError,
@@ -41,4 +42,15 @@ export function failureKind(error: unknown): FailureKind {
   if (error instanceof OAAbortError) return 'final';
   if (error instanceof OAInternalServerError || error instanceof OAConnectionError) return 'outcome_unknown';
   return 'final';
+}
+
+/**
+ * Whether an attempt that failed with `error` certainly did not deliver: nothing left the client, or
+ * the API answered that it did not act (429, `JOB_BUSY`, 401, any other 4xx verdict). A 5xx, a reset
+ * or a timeout after the request left, an abort in flight or a bad 2xx answer may have delivered.
+ */
+export function certainlyNotDelivered(error: unknown): boolean {
+  const kind = failureKind(error);
+  if (kind === 'not_sent' || kind === 'rejected' || kind === 'unauthorized') return true;
+  return kind === 'final' && error instanceof OAApiError && error.status >= 400 && error.status < 500;
 }

@@ -53,3 +53,18 @@ export function beforeSendOf(options: object | undefined): (() => unknown) | und
   const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
   return typeof hook === 'function' ? (hook as () => unknown) : undefined;
 }
+
+/**
+ * The other half of {@link BEFORE_SEND}: a per-call hook, under this symbol in the options, run when an
+ * attempt whose request left ended certainly without delivering (an answer that says the API did not
+ * act: 429, `JOB_BUSY`, a 4xx such as a video still converting, a 401; or a failure classed not sent),
+ * before the call waits to try again or rejects. Not run when the attempt succeeded or may have been
+ * acted on. Not part of the public options; a hook that fails changes nothing of the call.
+ */
+export const NOT_DELIVERED: unique symbol = Symbol.for('oa-messaging.notDelivered') as never;
+
+/** The hook of {@link NOT_DELIVERED}, if the options carry one. */
+export function notDeliveredOf(options: object | undefined): (() => unknown) | undefined {
+  const hook = (options as Record<symbol, unknown> | undefined)?.[NOT_DELIVERED];
+  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
+}

@@ -23,8 +23,9 @@ import { classifyAs, failureKind } from './failure.js';
 import type { RequestHeaders } from './headers.js';
 import type { Logger } from './logger.js';
 import type { Limiter, Permit, RateLimitBucket } from './rate-limit.js';
-import { beforeSendOf, type OAResponseInfo, type RequestOptions } from './request-options.js';
+import { beforeSendOf, notDeliveredOf, type OAResponseInfo, type RequestOptions } from './request-options.js';
 import { type Retry, withRetries } from './retry.js';
+import { runBeforeSend, tellNotDelivered } from './send-hooks.js';
 import { SlotLoan } from './slot-loan.js';
 import { dispatcherOf, send, type TransportResponse, type Undici } from './transport.js';
 import { validate } from './validate.js';
@@ -145,6 +146,7 @@ async function run<R extends z.ZodType>(
   const what = `POST ${endpoint.path}`;
   const control = ctx.calls.start(what, options, beforeSendOf(options));
   control.onResponse = options.onResponse;
+  control.notDelivered = notDeliveredOf(options);
   try {
     return await withRetries(
       (attempt, previous) => attemptOnce(ctx, endpoint, control, makeBody, attempt, previous),
@@ -225,6 +227,8 @@ export async function exchange<R extends z.ZodType>(
   let body: AttemptBody | undefined;
   let res: TransportResponse;
   let sending = false;
+  // The beforeSend hook ran: this attempt may have recorded that its request left.
+  let recorded = false;
   const started = performance.now();
   try {
     body = makeBody();
@@ -248,7 +252,10 @@ export async function exchange<R extends z.ZodType>(
     };
     const dispatcher = dispatcherOf(request);
     const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
-    if (control?.beforeSend) await runBeforeSend(control, control.beforeSend, endpoint);
+    if (control?.beforeSend) {
+      recorded = true;
+      await runBeforeSend(control, control.beforeSend, endpoint);
+    }
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
     if (ctx.events.has('request')) {
       ctx.events.emit('request', { endpoint: endpoint.name, method: 'POST', path: endpoint.path, attempt });
@@ -259,6 +266,7 @@ export async function exchange<R extends z.ZodType>(
     // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
     if (sending) permit?.ended();
     else permit?.release();
+    if (recorded) await tellNotDelivered(ctx.logger, control, error);
     throw error;
   } finally {
     body?.dispose();
@@ -279,7 +287,13 @@ export async function exchange<R extends z.ZodType>(
       durationMs,
     });
   }
-  const data = readAnswer(endpoint, res, ctx.secrets());
+  let data: z.output<R>;
+  try {
+    data = readAnswer(endpoint, res, ctx.secrets());
+  } catch (error) {
+    if (recorded) await tellNotDelivered(ctx.logger, control, error);
+    throw error;
+  }
   if (control?.onResponse) tellResponse(ctx, control.onResponse, answerOf(res, attempt));
   return data;
 }
@@ -304,37 +318,6 @@ function answerOf(res: TransportResponse, attempt: number): OAResponseInfo {
     requestId: Array.isArray(id) ? id[0] : id,
     attempt,
   };
-}
-
-/**
- * The caller's last word before the request leaves, bounded like every other wait of the call; if it
- * fails, the request does not leave.
- */
-async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
-  const doing = 'running its beforeSend hook';
-  if (control.stopped) throw control.error(doing);
-  let done: unknown;
-  try {
-    done = hook();
-  } catch (error) {
-    throw hookFailed(error, endpoint);
-  }
-  if (!(done instanceof Promise)) return;
-  try {
-    await control.wait(done, doing);
-  } catch (error) {
-    if (control.stopped) throw error;
-    throw hookFailed(error, endpoint);
-  }
-}
-
-/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
-function hookFailed(error: unknown, endpoint: { path: string }): OAError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
-    cause: error,
-    failure: 'not_sent',
-  });
 }
 
 /**

@@ -62,7 +62,11 @@ export interface OutboxWorkOptions {
   lockDurationMs?: number | undefined;
 }
 
-/** Where an outbox job stands. */
+/**
+ * Where an outbox job stands. `unknown`: it may have been delivered (its call rejected with
+ * `deliveryUnknown`, or its worker died with its request in flight); it is never sent again.
+ * `failed`: it certainly was not delivered.
+ */
 export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
 
 /** One key's job, as `outbox.get` reads it. */
@@ -71,7 +75,10 @@ export interface OutboxJobStatus {
   state: OutboxState;
   /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
   result?: unknown;
-  /** Why it failed or ended unknown (also the last not-sent failure of a job still retrying). */
+  /**
+   * Why it failed or ended unknown (also the last not-sent failure of a job still retrying); for
+   * `unknown`, `deliveryUnknown` is `true` and `record` names the worker that may have sent it.
+   */
   error?: OutboxError;
 }
 
@@ -132,7 +139,8 @@ const DAY_MS = 86_400_000;
 /**
  * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
  * number of processes. A keyed send is delivered at most once, across crashes: a job whose request may
- * have left, handed out again after its worker died, ends `unknown` instead of being sent again.
+ * have left (handed out again after its worker died with it in flight, or whose call rejected with
+ * `deliveryUnknown`) ends `unknown` instead of being sent again.
  * Creating it opens nothing: bullmq and ioredis are loaded and connected on first use.
  *
  * @example
