@@ -288,12 +288,15 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const { queue: q } = await open();
       const redis = await connection.producer();
       const id = jobIdOf(key);
-      const job: Job | undefined = await q.getJob(id);
-      if (!job) return undefined;
-      const [bullState, [marker, error]] = await Promise.all([
-        job.getState(),
+      // The state first, then the job: a job read first and completed just after would be reported
+      // `delivered` with the result it did not have yet when it was read.
+      const bullState = await q.getJobState(id);
+      if (bullState === 'unknown') return undefined;
+      const [job, [marker, error]] = await Promise.all([
+        q.getJob(id) as Promise<Job | undefined>,
         redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
       ]);
+      if (!job) return undefined;
       const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
       if (status.state === 'delivered') status.result = job.returnvalue;
       else if (error) status.error = JSON.parse(error) as OutboxError;
