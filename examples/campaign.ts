@@ -63,8 +63,9 @@ if (mock) console.log(`The fake received ${mock.deliveries.length} messages`);
 // counts are the record).
 for (let i = 0; i < 20 && delivered < counts.delivered; i++) await new Promise((r) => setTimeout(r, 100));
 console.log(`Delivered events heard: ${delivered}`);
-// `unknown`: a worker died while the request may have been on its way. Check with the user (or your
-// own records) before sending again; the SDK never sends it again by itself.
+// `unknown`: it may have been delivered (a worker died while the request was on its way, or its answer
+// never came). Check with the user (or your own records) before sending again under a new key; the SDK
+// never sends it again by itself. `failed`: certainly not delivered.
 if (counts.unknown > 0) console.log(`${counts.unknown} messages may or may not have arrived: check them`);
 
 await Promise.all(workers.map((w) => w.close()));

@@ -39,6 +39,7 @@ export type {
   Permit,
   RateLimitBucket,
   RateLimitOptions,
+  RateLimits,
   RateLimitWindow,
 } from './core/rate-limit.js';
 export type { DispatcherLike, DispatchRequest } from './core/transport.js';

@@ -6,13 +6,13 @@ import { OAConfigError } from '../errors.js';
  */
 export interface Logger {
   /** Each request and answer. */
-  debug?(message: string, details?: Record<string, unknown>): void;
+  debug?: ((message: string, details?: Record<string, unknown>) => void) | undefined;
   /** Token renewals, transcode waits. */
-  info?(message: string, details?: Record<string, unknown>): void;
+  info?: ((message: string, details?: Record<string, unknown>) => void) | undefined;
   /** Retries, and what the SDK had to work around. */
-  warn?(message: string, details?: Record<string, unknown>): void;
+  warn?: ((message: string, details?: Record<string, unknown>) => void) | undefined;
   /** Failures the SDK could not report otherwise. */
-  error?(message: string, details?: Record<string, unknown>): void;
+  error?: ((message: string, details?: Record<string, unknown>) => void) | undefined;
 }
 
 /** The default: silent. */

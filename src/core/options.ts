@@ -1,6 +1,6 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type { z } from 'zod';
-import { OAConfigError, OAConnectionError, type OAError } from '../errors.js';
+import { OAConfigError, OAConnectionError } from '../errors.js';
 import { MAX_TIMEOUT_MS, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import { VERSION } from '../version.js';
@@ -8,7 +8,8 @@ import type { ReadyVideos } from '../video/ready-videos.js';
 import type { TokenStore } from './auth.js';
 import type { CallControl, CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
-import { type Limiter, type RateLimitOptions, resolveRateLimit } from './rate-limit.js';
+import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
+import { MIN_SECRET_LENGTH } from './redact.js';
 import type { DispatcherLike, TransportResponse } from './transport.js';
 
 /** Options of `new OAClient(options)`. */
@@ -20,7 +21,11 @@ export interface OAClientOptions {
   baseUrl?: string | undefined;
   /** @default process.env.OA_API_KEY */
   apiKey?: string | undefined;
-  /** @default process.env.OA_API_SECRET */
+  /**
+   * At least 6 characters: a shorter one is refused with `OAConfigError`, since it could not be
+   * removed from error messages and log lines without mangling them.
+   * @default process.env.OA_API_SECRET
+   */
   apiSecret?: string | undefined;
   /**
    * Per-attempt limit in ms, from sending to the last byte of the answer.
@@ -122,7 +127,7 @@ export interface ResolvedOptions {
   uploadTimeoutMs: number;
   maxRetries: number;
   maxBusyWaitMs: number;
-  rateLimit: Required<RateLimitOptions> | false;
+  rateLimit: RateLimits | false;
   refreshBeforeExpiryMs: number;
   /** Filled in from the environment: the default dispatcher goes through a proxy. */
   proxyFromEnv: boolean;
@@ -173,6 +178,13 @@ export function resolveOptions(
   if (!rawUrl || !apiKey || !apiSecret) {
     throw new OAConfigError(
       `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
+    );
+  }
+  if (apiSecret.length < MIN_SECRET_LENGTH) {
+    // The value itself stays out of the message, like everywhere else.
+    throw new OAConfigError(
+      `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
+        'could not be kept out of error messages and log lines without mangling them',
     );
   }
   checkDefaultHeaders(options.defaultHeaders);
@@ -292,51 +304,6 @@ export function answerOf(res: TransportResponse, attempt: number): OAResponseInf
 }
 
 /**
- * A per-call hook, under this symbol in the options, run once per attempt just before the request
- * leaves (after the rate-limit slot and the token): a durable queue records there that the send may
- * have gone out. Not part of the public options; `Symbol.for` so that every bundle of the package
- * shares it. A hook that throws keeps the request from leaving (the call fails as not sent).
- */
-export const BEFORE_SEND: unique symbol = Symbol.for('oa-messaging.beforeSend') as never;
-
-/** The hook of {@link BEFORE_SEND}, if the options carry one. */
-export function beforeSendOf(options: object | undefined): (() => unknown) | undefined {
-  const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
-  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
-}
-
-/**
- * The caller's last word before the request leaves, bounded like every other wait of the call; if it
- * fails, the request does not leave.
- */
-export async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
-  const doing = 'running its beforeSend hook';
-  if (control.stopped) throw control.error(doing);
-  let done: unknown;
-  try {
-    done = hook();
-  } catch (error) {
-    throw hookFailed(error, endpoint);
-  }
-  if (!(done instanceof Promise)) return;
-  try {
-    await control.wait(done, doing);
-  } catch (error) {
-    if (control.stopped) throw error;
-    throw hookFailed(error, endpoint);
-  }
-}
-
-/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
-function hookFailed(error: unknown, endpoint: { path: string }): OAError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
-    cause: error,
-    failure: 'not_sent',
-  });
-}
-
-/**
  * State shared by every process that uses one api key (`coordination` option; `oa-messaging/redis`
  * provides one): the token pair, one renewal at a time, the rate limits counted together, and the
  * video tickets known to be ready.
@@ -351,13 +318,13 @@ export interface Coordination {
    */
   withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** A limiter whose windows count the requests of every process with the same `key`. */
-  createLimiter(key: string, limits: Required<RateLimitOptions>): Limiter;
+  createLimiter(key: string, limits: RateLimits): Limiter;
   /**
    * The video tickets known to be ready, for every process: a `sendVideo` success in one lets the
    * others broadcast that ticket without a probe.
    * @default none: each process remembers its own
    */
-  readyVideos?: ReadyVideos;
+  readyVideos?: ReadyVideos | undefined;
 }
 
 /** Your application, as the User-Agent names it after the SDK (Stripe's `appInfo`). */

@@ -22,17 +22,22 @@ import {
 import { formatIssues, toIssues, validate } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
 import type { TokenManager } from './auth.js';
-import type { CallControl, CallRegistry } from './call-control.js';
+import {
+  beforeSendOf,
+  type CallControl,
+  type CallRegistry,
+  notDeliveredOf,
+  runBeforeSend,
+  tellNotDelivered,
+} from './call-control.js';
 import type { ClientEvents } from './events.js';
 import type { Logger } from './logger.js';
 import {
   type AppInfo,
   answerOf,
-  beforeSendOf,
   checkOptions,
   type OAResponseInfo,
   type RequestOptions,
-  runBeforeSend,
   tellResponse,
   userAgent,
 } from './options.js';
@@ -112,6 +117,8 @@ class Call<R extends z.ZodType> implements RetryState {
   readonly usesToken: boolean;
   /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
   readonly beforeSend: (() => unknown) | undefined;
+  /** Runs when an attempt whose request left certainly did not deliver (see `NOT_DELIVERED`). */
+  readonly notDelivered: (() => unknown) | undefined;
   /** The caller's `onResponse`, told of the answer that settled the call. */
   readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
   readonly #body: AttemptBody | PreparedUpload;
@@ -141,6 +148,7 @@ class Call<R extends z.ZodType> implements RetryState {
     this.isSend = endpoint.isSend;
     this.usesToken = endpoint.auth;
     this.beforeSend = beforeSendOf(options);
+    this.notDelivered = notDeliveredOf(options);
     this.onResponse = options.onResponse;
     this.#body = body;
     this.#onProgress = options.onProgress;
@@ -292,6 +300,8 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
   let body: AttemptBody | undefined;
   let res: TransportResponse;
   let sending = false;
+  // The beforeSend hook ran: this attempt may have recorded that its request left.
+  let recorded = false;
   const started = performance.now();
   try {
     body = call.makeBody();
@@ -301,10 +311,16 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
       body: body.body,
       timeoutMs: call.timeoutMs,
       isSend: endpoint.isSend,
+      onStart: () => {
+        sending = true;
+      },
     };
     const dispatcher = ctx.transport.dispatcher();
     const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
-    if (call.beforeSend) await runBeforeSend(control, call.beforeSend, endpoint);
+    if (call.beforeSend) {
+      recorded = true;
+      await runBeforeSend(control, call.beforeSend, endpoint);
+    }
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
     if (ctx.events.has('request')) {
       ctx.events.emit('request', {
@@ -314,12 +330,13 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
         attempt,
       });
     }
-    sending = true;
     res = await send(request, ready, control);
   } catch (error) {
-    // A request that went to the transport counts in its window; one that never got there does not.
+    // A request undici began to write counts in its window; one refused before that (by the
+    // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
     if (sending) permit?.ended();
     else permit?.release();
+    if (recorded && call.notDelivered) await tellNotDelivered(ctx.logger, control, call.notDelivered, error);
     throw error;
   } finally {
     body?.dispose?.();
@@ -341,7 +358,13 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
       durationMs,
     });
   }
-  const data = readAnswer(call, res);
+  let data: z.output<R>;
+  try {
+    data = readAnswer(call, res);
+  } catch (error) {
+    if (recorded && call.notDelivered) await tellNotDelivered(ctx.logger, control, call.notDelivered, error);
+    throw error;
+  }
   if (call.onResponse) tellResponse(ctx, call.onResponse, answerOf(res, attempt));
   return data;
 }

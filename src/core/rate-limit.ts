@@ -18,16 +18,24 @@ export interface RateLimitWindow {
 /** The client's own limits, kept below the API's so that it never sees a 429 of ours. */
 export interface RateLimitOptions {
   /** Every request, auth and uploads included. @default { max: 200, windowMs: 60_000 } */
-  general?: RateLimitWindow;
+  general?: RateLimitWindow | undefined;
   /** Requests to paths under `/upload` (they count in `general` too). @default { max: 20, windowMs: 60_000 } */
-  upload?: RateLimitWindow;
+  upload?: RateLimitWindow | undefined;
+}
+
+/** Both limits, defaults filled in: what a client counts, and what it asks a coordination to count. */
+export interface RateLimits {
+  /** Every request, auth and uploads included. */
+  general: RateLimitWindow;
+  /** Requests to paths under `/upload` (they count in `general` too). */
+  upload: RateLimitWindow;
 }
 
 /** The two limits of the API: every request, and uploads. */
 export type RateLimitBucket = 'general' | 'upload';
 
 /** The spec's limits: 200 requests a minute, and 20 a minute for uploads. */
-export const SPEC_RATE_LIMITS: Required<RateLimitOptions> = {
+export const SPEC_RATE_LIMITS: RateLimits = {
   general: { max: 200, windowMs: 60_000 },
   upload: { max: 20, windowMs: 60_000 },
 };
@@ -55,9 +63,7 @@ function checkWindow(name: string, value: RateLimitWindow | undefined, fallback:
 }
 
 /** Fills in the spec's limits; `false` turns the limiter off. */
-export function resolveRateLimit(
-  option: RateLimitOptions | false | undefined,
-): Required<RateLimitOptions> | false {
+export function resolveRateLimit(option: RateLimitOptions | false | undefined): RateLimits | false {
   if (option === false) return false;
   if (option !== undefined && (typeof option !== 'object' || option === null)) {
     throw new OAConfigError('rateLimit must be an object or false');
@@ -129,7 +135,7 @@ export class RateLimiter implements Limiter {
   #stopped = false;
 
   /** Starts nothing: timers exist only while slots are on their way back. */
-  constructor(limits: Required<RateLimitOptions>) {
+  constructor(limits: RateLimits) {
     const window = ({ max, windowMs }: RateLimitWindow) =>
       new Window<Waiter>(max, windowMs + marginMs(windowMs), () => this.#drain());
     this.#general = window(limits.general);

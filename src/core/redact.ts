@@ -3,6 +3,13 @@ const SECRET_KEYS = /^(api_secret|access_token|refresh_token|authorization)$/i;
 export const REDACTED = '[redacted]';
 
 /**
+ * The shortest text removed wherever it appears. A shorter one would blank out ordinary words and
+ * the fields an error is read from (`code`, `statusCode`); the client refuses an api secret this
+ * short, so the one configured secret is always removed.
+ */
+export const MIN_SECRET_LENGTH = 6;
+
+/**
  * A credential key and its string value in JSON text, also when the text is cut short inside the
  * value (a truncated token answer): the value runs to its closing quote or to the end of the text.
  */
@@ -37,8 +44,8 @@ function withoutCutSecret(text: string, secret: string): string {
 export function redactText(text: string, secrets: Iterable<string | undefined>): string {
   let out = text;
   for (const secret of secrets) {
-    // Very short values would blank out ordinary words; real keys and tokens are long.
-    if (!secret || secret.length < 6) continue;
+    // Only a token the server issued can be this short; its credential field is still blanked.
+    if (!secret || secret.length < MIN_SECRET_LENGTH) continue;
     for (const form of formsOf(secret)) {
       if (out.includes(form)) out = out.split(form).join(REDACTED);
       out = withoutCutSecret(out, form);

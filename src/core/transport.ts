@@ -22,6 +22,8 @@ export interface TransportRequest {
    * `deliveryUnknown: true`.
    */
   isSend: boolean;
+  /** Called once undici begins to send: from then on the request may have reached the server. */
+  onStart?: (() => void) | undefined;
 }
 
 /** The answer: its status, headers and body text (an error answer's body only up to a cap). */
@@ -173,6 +175,7 @@ export function send(
         started = true;
         // Given up before undici began: it must not send now.
         if (settled) ctl.abort(new Error('The attempt was abandoned before it was sent'));
+        else req.onStart?.();
       },
       onResponseStart(_ctl, statusCode, responseHeaders) {
         status = statusCode;

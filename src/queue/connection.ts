@@ -10,7 +10,7 @@ export type QueueConnectionOptions =
       /** e.g. `redis://127.0.0.1:6379`; needs `npm install bullmq ioredis`. */
       url: string;
       /** Not with `url`. */
-      client?: never;
+      client?: undefined;
     }
   | {
       /**
@@ -23,7 +23,7 @@ export type QueueConnectionOptions =
        */
       client: unknown;
       /** Not with `client`. */
-      url?: never;
+      url?: undefined;
     };
 
 /** The connections one outbox or inbox uses, and which of them it closes. */

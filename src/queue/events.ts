@@ -9,7 +9,7 @@ import { OAConfigError } from '../errors.js';
 import type { QueueConnection } from './connection.js';
 import type { BullMQ, IORedisLike } from './load.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
-import { type OutboxError, type OutboxJobData, outboxErrorOf, UNKNOWN_REASON } from './outbox-worker.js';
+import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf } from './outbox-worker.js';
 
 /** What every outbox event names: the job's key and method, and which try this is. */
 export interface OutboxJobEvent {
@@ -27,15 +27,22 @@ export interface OutboxDeliveredEvent extends OutboxJobEvent {
   result: unknown;
 }
 
-/** A job ended `failed`. */
+/** A job ended `failed`: it certainly was not delivered. */
 export interface OutboxFailedEvent extends OutboxJobEvent {
-  /** Why, as `outbox.get(key).error` gives it; `deliveryUnknown` when the answer came too late to tell. */
+  /** Why, as `outbox.get(key).error` gives it. */
   error: OutboxError;
 }
 
-/** A job ended `unknown`: it was handed out again after its worker died with its request in flight. */
+/**
+ * A job ended `unknown`: it may have been delivered. Either its call rejected with `deliveryUnknown`
+ * (a 5xx, a reset or a timeout after the request left), or it was handed out again after its worker
+ * died with its request in flight.
+ */
 export interface OutboxUnknownEvent extends OutboxJobEvent {
-  /** As `outbox.get(key).error` gives it: `record` names the worker that may have sent it. */
+  /**
+   * As `outbox.get(key).error` gives it: the client's error, or `OAOutcomeUnknown` for a worker that
+   * died; `record` names the worker that may have sent it.
+   */
   error: OutboxError & {
     /** Always: the request may have reached the API. */
     deliveryUnknown: true;
@@ -56,12 +63,12 @@ export interface OutboxEvents {
   delivered: OutboxDeliveredEvent;
   /** A try was not sent and the job is tried again after `waitMs` (as the client's `retry` event). */
   retry: OutboxRetryEvent;
-  /**
-   * A job failed for good: a verdict of the API, an answer too late to tell (`error.deliveryUnknown`),
-   * or its tries ran out.
-   */
+  /** A job failed for good, certainly not delivered: a verdict of the API, or its tries ran out. */
   failed: OutboxFailedEvent;
-  /** A job was handed out again after its worker died with its request in flight: it is not sent again. */
+  /**
+   * A job may have been delivered: its call rejected with `deliveryUnknown`, or it was handed out again
+   * after its worker died with its request in flight. It is never sent again.
+   */
   unknown: OutboxUnknownEvent;
 }
 
@@ -141,7 +148,7 @@ export function reportOutcomes(
   worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) => {
     if (!job) return;
     const base = { ...about(job), error: outboxErrorOf(error) };
-    if (error.message === UNKNOWN_REASON && error.name === 'UnrecoverableError') {
+    if (endedUnknown(error)) {
       report(['unknown', base as OutboxUnknownEvent]);
     }
     // BullMQ's own rule (Job.shouldRetryJob), after its count of this try: tried again unless

@@ -15,26 +15,26 @@ export interface InboxOptions {
    * The BullMQ queue's name, shared by every process of the receiver.
    * @default 'oa-inbox'
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * How long a processed event's key is remembered, so that a redelivery is not stored again.
    * @default 604_800_000 (7 days)
    */
-  retentionMs?: number;
+  retentionMs?: number | undefined;
   /**
    * How many times the handler is run for one event before the event is left failed (the dead letter,
    * kept until removed, readable in BullMQ's tools); exponential backoff from 1 s between tries.
    * @default 5
    */
-  attempts?: number;
+  attempts?: number | undefined;
 }
 
 /** Options of `inbox.work`. */
 export interface InboxWorkOptions {
   /** How many events this worker processes at once. @default 1 */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** How long an event stays with a worker that died before another worker takes it. @default 30_000 */
-  lockDurationMs?: number;
+  lockDurationMs?: number | undefined;
 }
 
 /** Inbound events kept in Redis. See {@link createInbox}. */

@@ -1,11 +1,14 @@
 /**
- * What an outbox worker does with one job: send it at most once, across crashes. A job handed out
- * again that carries a "may have left" record ends `unknown` instead of being sent again.
+ * What an outbox worker does with one job: send it at most once, across crashes. The "may have left"
+ * record is on the job exactly while a request that can deliver is in flight: written as each attempt
+ * leaves, removed when the attempt ends without delivering (before any wait). A job handed out again
+ * that carries it ends `unknown` instead of being sent again; so does a job whose call rejected with
+ * `deliveryUnknown`. `failed` is kept for what certainly was not delivered.
  */
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
-import { BEFORE_SEND } from '../core/options.js';
+import { BEFORE_SEND, NOT_DELIVERED } from '../core/call-control.js';
 import { isOAError } from '../errors.js';
 import type { BullMQ, IORedisLike } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
@@ -33,12 +36,20 @@ export interface OutboxError {
   code?: string;
   /** The request may have reached the API (see `OAError.deliveryUnknown`). */
   deliveryUnknown?: boolean;
-  /** For `unknown`: the worker that may have sent it, and when it recorded so. */
+  /** For `unknown`: the worker that may have sent it, and when it first recorded so. */
   record?: SendRecord;
 }
 
-/** The message a job that ended `unknown` fails with in BullMQ. */
-export const UNKNOWN_REASON = 'outcome unknown: the request may have left before its worker stopped';
+/** How the BullMQ failure reason of every job that ended `unknown` starts. */
+const UNKNOWN_PREFIX = 'outcome unknown: ';
+
+/** The message a job handed out again with its record in place fails with in BullMQ. */
+export const UNKNOWN_REASON = `${UNKNOWN_PREFIX}the request may have left before its worker stopped`;
+
+/** Whether the processor ended its job `unknown` by throwing `error`. */
+export function endedUnknown(error: Error): boolean {
+  return error.name === 'UnrecoverableError' && error.message.startsWith(UNKNOWN_PREFIX);
+}
 
 // What the processor threw, described as kept on the job: the worker's events report the same.
 const described = new WeakMap<object, OutboxError>();
@@ -112,7 +123,10 @@ export function outboxProcessor(
       host: hostname(),
       at: Date.now(),
     } satisfies SendRecord);
-    const options = { [BEFORE_SEND]: () => writeRecord(redis, jobKey, token ?? '', record) };
+    const options = {
+      [BEFORE_SEND]: () => writeRecord(redis, jobKey, token ?? '', record),
+      [NOT_DELIVERED]: () => clearRecord(redis, jobKey, record),
+    };
     const { method, params } = job.data;
     const send = client[method] as (params: unknown, options: object) => Promise<unknown>;
     try {
@@ -120,14 +134,19 @@ export function outboxProcessor(
     } catch (error) {
       const kind = isOAError(error) ? error.retryClass : 'final';
       const kept = describe(error);
+      if (kept.deliveryUnknown) {
+        // The request may have been acted on: `unknown`, as for a worker that died with it in flight.
+        kept.record = JSON.parse(record) as SendRecord;
+        await markUnknown(redis, keyPrefix, id, JSON.stringify(kept));
+        throw thrown(new bull.UnrecoverableError(`${UNKNOWN_PREFIX}${kept.name}: ${kept.message}`), kept);
+      }
       await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
-      const deliveryUnknown = (error as { deliveryUnknown?: unknown })?.deliveryUnknown === true;
-      if (!deliveryUnknown && (kind === 'rejected' || kind === 'not_sent')) {
+      if (kind === 'rejected' || kind === 'not_sent') {
         // Nothing left: the retry (BullMQ's backoff) may send.
         await clearRecord(redis, jobKey, record);
         throw typeof error === 'object' && error !== null ? thrown(error as Error, kept) : error;
       }
-      // A verdict of the API, or a request that may have been acted on: never sent again.
+      // Certainly not delivered, and a verdict that sending again would not change: `failed`.
       throw thrown(new bull.UnrecoverableError(`${kept.name}: ${kept.message}`), kept);
     }
   };

@@ -33,19 +33,19 @@ export interface OutboxOptions {
    * The BullMQ queue's name: processes with the same connection and name share one outbox.
    * @default 'oa-outbox'
    */
-  name?: string;
+  name?: string | undefined;
   /**
    * How long a delivered, failed or unknown job (and so its key) is kept: adding its key again within
    * this window keeps the one job. Rounded up to whole seconds.
    * @default 604_800_000 (7 days)
    */
-  retentionMs?: number;
+  retentionMs?: number | undefined;
   /**
    * How many times a send that was not sent (429, `JOB_BUSY`, Redis or connection failures before the
    * request left) is tried, with exponential backoff from 1 s.
    * @default 12
    */
-  attempts?: number;
+  attempts?: number | undefined;
 }
 
 /** Options of `outbox.work`. */
@@ -53,16 +53,20 @@ export interface OutboxWorkOptions {
   /** The client that sends (give it `createRedisCoordination` so that every worker shares the quota). */
   client: OAClient;
   /** How many jobs this worker runs at once. @default 1 */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * How long a job stays with a worker that stopped renewing its lock (it died) before another worker
    * takes it; the check runs as often.
    * @default 30_000
    */
-  lockDurationMs?: number;
+  lockDurationMs?: number | undefined;
 }
 
-/** Where an outbox job stands. */
+/**
+ * Where an outbox job stands. `unknown`: it may have been delivered (its call rejected with
+ * `deliveryUnknown`, or its worker died with its request in flight); it is never sent again.
+ * `failed`: it certainly was not delivered.
+ */
 export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
 
 /** One key's job, as `outbox.get` reads it. */
@@ -71,7 +75,10 @@ export interface OutboxJobStatus {
   state: OutboxState;
   /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
   result?: unknown;
-  /** Why it failed or ended unknown (also the last not-sent failure of a job still retrying). */
+  /**
+   * Why it failed or ended unknown (also the last not-sent failure of a job still retrying); for
+   * `unknown`, `deliveryUnknown` is `true` and `record` names the worker that may have sent it.
+   */
   error?: OutboxError;
 }
 
@@ -132,7 +139,8 @@ const DAY_MS = 86_400_000;
 /**
  * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
  * number of processes. A keyed send is delivered at most once, across crashes: a job whose request may
- * have left, handed out again after its worker died, ends `unknown` instead of being sent again.
+ * have left (handed out again after its worker died with it in flight, or whose call rejected with
+ * `deliveryUnknown`) ends `unknown` instead of being sent again.
  * Creating it opens nothing: bullmq and ioredis are loaded and connected on first use.
  *
  * @example
@@ -280,12 +288,15 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const { queue: q } = await open();
       const redis = await connection.producer();
       const id = jobIdOf(key);
-      const job: Job | undefined = await q.getJob(id);
-      if (!job) return undefined;
-      const [bullState, [marker, error]] = await Promise.all([
-        job.getState(),
+      // The state first, then the job: a job read first and completed just after would be reported
+      // `delivered` with the result it did not have yet when it was read.
+      const bullState = await q.getJobState(id);
+      if (bullState === 'unknown') return undefined;
+      const [job, [marker, error]] = await Promise.all([
+        q.getJob(id) as Promise<Job | undefined>,
         redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
       ]);
+      if (!job) return undefined;
       const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
       if (status.state === 'delivered') status.result = job.returnvalue;
       else if (error) status.error = JSON.parse(error) as OutboxError;

@@ -1,6 +1,7 @@
 /**
  * The "may have left" record of an outbox job: a field of the BullMQ job's own hash (so it goes with
- * the job), written by the worker that holds the job's lock, just before the request leaves.
+ * the job), written by the worker that holds the job's lock just before each request leaves, removed
+ * when that request ends without delivering.
  */
 import type { IORedisLike } from './load.js';
 
@@ -22,12 +23,13 @@ export interface SendRecord {
   pid: number;
   /** The worker's host name. */
   host: string;
-  /** ms since the epoch, when it was first written. */
+  /** ms since the epoch, when its processing run first wrote it. */
   at: number;
 }
 
-// Written only by the lock holder, and only once per processing run: a worker whose lock was taken
-// over (it stalled, another picked the job up) cannot record, so its request does not leave.
+// Written only by the lock holder, and only over nothing or its own run's record (each attempt of the
+// run writes it again): a worker whose lock was taken over (it stalled, another picked the job up)
+// cannot record, so its request does not leave.
 const RECORD = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock' end
@@ -36,7 +38,7 @@ if current and current ~= ARGV[2] then return 'taken' end
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
 return 'ok'`;
 
-// Only the run that wrote the record removes it, once its request is known not to have left.
+// Only the run that wrote the record removes it, once its request certainly did not deliver.
 const CLEAR = `
 if redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[1], ARGV[2]) end
 return 1`;
@@ -57,7 +59,7 @@ export async function writeRecord(
   }
 }
 
-/** Removes this run's record: its request did not leave, the retry may send. */
+/** Removes this run's record: its request certainly did not deliver, the next attempt may send. */
 export async function clearRecord(redis: IORedisLike, jobKey: string, record: string): Promise<void> {
   await redis.eval(CLEAR, 1, jobKey, record, FIELD.sent);
 }

@@ -32,7 +32,7 @@ export type RedisConnectionOptions =
        */
       url: string;
       /** Not with `url`. */
-      client?: never;
+      client?: undefined;
     }
   | {
       /**
@@ -44,7 +44,7 @@ export type RedisConnectionOptions =
        */
       client: RedisClient;
       /** Not with `client`. */
-      url?: never;
+      url?: undefined;
     };
 
 /** A client this module made, and so closes. */

@@ -18,7 +18,7 @@
 
 import { type Logger, silentLogger } from '../core/logger.js';
 import type { Coordination } from '../core/options.js';
-import type { Limiter, RateLimitOptions } from '../core/rate-limit.js';
+import type { Limiter, RateLimits } from '../core/rate-limit.js';
 import { OAConfigError } from '../errors.js';
 import { READY_VIDEO_TTL_MS } from '../video/ready-videos.js';
 import { connectionFrom, positive, type RedisConnectionOptions } from './connection.js';
@@ -129,7 +129,7 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
     withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       return withRenewalLock(connection, { prefix, lockTtlMs, logger }, key, renew, signal);
     },
-    createLimiter(key: string, limits: Required<RateLimitOptions>): Limiter {
+    createLimiter(key: string, limits: RateLimits): Limiter {
       const limiter: Limiter = new RedisLimiter(connection, key, limits, {
         prefix,
         inFlightLeaseMs,

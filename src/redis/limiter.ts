@@ -7,7 +7,7 @@ import type {
   Limiter,
   Permit,
   RateLimitBucket,
-  RateLimitOptions,
+  RateLimits,
   RateLimitWindow,
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
@@ -104,12 +104,7 @@ export class RedisLimiter implements Limiter {
     }
   });
 
-  constructor(
-    connection: Connection,
-    key: string,
-    limits: Required<RateLimitOptions>,
-    options: SharedLimiterOptions,
-  ) {
+  constructor(connection: Connection, key: string, limits: RateLimits, options: SharedLimiterOptions) {
     this.#connection = connection;
     this.#options = options;
     // One hash tag for both windows: a script may touch both, and on a Redis Cluster they must share a slot.

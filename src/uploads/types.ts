@@ -37,11 +37,11 @@ export interface UploadOptions extends RequestOptions {
    * The file name sent in the multipart part; by default the path's base name, else a File's `name`,
    * else `<kind>.<ext>` from the detected format.
    */
-  filename?: string;
+  filename?: string | undefined;
   /** A hint for the format when the bytes alone are ambiguous; what is sent follows the bytes. */
-  contentType?: string;
+  contentType?: string | undefined;
   /** Called as the file's bytes go out (and again from 0 if the upload is retried). */
-  onProgress?: (progress: UploadProgress) => void;
+  onProgress?: ((progress: UploadProgress) => void) | undefined;
 }
 
 /** One multipart body for one attempt. */

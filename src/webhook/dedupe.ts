@@ -28,7 +28,7 @@ export interface WebhookDedupeStore {
    * `onEvent` keeps its message. Optional: a store without it keeps today's behaviour, a claim that
    * lasts `claimTtlMs` however long `onEvent` takes (set `claimTtlMs` longer than `onEvent` ever takes).
    */
-  extend?(key: string, owner: string, claimTtlMs: number): boolean | Promise<boolean>;
+  extend?: ((key: string, owner: string, claimTtlMs: number) => boolean | Promise<boolean>) | undefined;
   /** Marks `key` processed, remembered for `ttlMs`. */
   complete(key: string, owner: string, ttlMs: number): void | Promise<void>;
   /** Gives up `owner`'s claim on `key` (its `onEvent` failed), so that the next delivery processes it. */

@@ -75,4 +75,25 @@ describe.skipIf(!REDIS_SERVER)('oa outbox', () => {
     expect(good.code, good.stderr).toBe(0);
     expect(good.stdout).toBe('added 1\ndelivered 0, failed 0, unknown 0, waiting 1, delayed 0, active 0\n');
   });
+
+  it('a send whose answer never came: work and status say unknown, and what the operator does', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    // Delivered, then the connection is reset: the worker cannot know.
+    mock.injectFault({ kind: 'reset-after-processing' }, { path: '/webhook/broadcast-message' });
+    const redis = ['--redis', shared.server.url, '--name', 'maybe'];
+    const send = ['--method', 'sendText', '--params', '{"user_id":"u1","msg":"x"}', '--key', 'k'];
+    const added = await oa(['outbox', 'add', ...redis, ...send], { env });
+    expect(added.code, added.stderr).toBe(0);
+    const worked = await oa(['outbox', 'work', ...redis, '--until-done'], { env, timeoutMs: 30_000 });
+    expect(worked.code, worked.stderr).toBe(0);
+    expect(worked.stdout).toBe('delivered 0, failed 0, unknown 1, waiting 0, delayed 0, active 0\n');
+    expect(mock.deliveries).toHaveLength(1);
+
+    const json = await oa(['outbox', 'status', ...redis, '--key', 'k', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ state: 'unknown', error: { deliveryUnknown: true } });
+    const text = await oa(['outbox', 'status', ...redis, '--key', 'k'], { env });
+    expect(text.stdout).toMatch(/^k: unknown: it may have been delivered; check before sending it again/);
+  });
 });

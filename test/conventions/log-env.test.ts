@@ -66,7 +66,7 @@ describe('OA_LOG (as OPENAI_LOG): logging from the environment', () => {
         new OAClient({
           baseUrl: 'https://x.example',
           apiKey: 'k',
-          apiSecret: 's',
+          apiSecret: 'secret-abcdef',
           logLevel: 'loud' as never,
         }),
     ).toThrow(/logLevel must be one of debug, info, warn, error, off/);

@@ -87,7 +87,7 @@ describe('defaultHeaders and appInfo', () => {
   });
 
   it('refuse a default header the SDK owns, before anything is sent', () => {
-    const base = { baseUrl: 'https://oa.example.com', apiKey: 'k', apiSecret: 's' };
+    const base = { baseUrl: 'https://oa.example.com', apiKey: 'k', apiSecret: 'secret-abcdef' };
     expect(() => new OAClient({ ...base, defaultHeaders: { Authorization: 'Bearer x' } })).toThrow(
       'defaultHeaders: Authorization is set by the SDK',
     );

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { BEFORE_SEND } from '../../src/core/options.js';
+import { BEFORE_SEND, NOT_DELIVERED } from '../../src/core/call-control.js';
 import { OAConnectionError } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
 import { json } from '../helpers/raw-server.js';
@@ -40,4 +40,48 @@ it('a hook that fails keeps the request from leaving: not sent, deliveryUnknown 
   expect(error.message).toMatch(/beforeSend hook failed: redis is down/);
   expect(error.deliveryUnknown).toBe(false);
   expect(sends()).toHaveLength(0);
+});
+
+it('its other half runs when an attempt certainly did not deliver, before the wait; not after a 5xx or a success', async () => {
+  const answers = [
+    () => ({
+      status: 429,
+      body: { statusCode: 429, data: 'Too many' },
+      headers: { 'retry-after-ms': '300' },
+    }),
+    () => ({ status: 400, body: { statusCode: 400, code: 'JOB_BUSY', info: 'busy' }, headers: {} }),
+    () => ({ status: 201, body: { data: 'success' }, headers: {} }),
+    () => ({ status: 500, body: { statusCode: 500, data: 'oops' }, headers: {} }),
+  ];
+  let n = 0;
+  const { client } = await setup(
+    tokensThen((_req, res) => {
+      const answer = (
+        answers[n++] as () => { status: number; body: object; headers: Record<string, string> }
+      )();
+      json(res, answer.status, answer.body, answer.headers);
+    }),
+    { maxRetries: 1 },
+  );
+  const events: string[] = [];
+  const options = {
+    [BEFORE_SEND]: () => events.push(`before ${sends().length}`),
+    // Told at once: the request of this attempt is answered, the next one has not left.
+    [NOT_DELIVERED]: () => events.push(`not delivered ${sends().length}`),
+  };
+  client.on('retry', (e) => events.push(`retry ${e.reason}`));
+  await client.sendText({ user_id: 'u1', msg: 'hi' }, options as never);
+  expect(events).toEqual([
+    'before 0',
+    'not delivered 1',
+    'retry rate_limited',
+    'before 1',
+    'not delivered 2',
+    'retry job_busy',
+    'before 2',
+  ]);
+  events.length = 0;
+  const error = await rejection(client.sendText({ user_id: 'u1', msg: 'hi' }, options as never));
+  expect(error.deliveryUnknown).toBe(true);
+  expect(events).toEqual(['before 3']);
 });

@@ -24,7 +24,12 @@ describe('timeoutMs beyond what a timer holds', () => {
   it.each(['timeoutMs', 'uploadTimeoutMs'] as const)('the client option %s: 3e9 is refused', (name) => {
     expect(
       () =>
-        new OAClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'key-123456', apiSecret: 'x', [name]: 3e9 }),
+        new OAClient({
+          baseUrl: 'http://127.0.0.1:9',
+          apiKey: 'key-123456',
+          apiSecret: 'secret-abcdef',
+          [name]: 3e9,
+        }),
     ).toThrow(OAConfigError);
   });
 

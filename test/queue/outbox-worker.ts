@@ -1,5 +1,6 @@
 // Run as a child process by the outbox chaos test: one outbox worker sharing the api key's token and
-// quota through Redis. It prints `ready` once its worker runs, and runs until it is killed.
+// quota through Redis. It prints `ready` once its worker runs, and runs until it is killed. With `tag`,
+// every request it sends carries its pid (`x-outbox-worker`), so that the fake's log tells who sent it.
 import { OAClient } from '../../src/index.js';
 import { createOutbox } from '../../src/queue/index.js';
 import { createRedisCoordination } from '../../src/redis/index.js';
@@ -14,6 +15,7 @@ export interface OutboxWorkerConfig {
   concurrency: number;
   lockDurationMs: number;
   rateLimit: { general: { max: number; windowMs: number }; upload: { max: number; windowMs: number } };
+  tag?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as OutboxWorkerConfig;
@@ -25,6 +27,7 @@ const client = new OAClient({
   apiSecret: config.apiSecret,
   rateLimit: config.rateLimit,
   coordination,
+  ...(config.tag ? { defaultHeaders: { 'x-outbox-worker': String(process.pid) } } : {}),
 });
 const outbox = createOutbox({ connection: { url: config.redisUrl }, name: config.name });
 outbox.work({ client, concurrency: config.concurrency, lockDurationMs: config.lockDurationMs });

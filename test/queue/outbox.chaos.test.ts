@@ -1,16 +1,19 @@
 // The outbox's at-most-once guarantee under crashes: 3 worker processes, one killed with SIGKILL about
 // every 2 s and started again, redis-server restarted once, two producers adding every key (one of
-// them twice), against the fake API enforcing a scaled-down quota.
+// them twice), against the fake API enforcing a scaled-down quota. Then workers killed while their
+// client waits inside a call (a 429's Retry-After, JOB_BUSY, a video still converting): those jobs are
+// sent by the next worker, none ends unknown.
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { OAConnectionError } from '../../src/index.js';
+import { afterAll, describe, expect, it, type OnTestFinishedHandler } from 'vitest';
+import { OAClient, OAConnectionError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxCounts } from '../../src/queue/index.js';
-import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { createMockServer, type MockServer, type RecordedRequest } from '../../src/testing/index.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
-import { kill, type Running, startScript } from './processes.js';
+import { kill, pause, type Running, resume, startScript } from './processes.js';
 
 const SCRIPT = fileURLToPath(new URL('./outbox-worker.ts', import.meta.url));
+const CLIP = fileURLToPath(new URL('../fixtures/media/sample.mp4', import.meta.url));
 const KEYS = 2000;
 const QUOTA = { max: 40, windowMs: 2000 };
 const CONCURRENCY = 4;
@@ -180,4 +183,153 @@ describe.skipIf(!REDIS_SERVER)('outbox chaos', () => {
     );
     expect(perWindow).toBeGreaterThanOrEqual(0.9 * QUOTA.max);
   }, 240_000);
+
+  it('workers killed during 429, JOB_BUSY and transcode waits: each key delivered once, none unknown', async ({
+    onTestFinished,
+  }) => {
+    const run = await startWaitsRun(onTestFinished);
+    const { mock, outbox, keys } = run;
+    const kills: Record<Wait, number> = { rate_limited: 0, job_busy: 0, converting: 0 };
+    const started = Date.now();
+    let counts: OutboxCounts | undefined;
+    while (Date.now() - started < 90_000) {
+      counts = await outbox.counts();
+      if (counts.delivered + counts.unknown + counts.failed === keys.length) break;
+      if (Date.now() - started < 40_000) {
+        for (const victim of run.workers) {
+          const pid = victim.child.pid ?? -1;
+          const wait = waitingOn(mock.requests, pid, Date.now());
+          if (!wait || kills[wait] >= 3) continue;
+          // Frozen, then its log at the fake is final: killed only if it was inside that wait when
+          // frozen, else let go on.
+          const pausedAt = Date.now();
+          pause(victim);
+          await sleep(40);
+          if (waitingOn(mock.requests, pid, pausedAt) === wait) {
+            kills[wait]++;
+            run.workers.delete(victim);
+            await kill(victim);
+            void run.startWorker();
+          } else resume(victim);
+          break;
+        }
+      }
+      await sleep(50);
+    }
+    expect(counts).toMatchObject({ waiting: 0, delayed: 0, active: 0, failed: 0 });
+    expect(kills.rate_limited, JSON.stringify(kills)).toBeGreaterThanOrEqual(1);
+    expect(kills.job_busy, JSON.stringify(kills)).toBeGreaterThanOrEqual(1);
+    expect(kills.converting, JSON.stringify(kills)).toBeGreaterThanOrEqual(1);
+
+    const sent = new Map<string, number>();
+    for (const d of mock.deliveries) {
+      const key = d.user_ids[0] ?? String(d.items[0]?.msg);
+      sent.set(key, (sent.get(key) ?? 0) + 1);
+    }
+    const states: Record<string, string | undefined> = {};
+    for (const key of keys) states[key] = (await outbox.get(key))?.state;
+    // No key delivered twice; no key that the fake never delivered ends unknown (none was in flight at
+    // a kill); every key delivered.
+    expect([...sent].filter(([, n]) => n > 1)).toEqual([]);
+    expect(keys.filter((key) => states[key] === 'unknown' && !sent.has(key))).toEqual([]);
+    expect(keys.filter((key) => states[key] !== 'delivered' || sent.get(key) !== 1)).toEqual([]);
+    console.log(JSON.stringify({ kills, seconds: (Date.now() - started) / 1000 }));
+  }, 120_000);
 });
+
+/** What a worker's client waits on between two attempts. */
+type Wait = 'rate_limited' | 'job_busy' | 'converting';
+
+/** The shortest wait after each: the 429s say `Retry-After: 2`; the others back off at least 500 ms. */
+const MIN_WAIT_MS: Record<Wait, number> = { rate_limited: 2000, job_busy: 500, converting: 500 };
+/** Its answer handled (the record cleared) this long after the fake answered. */
+const HANDLED_MS = 200;
+
+/**
+ * What the worker `pid` (concurrency 1) was waiting on at `at`, judged from the fake's log: its last
+ * request was refused (so its record is cleared, and the next has not left) long enough before for
+ * the answer to be handled, and not so long that the wait may have been over. `undefined`: it may
+ * have been sending.
+ */
+function waitingOn(requests: readonly RecordedRequest[], pid: number, at: number): Wait | undefined {
+  const mine = requests.filter(
+    (r) => r.headers['x-outbox-worker'] === String(pid) && !r.path.includes('/auth/'),
+  );
+  const last = mine[mine.length - 1];
+  if (last?.outcome !== 'answered') return undefined;
+  const wait: Wait | undefined =
+    last.status === 429
+      ? 'rate_limited'
+      : last.code === 'JOB_BUSY'
+        ? 'job_busy'
+        : last.status === 400 && last.path.endsWith('/broadcast-video')
+          ? 'converting'
+          : undefined;
+  if (!wait) return undefined;
+  const since = at - (last.at + (last.durationMs ?? 0));
+  return since >= HANDLED_MS && since <= MIN_WAIT_MS[wait] - 100 ? wait : undefined;
+}
+
+/**
+ * A run whose sends wait inside their calls: texts answered 429 with `Retry-After: 2`, group broadcasts
+ * one at a time (`JOB_BUSY` for the others), videos converting for 10 s. Four workers of concurrency 1,
+ * each request marked with its worker's pid.
+ */
+async function startWaitsRun(onTestFinished: (fn: OnTestFinishedHandler) => void) {
+  const redis = await startRedisServer();
+  onTestFinished(() => redis.stop());
+  const mock = await createMockServer({ rateLimit: false, broadcastJobMs: 2500, transcodeMs: 10_000 });
+  onTestFinished(() => mock.close());
+  const outbox = createOutbox({ connection: { url: redis.url }, name: 'waits' });
+  onTestFinished(() => outbox.close());
+  const uploader = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
+  onTestFinished(() => uploader.close());
+  mock.injectFault(
+    { kind: 'rate-limit', retryAfterSeconds: 2 },
+    { path: '/webhook/broadcast-message', times: 16 },
+  );
+  const keys: string[] = [];
+  const entries = [];
+  for (let i = 0; i < 6; i++) {
+    const { ticket_id } = await uploader.uploadVideo(CLIP);
+    entries.push(
+      { method: 'sendVideo' as const, params: { user_id: `video-${i}`, ticket_id }, key: `video-${i}` },
+      {
+        method: 'broadcastToGroup' as const,
+        params: {
+          account_provider_group_id: '5b0e8f4a-1c2d-4e3f-8a9b-0c1d2e3f4a5b',
+          items: [{ type: 'message' as const, msg: `group-${i}` }],
+        },
+        key: `group-${i}`,
+      },
+      { method: 'sendText' as const, params: { user_id: `text-${i}`, msg: 'hello' }, key: `text-${i}` },
+    );
+  }
+  for (const entry of entries) keys.push(entry.key);
+  await outbox.addMany(entries);
+  const config: OutboxWorkerConfig = {
+    redisUrl: redis.url,
+    baseUrl: mock.url,
+    apiKey: mock.apiKey,
+    apiSecret: mock.apiSecret,
+    name: 'waits',
+    concurrency: 1,
+    lockDurationMs: 2000,
+    rateLimit: { general: { max: 200, windowMs: 1000 }, upload: { max: 20, windowMs: 1000 } },
+    tag: true,
+  };
+  const workers = new Set<Running>();
+  let finished = false;
+  onTestFinished(async () => {
+    finished = true;
+    await Promise.all([...workers].map(kill));
+  });
+  const startWorker = async () => {
+    const running = await startScript(SCRIPT, [JSON.stringify(config)]);
+    // A replacement that came up after the test ended is not left running.
+    if (finished) await kill(running);
+    else workers.add(running);
+  };
+  await Promise.all([0, 1, 2, 3].map(startWorker));
+  return { mock, outbox, keys, workers, startWorker };
+}

@@ -37,3 +37,13 @@ export function kill(running: Running): Promise<void> {
     running.child.kill('SIGKILL');
   });
 }
+
+/** SIGSTOP: the process runs nothing until {@link resume}; what it already sent still arrives. */
+export function pause(running: Running): void {
+  running.child.kill('SIGSTOP');
+}
+
+/** SIGCONT: a paused process runs again. */
+export function resume(running: Running): void {
+  running.child.kill('SIGCONT');
+}

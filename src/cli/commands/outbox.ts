@@ -1,7 +1,13 @@
 /** `oa outbox add|work|status`: a campaign kept in Redis (`oa-messaging/queue`), sent by workers. */
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { createOutbox, type Outbox, type OutboxEntry } from '../../queue/index.js';
+import {
+  createOutbox,
+  type Outbox,
+  type OutboxEntry,
+  type OutboxJobStatus,
+  type OutboxState,
+} from '../../queue/index.js';
 import { createRedisCoordination } from '../../redis/index.js';
 import { campaignProgress, campaignTotals, countsLine } from '../campaign-progress.js';
 import { type ClientFlags, withClient } from '../client.js';
@@ -133,6 +139,24 @@ function workCommand(): Command {
     );
 }
 
+/** What an operator does about a job in each state (the README's table of outbox states). */
+const TO_DO: Record<OutboxState, string> = {
+  waiting: 'not sent yet; a worker will send it',
+  delayed: 'not sent yet; it waits for its delay or its next try',
+  active: 'a worker is sending it',
+  delivered: 'the API accepted it; nothing to do',
+  unknown:
+    'it may have been delivered; check before sending it again (under a new key), it is never resent by itself',
+  failed: 'it was certainly not delivered; fix the cause, then add it again under a new key',
+};
+
+/** One key's status as a line: its state, what to do, then its result or error. */
+function statusLine(key: string, status: OutboxJobStatus): string {
+  const { state, ...rest } = status;
+  const details = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
+  return `${key}: ${state}: ${TO_DO[state]}${details}`;
+}
+
 function statusCommand(): Command {
   return withJsonOption(
     withOutboxOptions(new Command('status'))
@@ -147,7 +171,7 @@ function statusCommand(): Command {
           return;
         }
         const status = (await outbox.get(flags.key)) ?? null;
-        out.result(status, status ? `${flags.key}: ${JSON.stringify(status)}` : `${flags.key}: not known`);
+        out.result(status, status ? statusLine(flags.key, status) : `${flags.key}: not known`);
       }),
     ),
   );

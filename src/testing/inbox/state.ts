@@ -13,11 +13,11 @@ export interface InboxMembers {
    * The recipients of `target: 'all'`.
    * @default the fake's `knownUsers` when set, else every user the inbox has seen
    */
-  all?: string[];
+  all?: string[] | undefined;
   /** `account_provider_group_id` -> the group's members. */
-  groups?: Record<string, string[]>;
+  groups?: Record<string, string[]> | undefined;
   /** `member_group_broadcast_id` -> the session's members. */
-  memberSessions?: Record<string, string[]>;
+  memberSessions?: Record<string, string[]> | undefined;
 }
 
 /** A reply typed in the page as a user, and what the webhook receiver answered. */
