@@ -396,7 +396,8 @@ function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse):
       `POST ${endpoint.path} answered ${res.status} with a body that is not JSON${cut}`,
       // Scrubbed whole, then cut: a cut first could leave the start of a secret that no longer matches.
       { status: res.status, path: endpoint.path, body: scrub(res.text).slice(0, 1000), issues: [] },
-      { cause: new SyntaxError(scrub((error as Error).message)) },
+      // A 2xx is the API's "done": a send most likely went out, though its answer cannot be read.
+      { cause: new SyntaxError(scrub((error as Error).message)), deliveryUnknown: endpoint.isSend },
     );
   }
   const data = (body as { data?: unknown } | null)?.data;
@@ -406,6 +407,7 @@ function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse):
   throw new OAResponseValidationError(
     `POST ${endpoint.path} answered ${res.status} with an unexpected body: ${formatIssues(issues)}`,
     { status: res.status, path: endpoint.path, body: redactJsonText(scrub(res.text)), issues },
+    { deliveryUnknown: endpoint.isSend },
   );
 }
 
