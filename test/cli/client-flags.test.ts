@@ -30,21 +30,43 @@ describe.concurrent('client options as flags', () => {
       env: { ...credentials, OA_BASE_URL: baseUrl, OA_ALLOW_INSECURE_HTTP: '1' },
     });
     expect([flag.code, variable.code]).toEqual([0, 0]);
-    expect(mock.requests.map((r) => r.path)).toEqual(['/api/v2/public/auth/token', '/api/v2/public/auth/token']);
+    expect(mock.requests.map((r) => r.path)).toEqual([
+      '/api/v2/public/auth/token',
+      '/api/v2/public/auth/token',
+    ]);
   });
 
   it('--max-retries, --max-busy-wait, --upload-timeout, --no-rate-limit and --header are in --help and reach the client', async ({
     onTestFinished,
   }) => {
     const help = await oa(['send', 'text', '--help']);
-    for (const flag of ['--allow-insecure-http', '--max-retries <n>', '--max-busy-wait <ms>', '--upload-timeout <ms>', '--no-rate-limit', '--header <']) {
+    for (const flag of [
+      '--allow-insecure-http',
+      '--max-retries <n>',
+      '--max-busy-wait <ms>',
+      '--upload-timeout <ms>',
+      '--no-rate-limit',
+      '--header <',
+    ]) {
       expect(help.stdout).toContain(flag);
     }
     const { mock, env } = await fakeServer(onTestFinished);
     // A 429 without Retry-After: with no busy wait allowed, the command fails at once.
     mock.injectFault('rate-limit', { path: '/webhook/broadcast-message' });
     const run = await oa(
-      ['send', 'text', '-u', 'u-1', '-m', 'hi', '--max-busy-wait', '0', '--header', 'X-Trace: abc-123', '--no-rate-limit'],
+      [
+        'send',
+        'text',
+        '-u',
+        'u-1',
+        '-m',
+        'hi',
+        '--max-busy-wait',
+        '0',
+        '--header',
+        'X-Trace: abc-123',
+        '--no-rate-limit',
+      ],
       { env },
     );
     expect(run.code).toBe(1);

@@ -24,14 +24,22 @@ describe.concurrent('every error starts with "oa: "', () => {
       expect(run.stderr).toMatch(/^oa: /);
       expect(run.stderr).not.toMatch(/^error: |UsageError/m);
     }
-    expect(runs[0]?.stderr).toBe("oa: unknown option '--usr'\n(Did you mean --user?)\n(add --help for usage)\n");
+    expect(runs[0]?.stderr).toBe(
+      "oa: unknown option '--usr'\n(Did you mean --user?)\n(add --help for usage)\n",
+    );
     expect(runs[2]?.stderr).toBe('oa: --target selected needs at least one --user\n');
   });
 
   it('a line of an --items-file is counted from 1', async ({ onTestFinished }) => {
     const { env } = await fakeServer(onTestFinished);
     const file = join(workDir, 'items-bad-second.json');
-    await writeFile(file, JSON.stringify([{ type: 'message', msg: 'ok' }, { type: 'image', msg: 'nope' }]));
+    await writeFile(
+      file,
+      JSON.stringify([
+        { type: 'message', msg: 'ok' },
+        { type: 'image', msg: 'nope' },
+      ]),
+    );
     const run = await oa(['broadcast', '--target', 'all', '--items-file', file], { env });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^oa: item 2: /);
@@ -53,7 +61,9 @@ describe.skipIf(!REDIS_SERVER)('oa outbox add: errors in a campaign file', () =>
     );
     const run = await oa(['outbox', 'add', ...redis, '--file', file]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^oa: .*campaign-bad-line\.jsonl line 2: params\.msg: .*\(nothing was queued\)/);
+    expect(run.stderr).toMatch(
+      /^oa: .*campaign-bad-line\.jsonl line 2: params\.msg: .*\(nothing was queued\)/,
+    );
     expect(run.stderr).not.toContain('nothing was sent');
 
     const broken = join(workDir, 'campaign-not-json.jsonl');

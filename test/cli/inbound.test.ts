@@ -6,19 +6,36 @@ import { asMessage } from '../webhook/support.js';
 import { oa } from './run-oa.js';
 
 describe.concurrent('oa inbound', () => {
-  it('text, image, video and audio events reach the receiver as the OA would post them', async ({ onTestFinished }) => {
+  it('text, image, video and audio events reach the receiver as the OA would post them', async ({
+    onTestFinished,
+  }) => {
     const events: WebhookEvent[] = [];
     const receiver = await listen(createWebhookHandler({ onEvent: (event) => void events.push(event) }));
     onTestFinished(() => receiver.close());
     const to = `${receiver.url}/hook`;
-    const text = await oa(['inbound', 'text', 'Is the blue jacket in stock?', '--to', to, '--from', 'user-7']);
+    const text = await oa([
+      'inbound',
+      'text',
+      'Is the blue jacket in stock?',
+      '--to',
+      to,
+      '--from',
+      'user-7',
+    ]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^Posted a text message from user-7 to http:\/\/127\.0\.0\.1:\d+\/hook: the receiver answered 200/);
+    expect(text.stdout).toMatch(
+      /^Posted a text message from user-7 to http:\/\/127\.0\.0\.1:\d+\/hook: the receiver answered 200/,
+    );
     for (const kind of ['image', 'video', 'audio']) {
       const run = await oa(['inbound', kind, '--to', to]);
       expect(run.code).toBe(0);
     }
-    expect(events.map((e) => asMessage(e).data.From_Account)).toEqual(['user-7', 'user_1', 'user_1', 'user_1']);
+    expect(events.map((e) => asMessage(e).data.From_Account)).toEqual([
+      'user-7',
+      'user_1',
+      'user_1',
+      'user_1',
+    ]);
     expect(getMessageText(events[0] as WebhookEvent)).toBe('Is the blue jacket in stock?');
     expect(events.map((e) => asMessage(e).data.MsgBody[0]?.MsgType)).toEqual([
       'TIMTextElem',
@@ -28,7 +45,9 @@ describe.concurrent('oa inbound', () => {
     ]);
   });
 
-  it('--json prints what was posted and the answer; a receiver that refuses it exits 1', async ({ onTestFinished }) => {
+  it('--json prints what was posted and the answer; a receiver that refuses it exits 1', async ({
+    onTestFinished,
+  }) => {
     const receiver = await listen((_req, res) => void res.writeHead(401).end('bad signature'));
     onTestFinished(() => receiver.close());
     const run = await oa(['inbound', 'text', 'hi', '--to', receiver.url, '--json']);

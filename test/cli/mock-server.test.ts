@@ -29,7 +29,8 @@ interface InboxState {
   broadcasts: { target: string; recipients: string[] }[];
   members: unknown;
 }
-const inboxState = async (url: string) => (await (await request(`${url}/_inbox/state`)).body.json()) as InboxState;
+const inboxState = async (url: string) =>
+  (await (await request(`${url}/_inbox/state`)).body.json()) as InboxState;
 
 describe.concurrent('oa mock-server: who is in the groups and member sessions', () => {
   it('comes with a demo directory, printed on startup; a group broadcast reaches its members', async () => {
@@ -59,7 +60,11 @@ describe.concurrent('oa mock-server: who is in the groups and member sessions', 
     await oa(['broadcast', '--member-session', session, '--text', 'Hi'], { env });
     await oa(['broadcast', '--target', 'all', '--text', 'Hi all'], { env });
     const state = await inboxState(url);
-    expect(state.members).toEqual({ all: ['ann', 'bob'], groups: { [group]: ['ann', 'bob'] }, memberSessions: { [session]: ['bob'] } });
+    expect(state.members).toEqual({
+      all: ['ann', 'bob'],
+      groups: { [group]: ['ann', 'bob'] },
+      memberSessions: { [session]: ['bob'] },
+    });
     expect(state.broadcasts.map((b) => b.recipients)).toEqual([['bob'], ['ann', 'bob']]);
   });
 
@@ -103,7 +108,9 @@ describe.concurrent('oa mock-server: one line per request', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} POST \/api\/v2\/public\/auth\/token 201 \d+ ms$/),
-        expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} POST \/api\/v2\/public\/webhook\/broadcast-message 201 \d+ ms$/),
+        expect.stringMatching(
+          /^\d\d:\d\d:\d\d\.\d{3} POST \/api\/v2\/public\/webhook\/broadcast-message 201 \d+ ms$/,
+        ),
         expect.stringMatching(
           /^\d\d:\d\d:\d\d\.\d{3} POST \/api\/v2\/public\/webhook\/broadcast-message 503 fault: error \d+ ms$/,
         ),

@@ -14,7 +14,11 @@ const fixture = mockServerFixture();
 describe('members of groups and member sessions', () => {
   it('a group, a member-session and an `all` broadcast record the members they reached', async () => {
     const mock = await fixture.start({
-      members: { all: ['u-1', 'u-2', 'u-3'], groups: { [GROUP]: ['u-1', 'u-2'] }, memberSessions: { [SESSION]: ['u-3'] } },
+      members: {
+        all: ['u-1', 'u-2', 'u-3'],
+        groups: { [GROUP]: ['u-1', 'u-2'] },
+        memberSessions: { [SESSION]: ['u-3'] },
+      },
     });
     const client = fixture.connect(mock);
     await client.broadcastToGroup({ account_provider_group_id: GROUP, items: [items.text('g')] });
@@ -45,7 +49,10 @@ describe('members of groups and member sessions', () => {
     const [session, sessionMembers] = Object.entries(DEMO_MEMBERS.memberSessions ?? {})[0] ?? [];
     expect(DEMO_MEMBERS.all?.length).toBeGreaterThan(1);
     await client.broadcastToGroup({ account_provider_group_id: String(group), items: [items.text('g')] });
-    await client.broadcastToMemberSession({ member_group_broadcast_id: String(session), items: [items.text('s')] });
+    await client.broadcastToMemberSession({
+      member_group_broadcast_id: String(session),
+      items: [items.text('s')],
+    });
     expect(mock.deliveries.map((d) => d.recipients)).toEqual([members, sessionMembers]);
     // The inbox shows whom each reached, and the directory.
     const state = (await (await fetch(`${mock.url}/_inbox/state`)).json()) as {
