@@ -5,24 +5,24 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type OnTestFinishedHandler } from 'vitest';
 import { DEMO_MEMBERS } from '../../src/testing/index.js';
 import { oa, type Started, startOa, workDir } from './run-oa.js';
-
-let running: Started | undefined;
-afterEach(() => {
-  running?.child.kill('SIGKILL'); // a no-op once it has ended
-  running = undefined;
-});
 
 const waitFor = (read: () => string, text: string | RegExp) =>
   expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
 
-async function start(args: string[]): Promise<{ url: string; env: Record<string, string> }> {
-  running = startOa(['mock-server', ...args]);
+/** Starts a server of the test's own (the tests run concurrently), stopped when the test ends. */
+async function start(
+  onTestFinished: (fn: OnTestFinishedHandler) => void,
+  args: string[],
+): Promise<{ url: string; env: Record<string, string>; running: Started }> {
+  const running = startOa(['mock-server', ...args]);
+  onTestFinished(() => void running.child.kill('SIGKILL')); // a no-op once it has ended
   await waitFor(running.stderr, /Press Ctrl\+C/);
   const url = /^Fake OA API listening at (\S+)$/m.exec(running.stdout())?.[1] ?? '';
-  return { url, env: { OA_BASE_URL: url, OA_API_KEY: 'test-api-key', OA_API_SECRET: 'test-api-secret' } };
+  const env = { OA_BASE_URL: url, OA_API_KEY: 'test-api-key', OA_API_SECRET: 'test-api-secret' };
+  return { url, env, running };
 }
 
 interface InboxState {
@@ -32,11 +32,13 @@ interface InboxState {
 const inboxState = async (url: string) =>
   (await (await request(`${url}/_inbox/state`)).body.json()) as InboxState;
 
-describe.concurrent('oa mock-server: who is in the groups and member sessions', () => {
-  it('comes with a demo directory, printed on startup; a group broadcast reaches its members', async () => {
-    const { url, env } = await start([]);
+describe('oa mock-server: who is in the groups and member sessions', () => {
+  it('comes with a demo directory, printed on startup; a group broadcast reaches its members', async ({
+    onTestFinished,
+  }) => {
+    const { url, env, running } = await start(onTestFinished, []);
     const [group, members] = Object.entries(DEMO_MEMBERS.groups ?? {})[0] ?? [];
-    const stderr = running?.stderr() ?? '';
+    const stderr = running.stderr() ?? '';
     expect(stderr).toContain(`group ${group}: ${members?.join(', ')}`);
     for (const [session, users] of Object.entries(DEMO_MEMBERS.memberSessions ?? {})) {
       expect(stderr).toContain(`member session ${session}: ${users.join(', ')}`);
@@ -49,14 +51,16 @@ describe.concurrent('oa mock-server: who is in the groups and member sessions', 
     expect(state.broadcasts.map((b) => [b.target, b.recipients])).toEqual([['group', members]]);
   });
 
-  it('--group ID=USERS, --member-session ID=USERS and --user replace the demo directory', async () => {
+  it('--group ID=USERS, --member-session ID=USERS and --user replace the demo directory', async ({
+    onTestFinished,
+  }) => {
     const group = '11111111-2222-4333-8444-555555555555';
     const session = '66666666-7777-4888-9999-aaaaaaaaaaaa';
-    const { url, env } = await start([
+    const { url, env, running } = await start(onTestFinished, [
       ...['--user', 'ann', '--user', 'bob', '--group', `${group}=ann,bob`],
       ...['--member-session', `${session}=bob`],
     ]);
-    expect(running?.stderr()).toContain(`group ${group}: ann, bob`);
+    expect(running.stderr()).toContain(`group ${group}: ann, bob`);
     await oa(['broadcast', '--member-session', session, '--text', 'Hi'], { env });
     await oa(['broadcast', '--target', 'all', '--text', 'Hi all'], { env });
     const state = await inboxState(url);
@@ -68,11 +72,13 @@ describe.concurrent('oa mock-server: who is in the groups and member sessions', 
     expect(state.broadcasts.map((b) => b.recipients)).toEqual([['bob'], ['ann', 'bob']]);
   });
 
-  it('--members FILE reads the directory from JSON; a bad file or --group value is a usage error', async () => {
+  it('--members FILE reads the directory from JSON; a bad file or --group value is a usage error', async ({
+    onTestFinished,
+  }) => {
     const file = join(workDir, 'members.json');
     const group = '11111111-2222-4333-8444-555555555555';
     await writeFile(file, JSON.stringify({ all: ['x'], groups: { [group]: ['x'] } }));
-    const { url } = await start(['--members', file]);
+    const { url } = await start(onTestFinished, ['--members', file]);
     expect((await inboxState(url)).members).toEqual({ all: ['x'], groups: { [group]: ['x'] } });
 
     const bad = join(workDir, 'bad-members.json');
@@ -93,9 +99,9 @@ describe.concurrent('oa mock-server: who is in the groups and member sessions', 
   });
 });
 
-describe.concurrent('oa mock-server: one line per request', () => {
-  it('method, path, status, fault and ms of each request, on stderr', async () => {
-    const { url, env } = await start([]);
+describe('oa mock-server: one line per request', () => {
+  it('method, path, status, fault and ms of each request, on stderr', async ({ onTestFinished }) => {
+    const { url, env, running } = await start(onTestFinished, []);
     await oa(['send', 'text', '-u', 'user-1', '-m', 'Hello'], { env });
     await request(`${url}/_inbox/faults`, {
       method: 'POST',
@@ -103,8 +109,8 @@ describe.concurrent('oa mock-server: one line per request', () => {
       body: JSON.stringify({ kind: 'error', status: 503, times: 1 }),
     });
     await oa(['send', 'text', '-u', 'user-1', '-m', 'Again'], { env });
-    await waitFor(running?.stderr ?? (() => ''), /503/);
-    const lines = (running?.stderr() ?? '').split('\n');
+    await waitFor(running.stderr, /503/);
+    const lines = (running.stderr() ?? '').split('\n');
     expect(lines).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} POST \/api\/v2\/public\/auth\/token 201 \d+ ms$/),
@@ -120,9 +126,9 @@ describe.concurrent('oa mock-server: one line per request', () => {
     expect(lines.some((line) => line.includes('/_inbox/'))).toBe(false);
   });
 
-  it('--quiet: no request lines', async () => {
-    const { env } = await start(['--quiet']);
+  it('--quiet: no request lines', async ({ onTestFinished }) => {
+    const { env, running } = await start(onTestFinished, ['--quiet']);
     await oa(['token'], { env });
-    expect(running?.stderr()).not.toMatch(/auth\/token/);
+    expect(running.stderr()).not.toMatch(/auth\/token/);
   });
 });

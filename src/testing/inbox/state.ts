@@ -4,21 +4,11 @@
  * server so the page stays a thin view; nothing in it is a secret (see redact.ts).
  */
 import type { FakeOA } from '../fake.js';
-import type { Delivery, InjectedFault, RecordedRequest, StoredUpload } from '../types.js';
+import type { Delivery, FakeMembers, InjectedFault, RecordedRequest, StoredUpload } from '../types.js';
 import { redact, redactQuery } from './redact.js';
 
-/** Who receives the broadcasts that name no users, as the web inbox shows them. */
-export interface InboxMembers {
-  /**
-   * The recipients of `target: 'all'`.
-   * @default the fake's `knownUsers` when set, else every user the inbox has seen
-   */
-  all?: string[] | undefined;
-  /** `account_provider_group_id` -> the group's members. */
-  groups?: Record<string, string[]> | undefined;
-  /** `member_group_broadcast_id` -> the session's members. */
-  memberSessions?: Record<string, string[]> | undefined;
-}
+/** Who receives the broadcasts that name no users: the fake's `members`, by their former name. */
+export type InboxMembers = FakeMembers;
 
 /** A reply typed in the page as a user, and what the webhook receiver answered. */
 export interface InboxReply {
@@ -102,6 +92,8 @@ export interface InboxState {
   webhookUrl: string;
   /** Something is converting: the page asks again shortly (the transcode ends with time). */
   converting: boolean;
+  /** The directory: who `all`, each group and each member session reach. */
+  members: FakeMembers;
 }
 
 /** The timeline keeps this many of the newest requests. */
@@ -126,19 +118,6 @@ function viewItem(item: Record<string, unknown>, fake: FakeOA): ViewItem {
   const type = String(item.type);
   const media = ['image', 'oa_image_link', 'video', 'audio'].includes(type) ? mediaSource(item, fake) : {};
   return { ...item, type, ...media };
-}
-
-function recipientsOf(delivery: Delivery, members: InboxMembers, everyone: () => string[]): string[] {
-  switch (delivery.target) {
-    case 'all':
-      return members.all ?? everyone();
-    case 'group':
-      return members.groups?.[delivery.account_provider_group_id ?? ''] ?? [];
-    case 'member-session':
-      return members.memberSessions?.[delivery.member_group_broadcast_id ?? ''] ?? [];
-    default:
-      return delivery.user_ids;
-  }
 }
 
 function requestKind(path: string): string {
@@ -208,13 +187,13 @@ function faultView(injected: InjectedFault): InboxState['faults'][number] {
   return view;
 }
 
-/** Builds what the page shows from the fake's records, the members and the replies typed so far. */
+/** Builds what the page shows from the fake's records, its members and the replies typed so far. */
 export function buildInboxState(
   fake: FakeOA,
-  members: InboxMembers,
   replies: readonly InboxReply[],
   webhookUrl: string,
 ): InboxState {
+  const members = fake.members;
   const conversations: Record<string, ConversationEntry[]> = {};
   const into = (user: string) => {
     conversations[user] ??= [];
@@ -230,15 +209,13 @@ export function buildInboxState(
   }
   for (const d of fake.deliveries) for (const user of d.user_ids) into(user);
   for (const r of replies) into(r.user_id);
-  // `all` without configured members: everyone the inbox knows of, now.
-  const everyone = () => (fake.knownUsers ? [...fake.knownUsers] : Object.keys(conversations));
 
   const broadcasts: InboxState['broadcasts'] = [];
   let converting = false;
   for (const d of fake.deliveries) {
     const items = d.items.map((item) => viewItem(item, fake));
     converting ||= items.some((item) => item.transcode === 'converting');
-    const recipients = recipientsOf(d, members, everyone);
+    const recipients = d.recipients;
     items.forEach((item, i) => {
       for (const user of recipients) {
         const entry: ConversationEntry = {
@@ -287,5 +264,6 @@ export function buildInboxState(
     faults: fake.faults.map(faultView),
     webhookUrl,
     converting,
+    members,
   };
 }
