@@ -55,7 +55,12 @@ describe.concurrent('oa inbound', () => {
     const printed = JSON.parse(run.stdout) as { status: number; event: unknown };
     expect(printed.status).toBe(401);
     expect(printed.event).toMatchObject({ event_type: expect.any(String) });
-    expect(run.stderr).toMatch(/^oa: the receiver answered 401/);
+    expect(JSON.parse(run.stderr)).toEqual({
+      error: { name: 'Error', message: 'the receiver answered 401: bad signature' },
+    });
+    const human = await oa(['inbound', 'text', 'hi', '--to', receiver.url]);
+    expect(human.code).toBe(1);
+    expect(human.stderr).toBe('oa: the receiver answered 401: bad signature\n');
   });
 
   it('--to is required and must be an http(s) URL', async () => {
