@@ -32,6 +32,8 @@ export type ViewItem = Record<string, unknown> & {
   src?: string;
   /** A media URL of another host: shown as text, never fetched. */
   externalUrl?: string;
+  /** The media URL is on this fake's own host, but no upload has it. */
+  ownHost?: boolean;
   /** For videos: where the ticket is in its transcode. */
   transcode?: 'converting' | 'finished' | 'unknown';
 };
@@ -68,6 +70,8 @@ export interface TimelineEntry {
   kind: string;
   /** The body, secrets hidden, shortened. */
   body?: string;
+  /** Why this error answer is routine, not a failure: a video still converting, polled again. */
+  routine?: string;
 }
 
 /** What the page receives. */
@@ -103,14 +107,33 @@ const BODY_CHARS = 2000;
 /** Where the page gets media: `/_inbox/media/N` serves the N-th upload of the fake. */
 export const MEDIA_PREFIX = '/_inbox/media/';
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The path of `url` when it is on the fake's own host (by any loopback name); else nothing. */
+function ownPath(url: string, fake: FakeOA): string | undefined {
+  if (!URL.canParse(url) || !fake.publicUrl || !URL.canParse(fake.publicUrl)) return undefined;
+  const given = new URL(url);
+  const own = new URL(fake.publicUrl);
+  const sameHost =
+    given.hostname === own.hostname || (LOOPBACK.has(given.hostname) && LOOPBACK.has(own.hostname));
+  return sameHost && given.port === own.port ? given.pathname : undefined;
+}
+
 function mediaSource(item: Record<string, unknown>, fake: FakeOA): Partial<ViewItem> {
   const msg = typeof item.msg === 'string' ? item.msg : '';
+  const path = ownPath(msg, fake);
+  const urls = (u: StoredUpload) => [u.result.url, u.result.audio_url].filter((v) => typeof v === 'string');
   const matches = (u: StoredUpload) =>
-    item.type === 'video' ? u.result.ticket_id === msg : u.result.url === msg || u.result.audio_url === msg;
+    item.type === 'video'
+      ? u.result.ticket_id === msg
+      : urls(u).some((url) => url === msg || (path !== undefined && ownPath(String(url), fake) === path));
   const index = fake.uploads.findIndex(matches);
   const view: Partial<ViewItem> = index >= 0 ? { src: `${MEDIA_PREFIX}${index}` } : {};
   if (item.type === 'video') view.transcode = fake.transcodeStatus(msg) ?? 'unknown';
-  else if (index < 0 && msg !== '') view.externalUrl = msg;
+  else if (index < 0 && msg !== '') {
+    view.externalUrl = msg;
+    if (path !== undefined) view.ownHost = true;
+  }
   return view;
 }
 
@@ -164,6 +187,8 @@ function timeline(requests: readonly RecordedRequest[]): TimelineEntry[] {
     if (r.code !== undefined) row.code = r.code;
     if (r.durationMs !== undefined) row.durationMs = r.durationMs;
     if (r.fault !== undefined) row.fault = r.fault;
+    // The SDK polls a converting video until it is ready: expected answers, not failures.
+    if (r.status === 400 && r.info === 'Video is in convert status') row.routine = r.info;
     const previous = before === undefined ? undefined : requests[before];
     if (before !== undefined && previous && failed(previous)) row.retryOf = before;
     if (shown !== undefined) row.body = shown.length > BODY_CHARS ? `${shown.slice(0, BODY_CHARS)}…` : shown;
