@@ -202,7 +202,10 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     await until(2);
     // The copy of the first outcome would have come before the second one.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(seen.map(([name, event]) => `${name} ${event.key}`)).toEqual(['delivered once', 'delivered after']);
+    expect(seen.map(([name, event]) => `${name} ${event.key}`)).toEqual([
+      'delivered once',
+      'delivered after',
+    ]);
   });
 
   /** The ids of the clients blocked reading a stream (a QueueEvents reader), from Redis's CLIENT LIST. */
