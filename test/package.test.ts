@@ -431,7 +431,8 @@ describe('the README, followed by a package user (only node_modules/oa-messaging
       });
       expect(ran.stdout).toContain('using the fake OA server at http://127.0.0.1:');
     }
-    // A file already there is left alone.
+    // Both share support/connect.mjs, written once. A file of the user's own (changed) is left alone.
+    await writeFile(join(bare, 'quickstart.mjs'), '// my own changes\n', { flag: 'a' });
     const again = await oa(['example', 'quickstart']).catch(
       (error: { code: number; stderr: string }) => error,
     );

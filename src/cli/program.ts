@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../index.js';
 import { broadcastCommand } from './commands/broadcast.js';
+import { exampleCommand } from './commands/example.js';
 import { mockServerCommand } from './commands/mock-server.js';
 import { outboxCommands } from './commands/outbox.js';
 import { sendCommands } from './commands/send.js';
@@ -38,6 +39,7 @@ export function createProgram(): Command {
     .addCommand(webhookCommands())
     .addCommand(outboxCommands())
     .addCommand(mockServerCommand())
+    .addCommand(exampleCommand())
     .addHelpText('after', FOOTER);
   configure(program);
   return program;
