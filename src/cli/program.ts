@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../index.js';
 import { broadcastCommand } from './commands/broadcast.js';
+import { exampleCommand } from './commands/example.js';
 import { inboundCommands } from './commands/inbound.js';
 import { mockServerCommand } from './commands/mock-server.js';
 import { outboxCommands } from './commands/outbox.js';
@@ -43,6 +44,7 @@ export function createProgram(): Command {
     .addCommand(outboxCommands())
     .addCommand(mockServerCommand())
     .addCommand(inboundCommands())
+    .addCommand(exampleCommand())
     .addHelpText('after', FOOTER);
   configure(program);
   return program;
