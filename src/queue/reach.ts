@@ -9,7 +9,7 @@ import { isOAError, OAConnectionError } from '../errors.js';
 import type { IORedisLike } from './load.js';
 
 /** How long a producer call waits for Redis: to be connected, then for each answer. */
-export const REACH_MS = 5_000;
+const REACH_MS = 5_000;
 
 /**
  * The ioredis options of the producer connection. BullMQ's `Queue` accepts them: it requires

@@ -8,7 +8,7 @@ import { quitOrDrop } from './quit.js';
  * How long one call to Redis may take by default, connecting included: long past any answer of a
  * Redis that works, short enough that a webhook still answers and a send still fails in seconds.
  */
-export const COMMAND_TIMEOUT_MS = 2_000;
+const COMMAND_TIMEOUT_MS = 2_000;
 
 /**
  * What `oa-messaging/redis` needs of a Redis client: Lua scripts, nothing else. An ioredis `Redis` or
