@@ -6,8 +6,9 @@
 import type { Job, QueueEvents, Worker } from 'bullmq';
 import { TypedEvents } from '../core/emitter.js';
 import { OAConfigError } from '../errors.js';
+import type { IORedis } from '../redis/client.js';
 import type { QueueConnection } from './connection.js';
-import type { BullMQ, IORedisLike } from './load.js';
+import type { BullMQ } from './load.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
 import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf } from './outbox-worker.js';
 
@@ -117,7 +118,7 @@ type Outcome = { [E in OutboxEventName]: [E, OutboxEvents[E]] }[OutboxEventName]
 export function reportOutcomes(
   worker: Worker,
   local: OutboxEmitter,
-  redis: () => Promise<IORedisLike>,
+  redis: () => Promise<IORedis>,
   keyPrefix: string,
 ): void {
   const report = ([name, event]: Outcome) => {

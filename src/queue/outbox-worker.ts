@@ -10,7 +10,8 @@ import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { failureKind } from '../core/failure.js';
 import { BEFORE_SEND, NOT_DELIVERED } from '../core/request-options.js';
-import type { BullMQ, IORedisLike } from './load.js';
+import type { IORedis } from '../redis/client.js';
+import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
 import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
 
@@ -81,7 +82,7 @@ function describe(error: unknown): OutboxError {
  * method, params that pass its schema, a key), by the same check. Anything else (`generateToken`,
  * `close`, a name the client lacks) fails for good, before anything is sent or stored as its result.
  */
-async function refuseForeign(bull: BullMQ, redis: IORedisLike, jobKey: string, data: unknown) {
+async function refuseForeign(bull: BullMQ, redis: IORedis, jobKey: string, data: unknown) {
   const { method, params, key } = (typeof data === 'object' && data !== null ? data : {}) as Record<
     string,
     unknown
@@ -98,7 +99,7 @@ async function refuseForeign(bull: BullMQ, redis: IORedisLike, jobKey: string, d
 /** The job processor of `outbox.work`, for one client. */
 export function outboxProcessor(
   bull: BullMQ,
-  redis: IORedisLike,
+  redis: IORedis,
   keyPrefix: string,
   client: OAClient,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {

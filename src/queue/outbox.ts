@@ -309,7 +309,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await connection.close();
     },
   };
-  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts']);
+  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts'], (e) => connection.unreachable(e));
   return outbox;
 }
 

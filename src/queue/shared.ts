@@ -3,7 +3,6 @@ import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
-import { whenReady } from './reach.js';
 
 /** `value` rounded up to a whole number, 1 or more; `fallback` when unset. */
 export function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -47,8 +46,7 @@ export class LazyQueue {
         const bull = await loadBullMQ();
         // The producer calls' connection (it gives up on a lost connection), ready: BullMQ would wait for
         // a first connection without a bound.
-        const redis = await this.connection.producer();
-        await whenReady(redis);
+        const redis = await this.connection.producerReady();
         const queue = new bull.Queue(this.name, { connection: redis as never });
         // Without a listener BullMQ prints every reconnection failure; the calls reject themselves.
         queue.on('error', () => {});
