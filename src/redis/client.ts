@@ -6,15 +6,22 @@
 import { OAConfigError } from '../errors.js';
 
 /**
- * An ioredis `Redis` (or `Cluster`), as far as this SDK uses it itself (BullMQ uses the rest). Only
- * `eval` and `evalsha` are needed of a client passed to `oa-messaging/redis` (see {@link RedisClient});
- * the rest is used on connections this SDK makes, or on a client passed to `oa-messaging/queue`.
+ * What `oa-messaging/redis` needs of a Redis client: Lua scripts, nothing else. An ioredis `Redis` or
+ * `Cluster` fits (every script touches keys of one hash slot).
  */
-export interface IORedis {
+export interface RedisClient {
   /** Runs a Lua script. */
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
   /** Runs a Lua script by its SHA-1. */
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/**
+ * An ioredis `Redis` (or `Cluster`), as far as this SDK uses it itself (BullMQ uses the rest). Only
+ * `eval` and `evalsha` are needed of a client passed to `oa-messaging/redis` (see {@link RedisClient});
+ * the rest is used on connections this SDK makes, or on a client passed to `oa-messaging/queue`.
+ */
+export interface IORedis extends RedisClient {
   hget(key: string, field: string): Promise<string | null>;
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   hset(key: string, field: string, value: string): Promise<unknown>;
@@ -32,12 +39,6 @@ export interface IORedis {
   once(event: 'ready' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'end', listener: () => void): unknown;
 }
-
-/**
- * What `oa-messaging/redis` needs of a Redis client: Lua scripts, nothing else. An ioredis `Redis` or
- * `Cluster` fits (every script touches keys of one hash slot).
- */
-export type RedisClient = Pick<IORedis, 'eval' | 'evalsha'>;
 
 /** ioredis's `Redis` class, as far as it is used here. */
 type RedisConstructor = new (url: string, options: Record<string, unknown>) => IORedis;
