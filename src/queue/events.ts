@@ -153,7 +153,7 @@ export function reportOutcomes(
       report(['unknown', base as OutboxUnknownEvent]);
     }
     // BullMQ's own rule (Job.shouldRetryJob), after its count of this try: tried again unless
-    // unrecoverable or out of tries; the backoff (exponential from 1 s) is then the job's delay.
+    // unrecoverable or out of tries; the backoff (outboxBackoff) is then the job's delay.
     else if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) {
       report(['failed', base]);
     } else report(['retry', { ...base, waitMs: job.delay }]);

@@ -96,6 +96,30 @@ async function refuseForeign(bull: BullMQ, redis: IORedis, jobKey: string, data:
   }
 }
 
+/** The backoff type of outbox jobs: {@link outboxBackoff}. */
+export const BACKOFF_TYPE = 'oa-outbox';
+
+/** How long BullMQ waits before its first run again of a job that was not sent; doubled each time. */
+export const FIRST_BACKOFF_MS = 1000;
+
+/** The longest `Retry-After` a job waits for before it runs again: a server's hour, not its day. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * BullMQ's wait before it runs a job again (its `backoffStrategy`): the job was not sent and its
+ * client's own retries are spent. Exponential from {@link FIRST_BACKOFF_MS}, and never sooner than a
+ * 429's `Retry-After` (up to an hour): a re-run before it would only meet the same 429 and use up a try.
+ * Another backoff type (a job added by another tool) is not run again (-1).
+ */
+export function outboxBackoff(attemptsMade: number, type?: string, error?: Error): number {
+  if (type !== BACKOFF_TYPE) return -1;
+  const exponential = FIRST_BACKOFF_MS * 2 ** Math.max(0, attemptsMade - 1);
+  const asked = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof asked === 'number' && Number.isFinite(asked)
+    ? Math.max(exponential, Math.min(asked, MAX_RETRY_AFTER_MS))
+    : exponential;
+}
+
 /** The job processor of `outbox.work`, for one client. */
 export function outboxProcessor(
   bull: BullMQ,

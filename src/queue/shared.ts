@@ -69,7 +69,13 @@ export class LazyQueue {
   /** Starts a BullMQ worker on a connection of its own; `close()` of the result stops it. */
   worker(
     processor: (bull: BullMQ) => Promise<(job: never, token?: string) => Promise<unknown>>,
-    options: { concurrency: number; lockDurationMs: number; attach?: (worker: Worker) => void },
+    options: {
+      concurrency: number;
+      lockDurationMs: number;
+      /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
+      backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
+      attach?: (worker: Worker) => void;
+    },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
     const started = (async () => {
@@ -84,6 +90,7 @@ export class LazyQueue {
         // A job handed out again after its worker died is the processor's to classify: BullMQ must
         // not fail it on its own for having stalled.
         maxStalledCount: 1000,
+        ...(options.backoffStrategy ? { settings: { backoffStrategy: options.backoffStrategy } } : {}),
       });
       // As for the queue: a failed job keeps its own error; the worker reconnects by itself.
       worker.on('error', () => {});
