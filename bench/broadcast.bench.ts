@@ -5,9 +5,10 @@
  *
  *   npx tsx bench/broadcast.bench.ts
  */
-import { validate } from '../src/core/validate.js';
+
 import { items } from '../src/index.js';
 import { BroadcastParamsSchema } from '../src/schemas/requests.js';
+import { validate } from '../src/schemas/validate.js';
 import { fmt, median, report, table } from './support.js';
 
 const USERS = 10_000;

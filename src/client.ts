@@ -1,43 +1,21 @@
-import type { Dispatcher } from 'undici';
-import type { z } from 'zod';
-import { TokenManager } from './core/auth.js';
-import { CallRegistry } from './core/call-control.js';
-import { type DispatcherLike, defaultDispatcher } from './core/dispatcher.js';
-import type { Endpoint } from './core/endpoint.js';
-import { ClientEvents, type OAClientEventName, type OAClientListener } from './core/events.js';
-import { RequestHeaders } from './core/headers.js';
-import { loggerFor } from './core/logger.js';
-import { type OAClientOptions, type ResolvedOptions, resolveOptions } from './core/options.js';
-import { type Limiter, RateLimiter } from './core/rate-limit.js';
-import { MemoryReadyVideos } from './core/ready-videos.js';
-import {
-  callEndpoint,
-  callUpload,
-  checkRequestOptions,
-  type RequestContext,
-  type RequestOptions,
-  tokenExchange,
-} from './core/request.js';
-import { MemoryTokenStore } from './core/token-store.js';
-import { untilTranscoded } from './core/transcode.js';
-import { validate } from './core/validate.js';
-import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from './core/video-ready.js';
+import { ClientContext } from './core/context.js';
+import type { OAClientEventName, OAClientListener } from './core/events.js';
+import type { OAClientOptions, RequestOptions } from './core/options.js';
+import { call } from './core/pipeline.js';
 import { endpoints, uploads } from './endpoints.js';
-import { OAValidationError } from './errors.js';
-import * as req from './schemas/requests.js';
+import type * as req from './schemas/requests.js';
 import type * as res from './schemas/responses.js';
+import type { FileInput, UploadOptions } from './uploads/types.js';
 import {
   type SendFileOptions,
   type SendVideoOptions,
   sendAudioFile,
   sendImageFile,
   sendVideoFile,
-} from './send-file.js';
-import { prepareUpload } from './uploads/prepare.js';
-import { discardInput } from './uploads/source.js';
-import type { FileInput, UploadKind, UploadOptions } from './uploads/types.js';
+} from './video/send-file.js';
+import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from './video/video-ready.js';
 
-export type { SendFileOptions, SendVideoOptions } from './send-file.js';
+export type { SendFileOptions, SendVideoOptions } from './video/send-file.js';
 
 /**
  * The client of the OA Public Messaging API. Tokens are handled for you: the first call obtains a
@@ -49,101 +27,12 @@ export type { SendFileOptions, SendVideoOptions } from './send-file.js';
  * await client.sendText({ user_id: 'u-1', msg: 'Hello' });
  */
 export class OAClient {
-  readonly #options: ResolvedOptions;
-  readonly #tokens: TokenManager;
-  readonly #ctx: RequestContext;
-  readonly #events: ClientEvents;
-  readonly #limiter: Limiter | undefined;
-  readonly #calls = new CallRegistry();
+  readonly #ctx: ClientContext;
   readonly #videos: VideoReadiness;
-  /** The caller's dispatcher, which stays theirs. */
-  readonly #given: DispatcherLike | undefined;
-  /** The client's own, made on first use and destroyed by `close()`. */
-  #own: Dispatcher | undefined;
 
   constructor(options: OAClientOptions = {}) {
-    this.#options = resolveOptions(options);
-    const logger = loggerFor(options.logger, options.logLevel);
-    this.#given = options.dispatcher;
-    const { apiKey, apiSecret } = this.#options;
-    this.#events = new ClientEvents(logger);
-    // No limiter starts a timer before its first request, so constructing a client opens nothing.
-    const { rateLimit } = this.#options;
-    const { coordination } = options;
-    this.#limiter = rateLimit
-      ? (coordination?.createLimiter(apiKey, rateLimit) ?? new RateLimiter(rateLimit))
-      : undefined;
-    this.#tokens = new TokenManager({
-      store: coordination?.tokenStore ?? options.tokenStore ?? new MemoryTokenStore(),
-      ...(coordination
-        ? { withRenewalLock: <T>(renew: () => Promise<T>) => coordination.withRenewalLock(apiKey, renew) }
-        : {}),
-      key: apiKey,
-      // Straight to the transport: the call that needs the token is already in a retry loop.
-      login: (slot) =>
-        tokenExchange(this.#ctx, endpoints.generateToken, { api_key: apiKey, api_secret: apiSecret }, slot),
-      refresh: (refresh_token, slot) =>
-        tokenExchange(this.#ctx, endpoints.refreshToken, { refresh_token }, slot),
-      refreshBeforeExpiryMs: this.#options.refreshBeforeExpiryMs,
-      logger,
-      onRenewed: (kind, reason) => this.#events.emit('tokenRefresh', { kind, reason }),
-    });
-    this.#ctx = {
-      baseUrl: this.#options.baseUrl,
-      // Created on first use, so that constructing a client opens nothing.
-      dispatcher: (undici) => {
-        if (this.#given) return this.#given;
-        this.#own ??= defaultDispatcher(undici, this.#options.proxyFromEnv);
-        return this.#own;
-      },
-      headers: new RequestHeaders(options.appInfo, options.defaultHeaders),
-      timeoutMs: this.#options.timeoutMs,
-      uploadTimeoutMs: this.#options.uploadTimeoutMs,
-      maxRetries: this.#options.maxRetries,
-      maxBusyWaitMs: this.#options.maxBusyWaitMs,
-      limiter: this.#limiter,
-      events: this.#events,
-      logger,
-      tokens: this.#tokens,
-      calls: this.#calls,
-      secrets: () => [apiSecret, ...this.#tokens.knownSecrets()],
-    };
-    this.#videos = new VideoReadiness({
-      key: apiKey,
-      probeUserId: options.videoProbeUserId,
-      local: new MemoryReadyVideos(),
-      shared: coordination?.readyVideos,
-      sendVideo: (params, videoOptions) => this.sendVideo(params, videoOptions),
-      events: this.#events,
-      logger,
-      calls: this.#calls,
-    });
-  }
-
-  #call<R extends z.ZodType>(endpoint: Endpoint<z.ZodType, R>, params: unknown, options?: RequestOptions) {
-    return callEndpoint(this.#ctx, endpoint, params, options);
-  }
-
-  async #upload<R extends z.ZodType>(
-    kind: UploadKind,
-    endpoint: Endpoint<z.ZodType, R>,
-    file: FileInput,
-    options: UploadOptions | undefined,
-  ): Promise<z.output<R>> {
-    let checked: UploadOptions;
-    try {
-      checked = checkRequestOptions(this.#ctx, endpoint, options, req.UploadOptionsSchema);
-    } catch (error) {
-      // Refused before it was read: a stream handed over is not left open.
-      discardInput(file);
-      throw error;
-    }
-    const prepared = await prepareUpload(kind, file, checked);
-    try {
-      return await callUpload(this.#ctx, endpoint, prepared, checked);
-    } finally {
-      prepared.discard();
-    }
+    this.#ctx = new ClientContext(options);
+    this.#videos = new VideoReadiness(this.#ctx, options);
   }
 
   /**
@@ -153,58 +42,42 @@ export class OAClient {
    * @example client.on('retry', (e) => metrics.increment(`oa.retry.${e.reason}`))
    */
   on<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
-    this.#events.on(event, listener);
+    this.#ctx.events.on(event, listener);
     return this;
   }
 
   /** Removes a listener added with {@link OAClient.on}. */
   off<E extends OAClientEventName>(event: E, listener: OAClientListener<E>): this {
-    this.#events.off(event, listener);
+    this.#ctx.events.off(event, listener);
     return this;
   }
 
   /** `POST /api/v2/public/auth/token`: a new token pair from the api key and secret. The client keeps it. */
-  async generateToken(options?: RequestOptions): Promise<res.TokenPair> {
-    const { apiKey, apiSecret } = this.#options;
-    const pair = await this.#call(
-      endpoints.generateToken,
-      { api_key: apiKey, api_secret: apiSecret },
-      options,
-    );
-    await this.#tokens.save(pair);
-    return pair;
+  generateToken(options?: RequestOptions): Promise<res.TokenPair> {
+    return this.#ctx.generateToken(options);
   }
 
   /**
    * `POST /api/v2/public/auth/refresh-token`: a new token pair from a refresh token (by default the one
    * the client holds). The client keeps the new pair.
    */
-  async refreshToken(refresh_token?: string, options?: RequestOptions): Promise<res.TokenPair> {
-    const token = refresh_token ?? (await this.#tokens.currentRefreshToken());
-    if (token === undefined) {
-      throw new OAValidationError(
-        'refreshToken: no refresh token held (none yet, or the API gave none); call generateToken()',
-        [{ path: ['refresh_token'], message: 'Required' }],
-      );
-    }
-    const pair = await this.#call(endpoints.refreshToken, { refresh_token: token }, options);
-    await this.#tokens.save(pair);
-    return pair;
+  refreshToken(refresh_token?: string, options?: RequestOptions): Promise<res.TokenPair> {
+    return this.#ctx.refreshToken(refresh_token, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-greeting`: sends the OA's configured greeting to one user. */
   sendGreeting(params: req.SendGreetingParams, options?: RequestOptions): Promise<res.Greeting> {
-    return this.#call(endpoints.sendGreeting, params, options);
+    return call(this.#ctx, endpoints.sendGreeting, params, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-image-link`: an image to one user; with `link`, tapping opens it. */
   sendImage(params: req.SendImageParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#call(endpoints.sendImage, params, options);
+    return call(this.#ctx, endpoints.sendImage, params, options);
   }
 
   /** `POST /api/v2/public/webhook/broadcast-message`: a text to one user; `desc` shows on the push notification. */
   sendText(params: req.SendTextParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#call(endpoints.sendText, params, options);
+    return call(this.#ctx, endpoints.sendText, params, options);
   }
 
   /**
@@ -214,8 +87,7 @@ export class OAClient {
    * @example client.broadcast({ target: 'all', items: [items.text('Hello')] })
    */
   broadcast(params: req.BroadcastParams, options?: BroadcastOptions): Promise<res.BroadcastRecord> {
-    const { broadcast } = endpoints;
-    return this.#videos.whenReady(broadcast, params, options, (o) => this.#call(broadcast, params, o));
+    return this.#videos.broadcast(endpoints.broadcast, params, options);
   }
 
   /**
@@ -226,8 +98,7 @@ export class OAClient {
     params: req.BroadcastToGroupParams,
     options?: BroadcastOptions,
   ): Promise<res.BroadcastRecord> {
-    const { broadcastToGroup: endpoint } = endpoints;
-    return this.#videos.whenReady(endpoint, params, options, (o) => this.#call(endpoint, params, o));
+    return this.#videos.broadcast(endpoints.broadcastToGroup, params, options);
   }
 
   /**
@@ -238,8 +109,7 @@ export class OAClient {
     params: req.BroadcastToMemberSessionParams,
     options?: BroadcastOptions,
   ): Promise<res.BroadcastRecord> {
-    const { broadcastToMemberSession: endpoint } = endpoints;
-    return this.#videos.whenReady(endpoint, params, options, (o) => this.#call(endpoint, params, o));
+    return this.#videos.broadcast(endpoints.broadcastToMemberSession, params, options);
   }
 
   /**
@@ -247,33 +117,8 @@ export class OAClient {
    * While the ticket is still converting, it waits and tries again (see `waitForTranscode`). Once it
    * succeeds the ticket is known ready: broadcasts of it need no probe (see `videoProbeUserId`).
    */
-  async sendVideo(params: req.SendVideoParams, options?: SendVideoOptions): Promise<res.SendResult> {
-    const checked = checkRequestOptions(this.#ctx, endpoints.sendVideo, options, req.SendVideoOptionsSchema);
-    const { waitForTranscode, ...requestOptions } = checked;
-    const valid = validate(req.SendVideoParamsSchema, params, 'sendVideo params');
-    // Each try is a call of its own (its own deadline); the waits between them end on the caller's
-    // signal and on close().
-    const control = this.#calls.start(`POST ${endpoints.sendVideo.path}`, { signal: checked.signal });
-    const result = await untilTranscoded(() => this.#call(endpoints.sendVideo, valid, requestOptions), {
-      ticket_id: valid.ticket_id,
-      wait: waitForTranscode,
-      control,
-      onWait: (waitMs, attempt, error) => {
-        this.#ctx.logger.info?.(
-          `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
-        );
-        this.#events.emit('retry', {
-          endpoint: 'sendVideo',
-          path: endpoints.sendVideo.path,
-          attempt,
-          reason: 'video_converting',
-          waitMs,
-          error,
-        });
-      },
-    }).finally(() => control.end());
-    await this.#videos.markReady(valid.ticket_id);
-    return result;
+  sendVideo(params: req.SendVideoParams, options?: SendVideoOptions): Promise<res.SendResult> {
+    return this.#videos.sendVideo(params, options);
   }
 
   /**
@@ -289,7 +134,7 @@ export class OAClient {
 
   /** `POST /api/v2/public/webhook/broadcast-audio`: an uploaded audio file to one user. */
   sendAudio(params: req.SendAudioParams, options?: RequestOptions): Promise<res.SendResult> {
-    return this.#call(endpoints.sendAudio, params, options);
+    return call(this.#ctx, endpoints.sendAudio, params, options);
   }
 
   /**
@@ -299,7 +144,7 @@ export class OAClient {
    * @example const { url } = await client.uploadImage('./banner.png');
    */
   uploadImage(file: FileInput, options?: UploadOptions): Promise<res.UploadImageResult> {
-    return this.#upload('image', uploads.image, file, options);
+    return this.#ctx.upload('image', uploads.image, file, options);
   }
 
   /**
@@ -307,7 +152,7 @@ export class OAClient {
    * most 100 MB, streamed from disk, and returns the `ticket_id` of its transcode job.
    */
   uploadVideo(file: FileInput, options?: UploadOptions): Promise<res.UploadVideoResult> {
-    return this.#upload('video', uploads.video, file, options);
+    return this.#ctx.upload('video', uploads.video, file, options);
   }
 
   /**
@@ -315,7 +160,7 @@ export class OAClient {
    * returns the four values `sendAudio` and `items.audio` take.
    */
   uploadAudio(file: FileInput, options?: UploadOptions): Promise<res.UploadAudioResult> {
-    return this.#upload('audio', uploads.audio, file, options);
+    return this.#ctx.upload('audio', uploads.audio, file, options);
   }
 
   /**
@@ -359,13 +204,10 @@ export class OAClient {
    * Releases the client's sockets at once (a dispatcher you passed in stays yours). Calls made after
    * `close()` reject. A script that simply ends needs no `close()`.
    */
-  async close(): Promise<void> {
-    if (this.#calls.closed) return;
+  close(): Promise<void> {
     // Every wait ends now (queue, token, backoff, transcode), and requests in flight are aborted: a
     // call that never sent its request says so (`deliveryUnknown: false`).
-    this.#calls.closeAll();
-    this.#limiter?.stop();
-    if (this.#own) await this.#own.destroy();
+    return this.#ctx.close();
   }
 
   /**

@@ -1,8 +1,22 @@
 import type { z } from 'zod';
-import type { Endpoint } from './core/endpoint.js';
 import * as req from './schemas/requests.js';
 import * as res from './schemas/responses.js';
 import type { UploadKind } from './uploads/types.js';
+
+/** An endpoint, declared: what it is called, what it takes, what it answers, and how it may be repeated. */
+export interface Endpoint<P extends z.ZodType, R extends z.ZodType> {
+  path: string;
+  params: P;
+  response: R;
+  /** Sends `Authorization: Bearer`; endpoints 1 and 2 do not. */
+  auth: boolean;
+  /** A send or broadcast: at most once (see "Retries" in API.md). */
+  isSend: boolean;
+  /** The rate-limit bucket: uploads count in their own window as well as the general one. */
+  bucket: 'general' | 'upload';
+  /** Named in validation messages, e.g. `sendText params`. */
+  name: string;
+}
 
 /** The API's path prefix (spec: `{base_url}/api/v2/public/...`). */
 export const API = '/api/v2/public';
@@ -16,6 +30,7 @@ export const endpoints = {
     response: res.TokenPairSchema,
     auth: false,
     isSend: false,
+    bucket: 'general',
   },
   refreshToken: {
     name: 'refreshToken',
@@ -24,6 +39,7 @@ export const endpoints = {
     response: res.TokenPairSchema,
     auth: false,
     isSend: false,
+    bucket: 'general',
   },
   sendGreeting: {
     name: 'sendGreeting',
@@ -32,6 +48,7 @@ export const endpoints = {
     response: res.GreetingSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   sendImage: {
     name: 'sendImage',
@@ -40,6 +57,7 @@ export const endpoints = {
     response: res.SuccessSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   sendText: {
     name: 'sendText',
@@ -48,6 +66,7 @@ export const endpoints = {
     response: res.SuccessSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   broadcast: {
     name: 'broadcast',
@@ -56,6 +75,7 @@ export const endpoints = {
     response: res.BroadcastRecordSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   broadcastToGroup: {
     name: 'broadcastToGroup',
@@ -64,6 +84,7 @@ export const endpoints = {
     response: res.BroadcastRecordSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   broadcastToMemberSession: {
     name: 'broadcastToMemberSession',
@@ -72,6 +93,7 @@ export const endpoints = {
     response: res.BroadcastRecordSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   sendVideo: {
     name: 'sendVideo',
@@ -80,6 +102,7 @@ export const endpoints = {
     response: res.SuccessSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
   sendAudio: {
     name: 'sendAudio',
@@ -88,6 +111,7 @@ export const endpoints = {
     response: res.SuccessSchema,
     auth: true,
     isSend: true,
+    bucket: 'general',
   },
 } as const;
 
@@ -100,6 +124,7 @@ export const uploads = {
     response: res.UploadImageResultSchema,
     auth: true,
     isSend: false,
+    bucket: 'upload',
   },
   video: {
     name: 'uploadVideo',
@@ -108,6 +133,7 @@ export const uploads = {
     response: res.UploadVideoResultSchema,
     auth: true,
     isSend: false,
+    bucket: 'upload',
   },
   audio: {
     name: 'uploadAudio',
@@ -116,5 +142,6 @@ export const uploads = {
     response: res.UploadAudioResultSchema,
     auth: true,
     isSend: false,
+    bucket: 'upload',
   },
 } as const satisfies Record<UploadKind, Endpoint<z.ZodType, z.ZodType>>;

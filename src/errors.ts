@@ -12,12 +12,18 @@ export interface OAValidationIssue {
 }
 
 /**
- * How the SDK's retry loop may treat a failure, when its class alone does not say:
+ * How the SDK's retry loop treats a failure ("Retries" in the README), fixed when the error is made:
+ * - `rejected`: the API did not act and asked to wait (429, `JOB_BUSY`);
+ * - `unauthorized`: 401, the access token was refused (one renewal, one replay);
  * - `not_sent`: the request never left (a refused connection, a shared limiter or token store that
  *   could not be reached): safe to send again, sends included;
- * - `final`: never retried (a closed client or coordination, a deadline that ran out).
+ * - `outcome_unknown`: the request may have been acted on (a reset or timeout after it left, a 5xx);
+ * - `final`: never retried (a 4xx verdict, an abort, a closed client, a deadline that ran out).
  */
-export type OAFailureKind = 'not_sent' | 'final';
+export type OARetryClass = 'rejected' | 'unauthorized' | 'not_sent' | 'outcome_unknown' | 'final';
+
+/** The retry classes an error's maker may set where its class alone does not say (`failure` option). */
+export type OAFailureKind = Extract<OARetryClass, 'not_sent' | 'final'>;
 
 /** Options shared by every error constructor. */
 export interface OAErrorOptions {
@@ -33,8 +39,6 @@ export interface OAErrorOptions {
 }
 
 const OA_ERROR_BRAND = Symbol.for('oa-messaging.error');
-/** Where an error carries its {@link OAFailureKind}: decided once, where the failure is classified. */
-export const FAILURE_KIND = Symbol.for('oa-messaging.failure');
 
 /** The base class of every error thrown by the SDK. */
 export class OAError extends Error {
@@ -46,18 +50,17 @@ export class OAError extends Error {
    * retried by the SDK: check before sending again.
    */
   readonly deliveryUnknown: boolean;
+  /**
+   * How the SDK's retry loop treats this failure: what its class stands for, unless its maker said
+   * (`failure`). Fixed here, never changed after (read-only, not enumerable, so not in `toJSON()`).
+   */
+  declare readonly retryClass: OARetryClass;
 
   constructor(message: string, options: OAErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.deliveryUnknown = options.deliveryUnknown ?? false;
     Object.defineProperty(this, OA_ERROR_BRAND, { value: true });
-    if (options.failure) {
-      Object.defineProperty(this, FAILURE_KIND, {
-        value: options.failure,
-        writable: true,
-        configurable: true,
-      });
-    }
+    Object.defineProperty(this, 'retryClass', { value: options.failure ?? retryClassOf(this) });
   }
 
   /** What `JSON.stringify(err)` shows: the error's own safe fields, never a request's secrets. */
@@ -68,6 +71,30 @@ export class OAError extends Error {
     }
     return out;
   }
+}
+
+/** What an error's class stands for; called once, by the constructor. */
+function retryClassOf(error: OAError): OARetryClass {
+  if (error instanceof OARateLimitError || error instanceof OAJobBusyError) return 'rejected';
+  if (error instanceof OAUnauthorizedError) return 'unauthorized';
+  if (error instanceof OAInternalServerError || error instanceof OAConnectionError) return 'outcome_unknown';
+  return 'final';
+}
+
+/**
+ * The same error (class, fields, cause, stack) with another retry class or message: a new object, so
+ * that an error shared by many calls (a token renewal's) is never changed under the others.
+ */
+export function reissued<E extends OAError>(
+  error: E,
+  changes: { retryClass?: OARetryClass; message?: string },
+): E {
+  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(error);
+  if (changes.retryClass !== undefined) descriptors.retryClass = { value: changes.retryClass };
+  if (changes.message !== undefined) {
+    descriptors.message = { value: changes.message, writable: true, configurable: true };
+  }
+  return Object.create(Object.getPrototypeOf(error), descriptors) as E;
 }
 
 /** `true` for any error thrown by this SDK, even one from another copy of the package (another realm). */

@@ -12,8 +12,7 @@
  * @module oa-messaging
  */
 export { OAClient, type SendFileOptions, type SendVideoOptions } from './client.js';
-export type { Coordination } from './core/coordination.js';
-export type { DispatcherLike, DispatchRequest } from './core/dispatcher.js';
+export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/auth.js';
 export type {
   OAClientEventName,
   OAClientEvents,
@@ -26,9 +25,14 @@ export type {
   OAVideoProbeEvent,
   RetryReason,
 } from './core/events.js';
-export type { AppInfo } from './core/headers.js';
 export type { Logger, LogLevel } from './core/logger.js';
-export type { OAClientOptions } from './core/options.js';
+export type {
+  AppInfo,
+  Coordination,
+  OAClientOptions,
+  OAResponseInfo,
+  RequestOptions,
+} from './core/options.js';
 export type {
   AcquireOptions,
   Limiter,
@@ -38,11 +42,7 @@ export type {
   RateLimits,
   RateLimitWindow,
 } from './core/rate-limit.js';
-export { MemoryReadyVideos, type ReadyVideos } from './core/ready-videos.js';
-export type { OAResponseInfo, RequestOptions } from './core/request-options.js';
-export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/token-store.js';
-export type { WaitForTranscodeOptions } from './core/transcode.js';
-export type { BroadcastOptions, WaitForVideoOptions } from './core/video-ready.js';
+export type { DispatcherLike, DispatchRequest } from './core/transport.js';
 export {
   isOAError,
   OAAbortError,
@@ -59,6 +59,7 @@ export {
   OANotFoundError,
   OARateLimitError,
   OAResponseValidationError,
+  type OARetryClass,
   OATimeoutError,
   OATranscodeTimeoutError,
   OAUnauthorizedError,
@@ -110,3 +111,6 @@ export type {
 } from './schemas/responses.js';
 export type { FileInput, FileSource, UploadKind, UploadOptions, UploadProgress } from './uploads/types.js';
 export { VERSION } from './version.js';
+export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';
+export type { WaitForTranscodeOptions } from './video/transcode.js';
+export type { BroadcastOptions, WaitForVideoOptions } from './video/video-ready.js';

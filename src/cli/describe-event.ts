@@ -1,5 +1,5 @@
 /** An inbound webhook event in a few readable lines, for `oa webhook listen`. */
-import { formatIssues } from '../core/validate.js';
+import { formatIssues } from '../schemas/validate.js';
 import {
   getMessageMedia,
   getMessageText,

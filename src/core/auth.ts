@@ -1,10 +1,57 @@
+/**
+ * The access token: the pair the client holds, where it is stored, and the one renewal (refresh, else
+ * login) shared by every call that needs a fresh token.
+ */
 import { OAApiError, OARateLimitError, OAUnauthorizedError } from '../errors.js';
 import type { TokenPair } from '../schemas/responses.js';
 import { DOCUMENTED_LIFETIME_MS, jwtLifetimeSeconds, parseExpiresIn } from '../schemas/token-lifetime.js';
+import type { ClientEvents } from './events.js';
 import type { Logger } from './logger.js';
-import type { Permit } from './rate-limit.js';
-import type { SlotLoan } from './slot-loan.js';
-import type { StoredToken, TokenStore } from './token-store.js';
+import type { Permit, SlotLoan } from './rate-limit.js';
+
+/** A token pair as the SDK keeps it. */
+export interface StoredToken {
+  /** The bearer token (a JWT). */
+  access_token: string;
+  /** The refresh token; `''` when the answer carried none (the client then logs in again instead). */
+  refresh_token: string;
+  /** `Bearer`. */
+  token_type: string;
+  /** When the access token was obtained, ms since the epoch. */
+  obtained_at: number;
+  /** When the access token expires, ms since the epoch. */
+  expires_at: number;
+}
+
+/**
+ * Where the client keeps its token pair, keyed by api key. The default keeps it in memory; a shared
+ * store (for example `oa-messaging/redis`) lets many processes use one pair.
+ */
+export interface TokenStore {
+  /** The token pair kept for `key`, if any. */
+  get(key: string): Promise<StoredToken | undefined> | StoredToken | undefined;
+  /** Keeps `token` for `key`. */
+  set(key: string, token: StoredToken): Promise<void> | void;
+  /** Forgets the pair kept for `key`. */
+  delete(key: string): Promise<void> | void;
+}
+
+/** The default {@link TokenStore}: one process, in memory. */
+export class MemoryTokenStore implements TokenStore {
+  readonly #tokens = new Map<string, StoredToken>();
+
+  get(key: string): StoredToken | undefined {
+    return this.#tokens.get(key);
+  }
+
+  set(key: string, token: StoredToken): void {
+    this.#tokens.set(key, token);
+  }
+
+  delete(key: string): void {
+    this.#tokens.delete(key);
+  }
+}
 
 /**
  * When a fresh pair expires, on this machine's clock: its lifetime is measured from its receipt, as
@@ -27,27 +74,33 @@ export function toStoredToken(pair: TokenPair, now: number): StoredToken {
   };
 }
 
-export interface TokenManagerDeps {
-  store: TokenStore;
-  /** The store key: one pair per api key. */
-  key: string;
+/** The two token endpoints, as the pipeline runs them: one exchange each, no retry loop of their own. */
+export interface TokenEndpoints {
   /**
    * Endpoint 1 with the client's credentials: one request, straight to the transport, in `slot` when
    * one is lent (else it takes one of its own).
    */
-  login: (slot: Permit | undefined) => Promise<TokenPair>;
+  login(slot: Permit | undefined): Promise<TokenPair>;
   /** Endpoint 2, the same way. */
-  refresh: (refresh_token: string, slot: Permit | undefined) => Promise<TokenPair>;
+  refresh(refresh_token: string, slot: Permit | undefined): Promise<TokenPair>;
+}
+
+export interface TokenManagerDeps {
+  store: TokenStore;
+  /** The store key: one pair per api key. */
+  key: string;
+  /** Where renewals go. */
+  endpoints: TokenEndpoints;
   /** Refresh this long before expiry (at most half the token's lifetime). */
   refreshBeforeExpiryMs: number;
   logger: Logger;
+  /** Told of each pair obtained by a renewal (`tokenRefresh`), and why the renewal ran. */
+  events: ClientEvents;
   /**
    * Runs a renewal under a lock shared with other processes (`coordination`); without it, renewals
    * are single-flight within this process only.
    */
-  withRenewalLock?: <T>(renew: () => Promise<T>) => Promise<T>;
-  /** Told of each pair obtained by a renewal, and why the renewal ran. */
-  onRenewed?: (kind: 'login' | 'refresh', reason: RenewalReason) => void;
+  lock?: { withRenewalLock<T>(key: string, renew: () => Promise<T>): Promise<T> } | undefined;
   now?: () => number;
 }
 
@@ -160,9 +213,9 @@ export class TokenManager {
   }
 
   async #doRenew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
-    const { withRenewalLock } = this.#deps;
-    if (!withRenewalLock) return this.#renewNow(current, reason);
-    return withRenewalLock(async () => {
+    const { lock, key } = this.#deps;
+    if (!lock) return this.#renewNow(current, reason);
+    return lock.withRenewalLock(key, async () => {
       // Another process may have renewed while this one waited for the lock: use its pair.
       const latest = await this.#read();
       const renewedElsewhere = latest && latest.access_token !== current?.access_token;
@@ -176,13 +229,13 @@ export class TokenManager {
     // A pair whose answer carried no refresh token holds `''`: log in, never refresh with nothing.
     if (current?.refresh_token) {
       try {
-        const pair = await this.#deps.refresh(current.refresh_token, this.#borrow());
+        const pair = await this.#deps.endpoints.refresh(current.refresh_token, this.#borrow());
         // An answer without a new refresh token leaves the one just used valid (RFC 6749, section 6).
         const stored = await this.save(
           pair.refresh_token ? pair : { ...pair, refresh_token: current.refresh_token },
         );
         logger.info?.('oa-messaging: access token refreshed', { reason });
-        this.#deps.onRenewed?.('refresh', reason);
+        this.#deps.events.emit('tokenRefresh', { kind: 'refresh', reason });
         return stored;
       } catch (error) {
         // A refused refresh token (expired, revoked, rotated away) is answered with a 4xx: log in
@@ -193,9 +246,9 @@ export class TokenManager {
       }
     }
     try {
-      const stored = await this.save(await this.#deps.login(this.#borrow()));
+      const stored = await this.save(await this.#deps.endpoints.login(this.#borrow()));
       logger.info?.('oa-messaging: access token obtained', { reason });
-      this.#deps.onRenewed?.('login', reason);
+      this.#deps.events.emit('tokenRefresh', { kind: 'login', reason });
       return stored;
     } catch (error) {
       // The credentials are refused: forget the pair too, so that the next call logs in, not replays it.

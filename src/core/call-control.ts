@@ -1,11 +1,98 @@
 /**
- * One call's limits: the caller's `signal`, its deadline (a per-call `timeoutMs` bounds everything the
- * call waits for) and the client's `close()`. Every step of the call waits through it, so that any of
- * the three ends the wait at once with the error that says why.
+ * The one way to wait and cancel. One call's limits: the caller's `signal`, its deadline (a per-call
+ * `timeoutMs` bounds everything the call waits for) and the client's `close()`. Every step of the call
+ * waits through its {@link CallControl}, so that any of the three ends the wait at once with the error
+ * that says why; waits outside a call (the Redis limiter's naps, a webhook's poll) use {@link sleep}.
  */
-import { OAAbortError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
-import type { OAResponseInfo } from './request-options.js';
-import { SignalWatch } from './signal-watch.js';
+import {
+  isOAError,
+  OAAbortError,
+  OAApiError,
+  OAConnectionError,
+  type OAError,
+  OATimeoutError,
+} from '../errors.js';
+import type { Logger } from './logger.js';
+
+/** The error of a wait that a signal ended: `Aborted while <what>`, with the signal's reason as cause. */
+export function abortError(signal: AbortSignal, what: string): OAAbortError {
+  return new OAAbortError(`Aborted while ${what}`, { cause: signal.reason });
+}
+
+/**
+ * Resolves after `ms`, or earlier when `wake` is called; rejects with `stopped()` (by default
+ * {@link abortError}) when `signal` fires. The timer keeps the process alive: someone is waiting on it.
+ */
+export function sleep(
+  ms: number,
+  signal: AbortSignal | undefined,
+  what: string,
+  stopped: () => Error = () => abortError(signal as AbortSignal, what),
+): { done: Promise<void>; wake: () => void } {
+  let wake = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(stopped());
+      return;
+    }
+    const finish = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      finish();
+      reject(stopped());
+    };
+    const timer = setTimeout(() => {
+      finish();
+      resolve();
+    }, ms);
+    wake = () => {
+      finish();
+      resolve();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return { done, wake: () => wake() };
+}
+
+/**
+ * One abort listener per signal, however many waiters share it: a caller may hand the same
+ * `AbortSignal` to thousands of calls, and a listener each would pile up (Node warns past 10).
+ */
+export class SignalWatch<T> {
+  readonly #watches = new Map<AbortSignal, { waiters: Set<T>; onAbort: () => void }>();
+  readonly #aborted: (signal: AbortSignal, waiters: T[]) => void;
+
+  /** `aborted` receives every waiter still watched when its signal fires; they are no longer watched. */
+  constructor(aborted: (signal: AbortSignal, waiters: T[]) => void) {
+    this.#aborted = aborted;
+  }
+
+  /** Watches `signal` for `waiter`: the first waiter of a signal adds its one listener. */
+  add(signal: AbortSignal, waiter: T): void {
+    let watch = this.#watches.get(signal);
+    if (watch === undefined) {
+      const waiters = new Set<T>();
+      const onAbort = () => {
+        this.#watches.delete(signal);
+        this.#aborted(signal, [...waiters]);
+      };
+      watch = { waiters, onAbort };
+      this.#watches.set(signal, watch);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    watch.waiters.add(waiter);
+  }
+
+  /** `waiter` was granted or left: the listener goes with the last waiter of its signal. */
+  delete(signal: AbortSignal, waiter: T): void {
+    const watch = this.#watches.get(signal);
+    if (watch === undefined || !watch.waiters.delete(waiter) || watch.waiters.size > 0) return;
+    signal.removeEventListener('abort', watch.onAbort);
+    this.#watches.delete(signal);
+  }
+}
 
 /** Why a call was stopped before it could finish. */
 export type StopReason = 'aborted' | 'deadline' | 'closed';
@@ -30,10 +117,8 @@ export class CallRegistry {
   start(
     what: string,
     options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined },
-    beforeSend?: () => unknown,
-  ) {
+  ): CallControl {
     const control = new CallControl(this, what, options.timeoutMs, options.signal);
-    control.beforeSend = beforeSend;
     if (this.#closed) control.stop('closed');
     else if (options.signal?.aborted) control.stop('aborted', options.signal.reason);
     else {
@@ -69,12 +154,6 @@ export class CallControl {
   #controller: AbortController | undefined;
   readonly #listeners = new Set<(reason: StopReason) => void>();
   readonly #callerSignal: AbortSignal | undefined;
-  /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
-  beforeSend: (() => unknown) | undefined;
-  /** Runs when an attempt whose request left certainly did not deliver (see `NOT_DELIVERED`). */
-  notDelivered: (() => unknown) | undefined;
-  /** The caller's `onResponse`, told of the answer that settled the call. */
-  onResponse: ((response: OAResponseInfo) => void) | undefined;
 
   constructor(
     registry: CallRegistry,
@@ -175,17 +254,7 @@ export class CallControl {
 
   /** Sleeps `ms` unless the call is stopped first. The timer keeps the process alive: a call waits on it. */
   sleep(ms: number, doing: string): Promise<void> {
-    if (this.#stopped) return Promise.reject(this.error(doing));
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        resolve();
-      }, ms);
-      const off = this.onStop(() => {
-        clearTimeout(timer);
-        reject(this.error(doing));
-      });
-    });
+    return sleep(ms, this.signal, doing, () => this.error(doing)).done;
   }
 
   /** The call has settled: its timer and registrations go. */
@@ -212,4 +281,98 @@ function stopError(
   if (reason === 'deadline') return new OATimeoutError(message, opts);
   if (reason === 'closed') return new OAConnectionError(message, opts);
   return new OAAbortError(message, opts);
+}
+
+/**
+ * A per-call hook, under this symbol in the options, run once per attempt just before the request
+ * leaves (after the rate-limit slot and the token): a durable queue records there that the send may
+ * have gone out. Not part of the public options; `Symbol.for` so that every bundle of the package
+ * shares it. A hook that throws keeps the request from leaving (the call fails as not sent).
+ */
+export const BEFORE_SEND: unique symbol = Symbol.for('oa-messaging.beforeSend') as never;
+
+/** The hook of {@link BEFORE_SEND}, if the options carry one. */
+export function beforeSendOf(options: object | undefined): (() => unknown) | undefined {
+  const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
+  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
+}
+
+/**
+ * The caller's last word before the request leaves, bounded like every other wait of the call; if it
+ * fails, the request does not leave.
+ */
+export async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
+  const doing = 'running its beforeSend hook';
+  if (control.stopped) throw control.error(doing);
+  let done: unknown;
+  try {
+    done = hook();
+  } catch (error) {
+    throw hookFailed(error, endpoint);
+  }
+  if (!(done instanceof Promise)) return;
+  try {
+    await control.wait(done, doing);
+  } catch (error) {
+    if (control.stopped) throw error;
+    throw hookFailed(error, endpoint);
+  }
+}
+
+/**
+ * The other half of {@link BEFORE_SEND}: a per-call hook, under this symbol in the options, run when an
+ * attempt whose request left ended certainly without delivering (an answer that says the API did not
+ * act: 429, `JOB_BUSY`, a 4xx such as a video still converting, a 401; or a failure classed not sent),
+ * before the call waits to try again or rejects. Not run when the attempt succeeded or may have been
+ * acted on. Not part of the public options; a hook that fails changes nothing of the call.
+ */
+export const NOT_DELIVERED: unique symbol = Symbol.for('oa-messaging.notDelivered') as never;
+
+/** The hook of {@link NOT_DELIVERED}, if the options carry one. */
+export function notDeliveredOf(options: object | undefined): (() => unknown) | undefined {
+  const hook = (options as Record<symbol, unknown> | undefined)?.[NOT_DELIVERED];
+  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
+}
+
+/**
+ * Whether an attempt that failed with `error` certainly did not deliver: nothing left the client, or
+ * the API answered that it did not act (429, `JOB_BUSY`, 401, any other 4xx verdict). A 5xx, a reset
+ * or a timeout after the request left, an abort in flight or a bad 2xx answer may have delivered.
+ */
+function certainlyNotDelivered(error: unknown): boolean {
+  if (!isOAError(error)) return false;
+  const kind = error.retryClass;
+  if (kind === 'not_sent' || kind === 'rejected' || kind === 'unauthorized') return true;
+  return kind === 'final' && error instanceof OAApiError && error.status >= 400 && error.status < 500;
+}
+
+/**
+ * Runs the caller's `notDelivered` hook when `error` says the attempt certainly did not deliver, before
+ * the call waits to try again or rejects; bounded like `runBeforeSend`. Its failure only leaves the
+ * caller's record in place (the safe side), so the call goes on with its own error.
+ */
+export async function tellNotDelivered(
+  logger: Logger,
+  control: CallControl,
+  hook: () => unknown,
+  error: unknown,
+): Promise<void> {
+  if (!certainlyNotDelivered(error)) return;
+  try {
+    const done = hook();
+    if (done instanceof Promise) await control.wait(done, 'running its notDelivered hook');
+  } catch (failure) {
+    logger.warn?.(
+      `oa-messaging: a notDelivered hook failed (${failure instanceof Error ? failure.message : String(failure)})`,
+    );
+  }
+}
+
+/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
+function hookFailed(error: unknown, endpoint: { path: string }): OAError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
+    cause: error,
+    failure: 'not_sent',
+  });
 }

@@ -1,22 +1,19 @@
-import type { OAError } from '../errors.js';
-import { TypedEvents } from './emitter.js';
+/** What the client reports (its typed emitter and the events it emits), and the queue's emitter. */
+import type { OAError, OARetryClass } from '../errors.js';
 import type { Logger } from './logger.js';
 import type { RateLimitBucket } from './rate-limit.js';
 
-/** Why a call is being tried again. */
+/**
+ * Why a call is being tried again: its failure's retry class (`not_sent`: the request never left;
+ * `unauthorized`: 401, the token was renewed and the request is replayed once; `outcome_unknown`: a
+ * 5xx, a reset or a timeout on a request that is safe to repeat, auth or uploads), with `rejected`
+ * told apart as `rate_limited` (429) and `job_busy` (400 `JOB_BUSY`); and `video_converting` when
+ * `sendVideo`'s ticket is still in convert status.
+ */
 export type RetryReason =
-  /** 429: the API's rate limit. */
+  | Exclude<OARetryClass, 'rejected' | 'final'>
   | 'rate_limited'
-  /** 400 `JOB_BUSY`: a broadcast job is running. */
   | 'job_busy'
-  /** The request never left: the connection was refused or not found, or a shared limiter or token
-   * store (oa-messaging/redis) could not be reached. */
-  | 'not_sent'
-  /** 401: the access token was renewed and the request is replayed once. */
-  | 'unauthorized'
-  /** A 5xx, a reset or a timeout on a request that is safe to repeat (auth, uploads). */
-  | 'outcome_unknown'
-  /** `sendVideo`: the ticket is still in convert status. */
   | 'video_converting';
 
 /** What every request event names: the method, its endpoint path and the attempt. */
@@ -108,6 +105,62 @@ export interface OAClientEvents {
 export type OAClientEventName = keyof OAClientEvents;
 /** A listener of event `E`. */
 export type OAClientListener<E extends OAClientEventName> = (event: OAClientEvents[E]) => void;
+
+/** What becomes of a listener's error: `name` is the event's. */
+export type ListenerErrorReport = (name: string, error: unknown) => void;
+
+/**
+ * A small typed emitter, keyed by the event names of `Events`. A listener that throws (or rejects) is
+ * reported and never breaks what emitted; an event with no listener costs one lookup.
+ */
+export class TypedEvents<Events extends object> {
+  readonly #listeners = new Map<keyof Events, Set<(event: never) => void>>();
+  readonly #report: ListenerErrorReport;
+
+  constructor(report: ListenerErrorReport) {
+    this.#report = report;
+  }
+
+  on<E extends keyof Events>(name: E, listener: (event: Events[E]) => void): void {
+    let set = this.#listeners.get(name);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(name, set);
+    }
+    set.add(listener as (event: never) => void);
+  }
+
+  off<E extends keyof Events>(name: E, listener: (event: Events[E]) => void): void {
+    this.#listeners.get(name)?.delete(listener as (event: never) => void);
+  }
+
+  /** Whether `name` has a listener: a hot path skips building an event nobody reads. */
+  has(name: keyof Events): boolean {
+    return (this.#listeners.get(name)?.size ?? 0) > 0;
+  }
+
+  /** How many listeners there are, over all names. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.#listeners.values()) n += set.size;
+    return n;
+  }
+
+  emit<E extends keyof Events>(name: E, event: Events[E]): void {
+    const set = this.#listeners.get(name);
+    if (!set || set.size === 0) return;
+    for (const listener of set) {
+      const report = (error: unknown) => this.#report(String(name), error);
+      try {
+        const returned: unknown = (listener as (event: Events[E]) => unknown)(event);
+        // An async listener's rejection is contained too: it must never become an unhandled rejection.
+        if (returned instanceof Promise) returned.catch(report);
+      } catch (error) {
+        report(error);
+      }
+    }
+  }
+}
 
 /** The client's emitter: one {@link TypedEvents} over {@link OAClientEvents}, reporting to its logger. */
 export class ClientEvents extends TypedEvents<OAClientEvents> {

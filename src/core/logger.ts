@@ -15,9 +15,6 @@ export interface Logger {
   error?: ((message: string, details?: Record<string, unknown>) => void) | undefined;
 }
 
-/** A {@link Logger} with all four methods, as the SDK holds one once it has filled in the missing ones. */
-export type FullLogger = { [K in keyof Logger]-?: NonNullable<Logger[K]> };
-
 /** The default: silent. */
 export const silentLogger: Logger = {};
 

@@ -1,12 +1,16 @@
-import { OAConfigError } from '../errors.js';
-import { MAX_TIMEOUT_MS } from '../schemas/requests.js';
-import type { Coordination } from './coordination.js';
-import type { DispatcherLike } from './dispatcher.js';
-import { type AppInfo, checkDefaultHeaders } from './headers.js';
+/** The client's options and each call's, checked and filled in once, before anything is sent. */
+import type { z } from 'zod';
+import { OAConfigError, OAConnectionError } from '../errors.js';
+import { MAX_TIMEOUT_MS, RequestOptionsSchema } from '../schemas/requests.js';
+import { validate } from '../schemas/validate.js';
+import { VERSION } from '../version.js';
+import type { ReadyVideos } from '../video/ready-videos.js';
+import type { TokenStore } from './auth.js';
+import type { CallControl, CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
-import { type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
+import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
-import type { TokenStore } from './token-store.js';
+import type { DispatcherLike, TransportResponse } from './transport.js';
 
 /** Options of `new OAClient(options)`. */
 export interface OAClientOptions {
@@ -217,4 +221,150 @@ export function resolveOptions(
     ),
     proxyFromEnv: Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy),
   };
+}
+
+/** Per-call options, the last argument of every method. Every property also accepts `undefined`. */
+export interface RequestOptions {
+  /**
+   * Cancels the call wherever it is (the rate limiter's queue, the token, a backoff, the transcode
+   * wait, the request itself); the call rejects with `OAAbortError`.
+   */
+  signal?: AbortSignal | undefined;
+  /**
+   * The call's deadline in ms (1 to 2^31-1): it bounds everything the call waits for (the rate
+   * limiter's queue, a login or refresh, Redis round trips, backoffs) and each attempt. Past it the
+   * call rejects with `OATimeoutError`; `deliveryUnknown` says whether a send may have gone out.
+   * @default none: each attempt is bounded by the client's `timeoutMs`, and a call waits its turn in
+   * the rate limiter however long the queue
+   */
+  timeoutMs?: number | undefined;
+  /**
+   * This call's own retry budget, in place of the client's `maxRetries` (0: no retry). Retries that
+   * wait on 429 and `JOB_BUSY` do not use it up.
+   * @default the client's `maxRetries`
+   */
+  maxRetries?: number | undefined;
+  /**
+   * Called with the answer that settled the call, before the call resolves: its status, headers and
+   * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
+   * (`OAApiError.requestId`) instead.
+   * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
+   */
+  onResponse?: ((response: OAResponseInfo) => void) | undefined;
+}
+
+/** The answer that settled a call, as `onResponse` receives it. */
+export interface OAResponseInfo {
+  /** The HTTP status, a 2xx. */
+  status: number;
+  /** The answer's headers, names in lower case. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The `x-request-id` header, when the server sent one. */
+  requestId: string | undefined;
+  /** Which attempt of the call this was: 1, then 2 after a retry... */
+  attempt: number;
+}
+
+/**
+ * Checks the per-call options (and that the client is open) before anything else happens: a mistake
+ * there must not cost a login. Returns them as given.
+ */
+export function checkOptions<O extends RequestOptions>(
+  ctx: { calls: CallRegistry },
+  endpoint: { name: string; path: string },
+  options: O | undefined,
+  schema: z.ZodType = RequestOptionsSchema,
+): O {
+  if (options !== undefined) validate(schema, options, `${endpoint.name} options`);
+  if (ctx.calls.closed) {
+    throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`, { failure: 'final' });
+  }
+  return options ?? ({} as O);
+}
+
+/** The caller's `onResponse`: one that throws must not turn a delivered send into a failure. */
+export function tellResponse(
+  ctx: { logger: Logger },
+  onResponse: (info: OAResponseInfo) => void,
+  info: OAResponseInfo,
+) {
+  try {
+    onResponse(info);
+  } catch (error) {
+    ctx.logger.warn?.(
+      `oa-messaging: an onResponse callback threw (${error instanceof Error ? error.message : String(error)}); the call succeeded`,
+    );
+  }
+}
+
+/** What a caller's `onResponse` learns of the answer that settled its call. */
+export function answerOf(res: TransportResponse, attempt: number): OAResponseInfo {
+  const id = res.headers['x-request-id'];
+  return { status: res.status, headers: res.headers, requestId: Array.isArray(id) ? id[0] : id, attempt };
+}
+
+/**
+ * State shared by every process that uses one api key (`coordination` option; `oa-messaging/redis`
+ * provides one): the token pair, one renewal at a time, the rate limits counted together, and the
+ * video tickets known to be ready.
+ */
+export interface Coordination {
+  /** Where the shared token pair lives, keyed by api key. */
+  tokenStore: TokenStore;
+  /**
+   * Runs `renew` while holding the renewal lock of `key`, so that one process at a time logs in or
+   * refreshes. The lock expires on its own if its holder dies. `renew` must read the store first:
+   * another process may have renewed while this one waited.
+   */
+  withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** A limiter whose windows count the requests of every process with the same `key`. */
+  createLimiter(key: string, limits: RateLimits): Limiter;
+  /**
+   * The video tickets known to be ready, for every process: a `sendVideo` success in one lets the
+   * others broadcast that ticket without a probe.
+   * @default none: each process remembers its own
+   */
+  readyVideos?: ReadyVideos | undefined;
+}
+
+/** Your application, as the User-Agent names it after the SDK (Stripe's `appInfo`). */
+export interface AppInfo {
+  /** e.g. `MyShop`; letters, digits and `.-_` only. */
+  name: string;
+  /** e.g. `2.1.0`. */
+  version?: string | undefined;
+  /** Where to learn more about it, or reach its operators. */
+  url?: string | undefined;
+}
+
+/** Headers the SDK sets itself: a default header must not replace them. */
+const OWNED = new Set(['authorization', 'content-type', 'content-length', 'accept', 'host', 'user-agent']);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const APP_NAME = /^[\w.-]+$/;
+
+/** Refuses default headers that are not valid HTTP, or that would replace one the SDK owns. */
+export function checkDefaultHeaders(headers: Record<string, string> | undefined): void {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!TOKEN.test(name))
+      throw new OAConfigError(`defaultHeaders: ${JSON.stringify(name)} is not a header name`);
+    if (OWNED.has(name.toLowerCase())) {
+      const hint = name.toLowerCase() === 'user-agent' ? ' (use appInfo to name your application)' : '';
+      throw new OAConfigError(`defaultHeaders: ${name} is set by the SDK${hint}`);
+    }
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) {
+      throw new OAConfigError(`defaultHeaders: the value of ${name} must be a string on one line`);
+    }
+  }
+}
+
+/** `oa-messaging/1.2.3 node/v20.19.0`, then the application when there is one. */
+export function userAgent(app: AppInfo | undefined): string {
+  const sdk = `oa-messaging/${VERSION} node/${process.version}`;
+  if (!app) return sdk;
+  if (typeof app.name !== 'string' || !APP_NAME.test(app.name)) {
+    throw new OAConfigError('appInfo.name must be letters, digits, ".", "-" or "_"');
+  }
+  const version = app.version ? `/${app.version.replace(/[^\w.+-]/g, '')}` : '';
+  const url = app.url ? ` (+${app.url.replace(/[()\r\n]/g, '')})` : '';
+  return `${sdk} ${app.name}${version}${url}`;
 }

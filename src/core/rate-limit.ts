@@ -1,7 +1,9 @@
+/**
+ * The client's rate limiter: its windows, the permit a request holds, and the slot a call waiting for
+ * a token lends to the renewal.
+ */
 import { OAConfigError, OAConnectionError } from '../errors.js';
-import { type Queued, Window } from './limit-window.js';
-import { SignalWatch } from './signal-watch.js';
-import { abortError } from './wait.js';
+import { abortError, SignalWatch } from './call-control.js';
 
 const QUEUE_WAIT = 'waiting for the rate limit';
 
@@ -128,7 +130,7 @@ const closedError = () =>
 export class RateLimiter implements Limiter {
   readonly #general: Window<Waiter>;
   readonly #upload: Window<Waiter>;
-  /** The queued requests of each signal, so that one signal shared by many calls has one listener. */
+  /** The queued requests of each signal, so that one signal shared by many callers has one listener. */
   readonly #watches = new SignalWatch<Waiter>((signal, waiters) => this.#aborted(signal, waiters));
   #stopped = false;
 
@@ -258,5 +260,185 @@ export class RateLimiter implements Limiter {
       this.#unwatch(waiter);
       waiter.reject(closedError());
     }
+  }
+}
+
+/**
+ * A rate-limit slot that a call waiting for a token may lend to the renewal it starts. The renewal's
+ * login or refresh needs a slot too; if it had to queue for one while the calls waiting for it held
+ * every slot, nothing would move. With the loan it goes at once, the calls that only wait keep their
+ * slots (and send the moment the token is there), and only the lender queues again, ahead of the rest.
+ */
+export class SlotLoan {
+  #permit: Permit | undefined;
+
+  constructor(permit: Permit) {
+    this.#permit = permit;
+  }
+
+  /** The renewal takes the slot, once; `undefined` when it was taken or reclaimed already. */
+  lend(): Permit | undefined {
+    const permit = this.#permit;
+    this.#permit = undefined;
+    return permit;
+  }
+
+  /** The lender takes its slot back: `true` when it was not lent, so it is still the lender's. */
+  reclaim(): boolean {
+    const held = this.#permit !== undefined;
+    this.#permit = undefined;
+    return held;
+  }
+}
+
+/** What a window queues: a request that has not been granted its slot yet, or has left. */
+interface Queued {
+  /** Granted, aborted or rejected: a queue skips it. */
+  done: boolean;
+}
+
+/**
+ * A first-in first-out queue with O(1) push and shift. A request that leaves the queue (aborted) is
+ * only marked `done` and skipped when it reaches the head, so leaving costs nothing either.
+ */
+class Fifo<T extends Queued> {
+  #items: (T | undefined)[] = [];
+  #head = 0;
+
+  push(item: T): void {
+    this.#items.push(item);
+  }
+
+  /** The oldest item not yet done, taken out of the queue. */
+  shift(): T | undefined {
+    const items = this.#items;
+    while (this.#head < items.length) {
+      const item = items[this.#head];
+      items[this.#head++] = undefined;
+      if (item !== undefined && !item.done) {
+        // Drop the consumed head now and then, so a long-lived queue does not grow without bound.
+        if (this.#head >= 1024 && this.#head * 2 >= items.length) {
+          this.#items = items.slice(this.#head);
+          this.#head = 0;
+        }
+        return item;
+      }
+    }
+    this.#items = [];
+    this.#head = 0;
+    return undefined;
+  }
+}
+
+/** A group of slots that come back together: those of requests that ended within the same ms. */
+interface Refill {
+  /** When the slots may come back, on `performance.now()`'s clock. */
+  due: number;
+  count: number;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * At most `max` requests in any span of the window: `free` slots are taken synchronously by the
+ * limiter; a slot whose request ended comes back `refillAfterMs` later (never earlier), and then
+ * `onFree` lets the limiter hand it to the head of the queue.
+ *
+ * The queue has two tiers: `first` (token calls, 401 replays, uploads that hold their upload slot)
+ * goes ahead of the rest, first-in first-out within each tier.
+ */
+class Window<T extends Queued> {
+  /** Slots that a request may take now. */
+  free: number;
+  readonly #refillAfterMs: number;
+  readonly #onFree: () => void;
+  readonly #first = new Fifo<T>();
+  readonly #rest = new Fifo<T>();
+  /** Queued requests not yet done. */
+  #queued = 0;
+  readonly #refills = new Set<Refill>();
+  /** The last refill created: a slot whose request ends in the same ms joins it. */
+  #latest: Refill | undefined;
+
+  constructor(max: number, refillAfterMs: number, onFree: () => void) {
+    this.free = max;
+    this.#refillAfterMs = refillAfterMs;
+    this.#onFree = onFree;
+  }
+
+  /** Whether a request is waiting for a slot of this window. */
+  get queued(): boolean {
+    return this.#queued > 0;
+  }
+
+  /** Queues a request, ahead of the rest when `first`. */
+  enqueue(item: T, first: boolean): void {
+    (first ? this.#first : this.#rest).push(item);
+    if (this.#queued++ === 0) this.#keepAlive(true);
+  }
+
+  /** The next request in line (first tier, then the rest), taken out of the queue. */
+  next(): T | undefined {
+    const item = this.#first.shift() ?? this.#rest.shift();
+    if (item !== undefined && --this.#queued === 0) this.#keepAlive(false);
+    return item;
+  }
+
+  /** A queued request was marked done (aborted): it no longer counts as waiting. */
+  left(): void {
+    if (--this.#queued === 0) this.#keepAlive(false);
+  }
+
+  /**
+   * The request that took a slot has ended: the slot comes back one window (and the margin) later.
+   * Slots whose requests end in the same ms share one timer, rounded up so that none comes back early.
+   */
+  ended(): void {
+    const now = performance.now();
+    const due = Math.ceil(now + this.#refillAfterMs);
+    const latest = this.#latest;
+    if (latest !== undefined && latest.due === due) {
+      latest.count++;
+      return;
+    }
+    const refill: Refill = { due, count: 1, timer: this.#arm(() => this.#fire(refill), due - now) };
+    this.#refills.add(refill);
+    this.#latest = refill;
+  }
+
+  #fire(refill: Refill): void {
+    // A timer may fire a little before its time by this clock (the event loop's clock is coarser).
+    const early = refill.due - performance.now();
+    if (early > 0) {
+      refill.timer = this.#arm(() => this.#fire(refill), early);
+      return;
+    }
+    this.#refills.delete(refill);
+    if (this.#latest === refill) this.#latest = undefined;
+    this.free += refill.count;
+    this.#onFree();
+  }
+
+  #arm(fire: () => void, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(fire, Math.ceil(ms));
+    // Refill timers keep the process alive only while a request is queued behind them.
+    if (this.#queued === 0) timer.unref();
+    return timer;
+  }
+
+  #keepAlive(on: boolean): void {
+    for (const { timer } of this.#refills) {
+      if (on) timer.ref();
+      else timer.unref();
+    }
+  }
+
+  /** Clears every timer and empties the queue; returns the requests that were waiting. */
+  stop(): T[] {
+    for (const { timer } of this.#refills) clearTimeout(timer);
+    this.#refills.clear();
+    this.#latest = undefined;
+    const waiting: T[] = [];
+    for (let item = this.next(); item !== undefined; item = this.next()) waiting.push(item);
+    return waiting;
   }
 }

@@ -64,3 +64,12 @@ export function redactJson(value: unknown): unknown {
   }
   return out;
 }
+
+/** JSON text (already scrubbed of secrets) parsed, with credential fields blanked; else the text. */
+export function redactJsonText(clean: string): unknown {
+  try {
+    return redactJson(JSON.parse(clean));
+  } catch {
+    return clean;
+  }
+}

@@ -4,13 +4,19 @@
  * `maxBusyWaitMs`, failures (not sent; for auth and uploads also outcome unknown) on `maxRetries`, a
  * 401 on its one replay; and every wait ends with the call's deadline, `close()` or `signal`.
  */
-import { type OAError, OARateLimitError } from '../errors.js';
+import { isOAError, type OAError, OARateLimitError, reissued } from '../errors.js';
 import type { CallControl } from './call-control.js';
-import type { RetryReason } from './events.js';
-import { failureKind } from './failure.js';
+import type { ClientEvents, RetryReason } from './events.js';
+import type { Logger } from './logger.js';
 
-/** How the SDK may repeat one call. */
-export interface RetryPolicy {
+/** How the SDK may repeat one call, and where its attempts stand: the call's state, as the loop reads it. */
+export interface RetryState {
+  /** The call's deadline, `close()` and signal: they end every wait. */
+  readonly control: CallControl;
+  /** What is called, named in the retry's log line and event. */
+  readonly endpoint: { readonly name: string; readonly path: string };
+  /** Where retries are reported. */
+  readonly ctx: { readonly logger: Logger; readonly events: ClientEvents };
   /** How many failures (not sent; outcome unknown when not a send) may be retried; 0: no retry at all. */
   maxRetries: number;
   /** The longest a call waits, in all, on answers that ask it to wait (429, `JOB_BUSY`). */
@@ -24,7 +30,11 @@ export interface RetryPolicy {
    * read): nothing is retried then, and a failure that would have been says why. A failure before the
    * body was first made (waiting for a token, say) is retried as usual.
    */
-  replayable: () => boolean;
+  replayable(): boolean;
+  /** The attempt under way: 1, then 2 after a retry... */
+  attempt: number;
+  /** Why the attempt under way is a retry; `undefined` for the first. */
+  previous: Retry | undefined;
 }
 
 /** A retry, decided. */
@@ -54,9 +64,16 @@ const NOT_REPLAYABLE =
   ' (not retried: the file came from a stream, which cannot be read twice; ' +
   'pass a path, Buffer or Blob to let the SDK retry)';
 
-/** Says, in the error's message, that a failure usually retried was not: its body was read once. */
-function explainNotReplayable(error: unknown): void {
-  if (error instanceof Error && !error.message.endsWith(NOT_REPLAYABLE)) error.message += NOT_REPLAYABLE;
+/** The failure, saying in its message that it was not retried because its body was read once. */
+function notReplayable(error: OAError): OAError {
+  return error.message.endsWith(NOT_REPLAYABLE)
+    ? error
+    : reissued(error, { message: error.message + NOT_REPLAYABLE });
+}
+
+/** A failure's retry class, fixed when it was made; anything not the SDK's is final. */
+function retryClassOf(error: unknown) {
+  return isOAError(error) ? error.retryClass : 'final';
 }
 
 /** Exponential backoff with jitter: a random wait between half and all of the step. */
@@ -67,27 +84,30 @@ export function backoffMs(step: number, { initialMs, maxMs }: { initialMs: numbe
 
 /** What one call has left to spend on retries. */
 class RetryBudget {
-  readonly #policy: RetryPolicy;
+  readonly #policy: RetryState;
   #retriesLeft: number;
   #busyWaitLeftMs: number;
   #busyStep = 0;
   #failureStep = 0;
   #replayed = false;
 
-  constructor(policy: RetryPolicy) {
+  constructor(policy: RetryState) {
     this.#policy = policy;
     this.#retriesLeft = policy.maxRetries;
     this.#busyWaitLeftMs = policy.maxBusyWaitMs;
   }
 
-  /** The retry `error` allows, drawn from the budget; `undefined` when it is final. */
-  next(error: unknown): { reason: RetryReason; waitMs: number } | undefined {
-    const kind = failureKind(error);
+  /**
+   * The retry `error` allows, drawn from the budget; `undefined` when it is final; `false` when it
+   * would have been retried but its body cannot be sent again.
+   */
+  next(error: unknown): { reason: RetryReason; waitMs: number } | false | undefined {
+    const kind = retryClassOf(error);
     if (kind === 'final') return undefined;
     const policy = this.#policy;
     if (kind === 'unauthorized') {
       if (!policy.usesToken || this.#replayed) return undefined;
-      if (!policy.replayable()) return void explainNotReplayable(error);
+      if (!policy.replayable()) return false;
       this.#replayed = true;
       return { reason: 'unauthorized', waitMs: 0 };
     }
@@ -99,50 +119,57 @@ class RetryBudget {
           ? asked
           : backoffMs(++this.#busyStep, BUSY_BACKOFF);
       if (waitMs > this.#busyWaitLeftMs) return undefined;
-      if (!policy.replayable()) return void explainNotReplayable(error);
+      if (!policy.replayable()) return false;
       this.#busyWaitLeftMs -= waitMs;
       return { reason: error instanceof OARateLimitError ? 'rate_limited' : 'job_busy', waitMs };
     }
     if (kind === 'outcome_unknown' && policy.isSend) return undefined;
     if (this.#retriesLeft <= 0) return undefined;
-    if (!policy.replayable()) return void explainNotReplayable(error);
+    if (!policy.replayable()) return false;
     this.#retriesLeft--;
     return { reason: kind, waitMs: backoffMs(++this.#failureStep, FAILURE_BACKOFF) };
   }
 }
 
 /**
- * Runs `attempt` and repeats it under `policy`; the last error is the one the caller sees. A wait that
- * would outlast the call's deadline, or leave its attempt under 250 ms, is not started: the error goes
- * back at once.
+ * Runs `attempt` and repeats it while the call's budget allows; the last error is the one the caller
+ * sees. A wait that would outlast the call's deadline, or leave its attempt under 250 ms, is not
+ * started: the error goes back at once.
  */
-export async function withRetries<T>(
-  attempt: (attemptNumber: number, previous: Retry | undefined) => Promise<T>,
-  policy: RetryPolicy,
-  control: CallControl,
-  onRetry: (retry: Retry) => void,
+export async function withRetries<S extends RetryState, T>(
+  call: S,
+  attempt: (call: S) => Promise<T>,
 ): Promise<T> {
   let budget: RetryBudget | undefined;
-  let previous: Retry | undefined;
-  for (let attemptNumber = 1; ; attemptNumber++) {
+  const { control } = call;
+  for (call.attempt = 1; ; call.attempt++) {
     try {
-      return await attempt(attemptNumber, previous);
+      return await attempt(call);
     } catch (error) {
       // Made on the first failure only: most calls succeed at once.
-      budget ??= new RetryBudget(policy);
+      budget ??= new RetryBudget(call);
       const next = control.stopped ? undefined : budget.next(error);
+      if (next === false) throw notReplayable(error as OAError);
       const left = control.remainingMs();
       // A wait that would leave the next attempt next to no time is not started either: that attempt
       // would end in the deadline's OATimeoutError instead of the answer the caller can act on.
       if (!next || (left !== undefined && next.waitMs > left - MIN_ATTEMPT_MS)) throw error;
-      previous = {
+      call.previous = {
         ...next,
         waitMs: Math.round(next.waitMs),
-        attempt: attemptNumber,
+        attempt: call.attempt,
         error: error as OAError,
       };
-      onRetry(previous);
+      reportRetry(call, call.previous);
       if (next.waitMs > 0) await control.sleep(next.waitMs, 'waiting to retry');
     }
   }
+}
+
+function reportRetry({ ctx, endpoint }: RetryState, retry: Retry): void {
+  ctx.logger.warn?.(
+    `oa-messaging: POST ${endpoint.path} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
+    { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },
+  );
+  ctx.events.emit('retry', { endpoint: endpoint.name, path: endpoint.path, ...retry });
 }

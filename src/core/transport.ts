@@ -1,9 +1,13 @@
+/**
+ * The transport: one request through an undici `Dispatcher` (the caller's, or the one the transport
+ * makes on first use), its answer read, every failure mapped to an SDK error whose retry class says
+ * whether the request may have left.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isOAError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
 import type { CallControl } from './call-control.js';
-import { type DispatcherLike, eitherHandler } from './dispatcher.js';
-import { classifyAs } from './failure.js';
 
 /** One HTTP attempt, as the transport sees it. */
 export interface TransportRequest {
@@ -11,8 +15,6 @@ export interface TransportRequest {
   headers: Record<string, string>;
   /** JSON text, or a multipart stream (form-data) for uploads. */
   body: string | Readable;
-  /** The dispatcher to send with, given undici once it is loaded. */
-  dispatcher: (loaded: Undici) => DispatcherLike;
   /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
   timeoutMs: number;
   /**
@@ -64,7 +66,7 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-export type Undici = typeof import('undici');
+type Undici = typeof import('undici');
 let undici: Undici | undefined;
 
 /**
@@ -76,10 +78,36 @@ async function loadUndici(): Promise<Undici> {
   return undici;
 }
 
-/** The dispatcher, loading undici first when it is not loaded yet. */
-export function dispatcherOf(req: TransportRequest): DispatcherLike | Promise<DispatcherLike> {
-  if (undici) return req.dispatcher(undici);
-  return loadUndici().then((loaded) => req.dispatcher(loaded));
+/**
+ * The dispatcher a client sends with: the caller's, which stays theirs, else its own, made on first
+ * use (so that constructing a client opens nothing) and destroyed by {@link Transport.close}.
+ */
+export class Transport {
+  readonly #given: DispatcherLike | undefined;
+  readonly #proxyFromEnv: boolean;
+  #own: Dispatcher | undefined;
+
+  constructor(given: DispatcherLike | undefined, proxyFromEnv: boolean) {
+    this.#given = given;
+    this.#proxyFromEnv = proxyFromEnv;
+  }
+
+  /** The dispatcher, loading undici first when it is not loaded yet. */
+  dispatcher(): DispatcherLike | Promise<DispatcherLike> {
+    if (this.#given) return this.#given;
+    if (undici) return this.#ownDispatcher(undici);
+    return loadUndici().then((loaded) => this.#ownDispatcher(loaded));
+  }
+
+  #ownDispatcher(loaded: Undici): Dispatcher {
+    this.#own ??= defaultDispatcher(loaded, this.#proxyFromEnv);
+    return this.#own;
+  }
+
+  /** Releases the transport's own sockets; a dispatcher the caller gave stays open. */
+  async close(): Promise<void> {
+    if (this.#own) await this.#own.destroy();
+  }
 }
 
 /**
@@ -127,9 +155,10 @@ export function send(
       timer = setTimeout(() => {
         const error = new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
           deliveryUnknown: deliveryUnknown(),
+          // Nothing was written yet: safe to send again.
+          failure: started ? undefined : 'not_sent',
         });
-        // Nothing was written yet: safe to send again.
-        stopWith(started ? error : classifyAs(error, 'not_sent'));
+        stopWith(error);
       }, req.timeoutMs);
     }
     if (control) {
@@ -208,17 +237,105 @@ function mapFailure(error: unknown, req: TransportRequest, started: boolean): OA
   // These codes mean "never connected" only before undici began to write: on an open connection
   // (a network that drops mid-request) the request may already have been acted on.
   if (!started && code && NOT_SENT_CODES.has(code)) {
-    return classifyAs(
-      new OAConnectionError(`${what} failed: could not connect to ${req.url.host} (${code})`, {
-        cause: error,
-      }),
-      'not_sent',
-    );
+    return new OAConnectionError(`${what} failed: could not connect to ${req.url.host} (${code})`, {
+      cause: error,
+      failure: 'not_sent',
+    });
   }
   const reason = error instanceof Error ? error.message : String(error);
-  const failure = new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {
+  return new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {
     cause: error,
     deliveryUnknown: isSend && started,
+    failure: started ? undefined : 'not_sent',
   });
-  return started ? failure : classifyAs(failure, 'not_sent');
+}
+
+/** What a request handed to a dispatcher holds. */
+export interface DispatchRequest {
+  /** e.g. `https://oa.example.com`. */
+  origin: string;
+  /** The endpoint path (and query). */
+  path: string;
+  /** Always `POST` in this API. */
+  method: 'POST';
+  /** The request headers, names in lower case. */
+  headers: Record<string, string>;
+  /** JSON text, or a multipart stream for uploads. */
+  body: string | Readable;
+}
+
+/**
+ * Any undici `Dispatcher` (`Agent`, `Pool`, `ProxyAgent`, `EnvHttpProxyAgent`, `MockAgent`), of undici 6
+ * or 7: the SDK calls its `dispatch` only, with either handler interface.
+ */
+export interface DispatcherLike {
+  /** Sends one request, reporting to `handler` (undici's handler interface of either major version). */
+  dispatch(options: DispatchRequest, handler: object): boolean;
+}
+
+/**
+ * The client's own dispatcher when none is given: a keep-alive Agent, or, when `HTTPS_PROXY` or
+ * `HTTP_PROXY` is set, undici's `EnvHttpProxyAgent` (which honours `NO_PROXY`), as curl and most SDKs
+ * do. The client's own per-attempt timer bounds every request; undici's idle timers would cut a long
+ * upload short.
+ */
+function defaultDispatcher(undici: typeof import('undici'), proxyFromEnv: boolean): Dispatcher {
+  const options = { headersTimeout: 0, bodyTimeout: 0 };
+  return proxyFromEnv ? new undici.EnvHttpProxyAgent(options) : new undici.Agent(options);
+}
+
+/**
+ * The handler for a dispatcher of another undici than the SDK's own: undici 7 calls the
+ * `onRequestStart` family, undici 6 the `onConnect` family, so this one answers both, turning the
+ * older calls into the newer.
+ */
+function eitherHandler(handler: Dispatcher.DispatchHandler): object {
+  let abort: ((reason: Error) => void) | undefined;
+  let aborted = false;
+  const controller = {
+    get aborted() {
+      return aborted;
+    },
+    reason: null,
+    paused: false,
+    abort(reason: Error) {
+      aborted = true;
+      abort?.(reason);
+    },
+    pause() {},
+    resume() {},
+  } as unknown as Dispatcher.DispatchController;
+  return {
+    ...handler,
+    onConnect(abortWith: (reason: Error) => void) {
+      abort = abortWith;
+      handler.onRequestStart?.(controller, {});
+    },
+    onHeaders(status: number, raw: Buffer[], _resume: () => void, statusText: string) {
+      handler.onResponseStart?.(controller, status, parseRawHeaders(raw), statusText);
+      return true;
+    },
+    onData(chunk: Buffer) {
+      handler.onResponseData?.(controller, chunk);
+      return true;
+    },
+    onComplete() {
+      handler.onResponseEnd?.(controller, {});
+    },
+    onError(error: Error) {
+      handler.onResponseError?.(controller, error);
+    },
+  };
+}
+
+/** undici 6 hands headers over as `[name, value, name, value...]` buffers. */
+function parseRawHeaders(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = String(raw[i]).toLowerCase();
+    const value = String(raw[i + 1]);
+    const known = headers[name];
+    headers[name] = known === undefined ? value : Array.isArray(known) ? [...known, value] : [known, value];
+  }
+  return headers;
 }

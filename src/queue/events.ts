@@ -4,7 +4,7 @@
  * `outbox.on` listeners in any process.
  */
 import type { Job, QueueEvents, Worker } from 'bullmq';
-import { TypedEvents } from '../core/emitter.js';
+import { TypedEvents } from '../core/events.js';
 import { OAConfigError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { QueueConnection } from './connection.js';

@@ -1,8 +1,8 @@
 /** The send methods an outbox accepts, and the checks made before anything is stored. */
 import type { OAClient } from '../client.js';
-import { validate } from '../core/validate.js';
 import { endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
+import { validate } from '../schemas/validate.js';
 
 /** The client's send methods that an outbox can queue. */
 export const OUTBOX_METHODS = [

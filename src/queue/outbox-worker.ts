@@ -8,8 +8,8 @@
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
-import { failureKind } from '../core/failure.js';
-import { BEFORE_SEND, NOT_DELIVERED } from '../core/request-options.js';
+import { BEFORE_SEND, NOT_DELIVERED } from '../core/call-control.js';
+import { isOAError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
@@ -157,7 +157,7 @@ export function outboxProcessor(
     try {
       return await send.call(client, params, options);
     } catch (error) {
-      const kind = failureKind(error);
+      const kind = isOAError(error) ? error.retryClass : 'final';
       const kept = describe(error);
       if (kept.deliveryUnknown) {
         // The request may have been acted on: `unknown`, as for a worker that died with it in flight.

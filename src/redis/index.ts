@@ -15,11 +15,12 @@
  *
  * @module oa-messaging/redis
  */
-import type { Coordination } from '../core/coordination.js';
+
 import { type Logger, silentLogger } from '../core/logger.js';
+import type { Coordination } from '../core/options.js';
 import type { Limiter, RateLimits } from '../core/rate-limit.js';
-import { READY_VIDEO_TTL_MS } from '../core/ready-videos.js';
 import { OAConfigError } from '../errors.js';
+import { READY_VIDEO_TTL_MS } from '../video/ready-videos.js';
 import { connectionFrom, positive, type RedisConnectionOptions } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';

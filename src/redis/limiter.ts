@@ -1,5 +1,6 @@
 /** The two rate limits of an api key, counted in Redis across every process that uses it. */
 import { randomUUID } from 'node:crypto';
+import { abortError, SignalWatch, sleep } from '../core/call-control.js';
 import type { Logger } from '../core/logger.js';
 import type {
   AcquireOptions,
@@ -10,8 +11,6 @@ import type {
   RateLimitWindow,
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
-import { SignalWatch } from '../core/signal-watch.js';
-import { abortError, sleep } from '../core/wait.js';
 import { OAConnectionError } from '../errors.js';
 import type { RedisConnection } from './connection.js';
 import { ACQUIRE, ENDED, RELEASE, RENEW_LEASES } from './scripts.js';

@@ -1,8 +1,8 @@
 /** The renewal lock: one process at a time logs in or refreshes the token of an api key. */
 import { randomUUID } from 'node:crypto';
-import { keepLease } from '../core/lease.js';
+import { abortError, sleep } from '../core/call-control.js';
 import type { Logger } from '../core/logger.js';
-import { abortError, sleep } from '../core/wait.js';
+import { keepLease } from '../webhook/lease.js';
 import type { RedisConnection } from './connection.js';
 import { EXTEND_LOCK, RELEASE_LOCK, TAKE_LOCK } from './scripts.js';
 

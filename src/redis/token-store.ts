@@ -1,5 +1,5 @@
 /** The token pair of each api key, shared in Redis by every process. */
-import type { StoredToken, TokenStore } from '../core/token-store.js';
+import type { StoredToken, TokenStore } from '../core/auth.js';
 import type { RedisConnection } from './connection.js';
 import { DELETE_TOKEN, GET_TOKEN, SET_TOKEN } from './scripts.js';
 

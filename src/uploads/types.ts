@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type FormData from 'form-data';
-import type { RequestOptions } from '../core/request-options.js';
+import type { RequestOptions } from '../core/options.js';
 
 /** The three upload endpoints (9-11 of the spec). */
 export type UploadKind = 'image' | 'video' | 'audio';

@@ -3,7 +3,7 @@
  * to `onEvent`, turned into a status and a small JSON body. The handlers only read the body with a limit
  * and write the answer in their runtime's terms.
  */
-import type { FullLogger, Logger } from '../core/logger.js';
+import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce } from './deliver-once.js';
@@ -96,7 +96,7 @@ export interface WebhookCore<Req> {
   /** The answer for a request whose handling failed outside `onEvent` (logged). */
   failed(message: string, error: unknown): WebhookResult;
   /** The `logger` option, made safe: each method exists and never throws. */
-  readonly log: FullLogger;
+  readonly log: Logger;
   /** Everything after the body is read: verify, parse, dedupe, `onEvent`. Never rejects. */
   handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
 }
@@ -105,20 +105,6 @@ export interface WebhookCore<Req> {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
-
-/** Each method of `logger`, called inside a try: a broken logger must not cost the sender its answer. */
-function safeLogger(logger: Logger | undefined): FullLogger {
-  const level =
-    (name: keyof Logger) =>
-    (message: string, details?: Record<string, unknown>): void => {
-      try {
-        logger?.[name]?.(message, details);
-      } catch {
-        // Nowhere left to report it.
-      }
-    };
-  return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') };
-}
 
 const answer = (status: number, body: WebhookResult['body'], extra: Record<string, string> = {}) => ({
   status,
@@ -136,7 +122,8 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     throw new OAConfigError('webhook handler: maxBodyBytes must be a positive integer');
   }
   const { onEvent, verify } = options;
-  const logger = safeLogger(options.logger);
+  // A broken logger (one that throws or rejects) must not cost the sender its answer.
+  const logger = containLogger(options.logger ?? {});
   const deliverOnce = options.dedupe
     ? createDeliverOnce(options.dedupe === true ? {} : options.dedupe, logger)
     : undefined;
@@ -144,7 +131,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   const tooLarge = () => answer(413, { error: `Body larger than ${maxBodyBytes} bytes` });
 
   const unsupportedEncoding = (coding: string) => {
-    logger.warn(`oa-messaging webhook: Content-Encoding ${coding} cannot be decoded (415)`);
+    logger.warn?.(`oa-messaging webhook: Content-Encoding ${coding} cannot be decoded (415)`);
     // 415, not 400: the sender may try again without this encoding (RFC 7694 names the ones we read).
     return answer(
       415,
@@ -154,7 +141,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   };
 
   const failed = (message: string, error: unknown) => {
-    logger.error(`oa-messaging webhook: ${message}`, { error });
+    logger.error?.(`oa-messaging webhook: ${message}`, { error });
     return answer(500, { error: 'Internal error' });
   };
 
@@ -169,7 +156,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
         return failed('verify threw', error);
       }
       if (allowed !== true) {
-        logger.warn('oa-messaging webhook: request refused by verify (401)');
+        logger.warn?.('oa-messaging webhook: request refused by verify (401)');
         return answer(401, { error: 'Unauthorized' });
       }
     }
@@ -180,12 +167,12 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     } catch (error) {
       if (!isOAError(error)) return failed('parsing failed unexpectedly', error);
       // Only what can never be an event gets here (not UTF-8, not JSON, not an object).
-      logger.warn(`oa-messaging webhook: not an event (400): ${error.message}`);
+      logger.warn?.(`oa-messaging webhook: not an event (400): ${error.message}`);
       return answer(400, { error: error.message });
     }
     if (event.issues.length > 0) {
       // Paths and reasons only, never values: the event itself still reaches onEvent.
-      logger.debug(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
+      logger.debug?.(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
         issues: event.issues,
       });
     }
@@ -202,7 +189,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       const outcome = await deliverOnce(key, handleEvent);
       if (outcome === 'duplicate') return answer(200, { ok: true, duplicate: true });
       if (outcome === 'processed') return answer(200, { ok: true });
-      logger.warn('oa-messaging webhook: an earlier delivery of this message is still running (503)');
+      logger.warn?.('oa-messaging webhook: an earlier delivery of this message is still running (503)');
       return answer(
         503,
         { error: 'An earlier delivery of this message is still being processed' },
@@ -220,13 +207,13 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     maxBodyBytes,
     precheck(method, contentLength) {
       if (method?.toUpperCase() !== 'POST') {
-        logger.debug(`oa-messaging webhook: method ${method ?? '(none)'} not allowed (405)`);
+        logger.debug?.(`oa-messaging webhook: method ${method ?? '(none)'} not allowed (405)`);
         return answer(405, { error: 'Method not allowed' }, { allow: 'POST' });
       }
       // A malformed Content-Length is left to the streaming check rather than trusted either way.
       const declared = contentLength ? Number(contentLength) : Number.NaN;
       if (Number.isFinite(declared) && declared > maxBodyBytes) {
-        logger.warn(`oa-messaging webhook: Content-Length ${declared} over ${maxBodyBytes} (413)`);
+        logger.warn?.(`oa-messaging webhook: Content-Length ${declared} over ${maxBodyBytes} (413)`);
         return tooLarge();
       }
       return undefined;
@@ -237,12 +224,12 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       if (coding === undefined) return raw;
       const decoded = await decoder(raw, coding, maxBodyBytes);
       if (decoded === TOO_LARGE) {
-        logger.warn(`oa-messaging webhook: body over ${maxBodyBytes} bytes once decoded (413)`);
+        logger.warn?.(`oa-messaging webhook: body over ${maxBodyBytes} bytes once decoded (413)`);
         return tooLarge();
       }
       if (decoded === UNSUPPORTED) return unsupportedEncoding(coding);
       if (decoded === UNREADABLE) {
-        logger.warn(`oa-messaging webhook: not an event (400): the body is not valid ${coding}`);
+        logger.warn?.(`oa-messaging webhook: not an event (400): the body is not valid ${coding}`);
         return answer(400, { error: `Invalid webhook event: the body is not valid ${coding}` });
       }
       return decoded;

@@ -4,8 +4,9 @@
  * but waits for the outcome: done means 200, released means it claims the key and runs `onEvent`
  * itself. The wait is bounded; past it the duplicate answers 503 and the sender tries again later.
  */
-import type { FullLogger } from '../core/logger.js';
-import { sleep } from '../core/wait.js';
+
+import { sleep } from '../core/call-control.js';
+import type { Logger } from '../core/logger.js';
 import { OAConfigError } from '../errors.js';
 import {
   DEFAULT_DEDUPE,
@@ -45,7 +46,7 @@ function checkStore(store: WebhookDedupeStore): WebhookDedupeStore {
 }
 
 /** Builds the deduplication of one handler from its `dedupe` option. Throws at once on bad options. */
-export function createDeliverOnce(options: WebhookDedupeOptions, logger: FullLogger): DeliverOnce {
+export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger): DeliverOnce {
   const ttlMs = positiveMs('ttlMs', options.ttlMs, DEFAULT_DEDUPE.ttlMs);
   const claimTtlMs = positiveMs('claimTtlMs', options.claimTtlMs, DEFAULT_DEDUPE.claimTtlMs);
   const waitTimeoutMs = positiveMs('waitTimeoutMs', options.waitTimeoutMs, DEFAULT_DEDUPE.waitTimeoutMs);
@@ -62,7 +63,7 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: FullLog
     try {
       return await step();
     } catch (error) {
-      logger.error(`oa-messaging webhook: the dedupe store failed to ${what}`, { error });
+      logger.error?.(`oa-messaging webhook: the dedupe store failed to ${what}`, { error });
       return undefined;
     }
   }
@@ -108,7 +109,7 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: FullLog
     for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(MAX_POLL_MS, pollMs * 1.5)) {
       const state = await attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
       if (state === 'done') {
-        logger.debug('oa-messaging webhook: duplicate delivery skipped (200)');
+        logger.debug?.('oa-messaging webhook: duplicate delivery skipped (200)');
         return 'duplicate';
       }
       if (state !== 'in-flight') {

@@ -4,9 +4,10 @@
  * message is taken over, and a live holder extends it every third of that, so that a slow `onEvent`
  * is not run a second time by a redelivery.
  */
-import { keepLease } from '../core/lease.js';
-import type { FullLogger } from '../core/logger.js';
+
+import type { Logger } from '../core/logger.js';
 import type { WebhookDedupeStore } from './dedupe.js';
+import { keepLease } from './lease.js';
 
 /** Runs a store step; a failure is logged and gives `undefined`, never a rejection. */
 export type StoreAttempt = <T>(what: string, step: () => T | Promise<T>) => Promise<T | undefined>;
@@ -23,7 +24,7 @@ export function keepClaim(
   owner: string,
   claimTtlMs: number,
   attempt: StoreAttempt,
-  logger: FullLogger,
+  logger: Logger,
 ): () => void {
   const extend = store.extend;
   if (typeof extend !== 'function') return () => {};
@@ -31,7 +32,7 @@ export function keepClaim(
     () => attempt('extend a claim', () => extend.call(store, key, owner, claimTtlMs)),
     claimTtlMs / 3,
     () =>
-      logger.warn(
+      logger.warn?.(
         'oa-messaging webhook: a delivery lost its claim while onEvent ran; a redelivery may process the message too',
         { claimTtlMs },
       ),

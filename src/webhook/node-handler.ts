@@ -153,7 +153,7 @@ export function createWebhookHandler<Req extends IncomingMessage = IncomingMessa
     } catch (error) {
       // A client that hangs up mid-body is routine, not a server failure, and there is no one to answer.
       if (req.destroyed) {
-        core.log.debug('oa-messaging webhook: the client closed the request before its body was read');
+        core.log.debug?.('oa-messaging webhook: the client closed the request before its body was read');
         return;
       }
       result = core.failed('reading the request failed', error);

@@ -1,5 +1,5 @@
-import { formatIssues } from '../core/validate.js';
 import { OAValidationError } from '../errors.js';
+import { formatIssues } from '../schemas/validate.js';
 import { isJsonObject, readWebhookEvent } from './read-event.js';
 import type { WebhookEvent } from './schemas.js';
 

@@ -5,8 +5,8 @@
  * that does not match is left out of the typed view and listed in `issues`, and the body stays in `raw`.
  */
 import type { z } from 'zod';
-import { toIssues } from '../core/validate.js';
 import type { OAValidationIssue } from '../errors.js';
+import { toIssues } from '../schemas/validate.js';
 import { type MsgBodyElement, MsgBodyElementSchema, type UnknownMsgBodyElement } from './element-schemas.js';
 import {
   OfflinePushInfoSchema,

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { BEFORE_SEND, NOT_DELIVERED } from '../../src/core/request-options.js';
+import { BEFORE_SEND, NOT_DELIVERED } from '../../src/core/call-control.js';
 import { OAConnectionError } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
 import { json } from '../helpers/raw-server.js';

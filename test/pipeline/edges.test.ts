@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import { Dispatcher } from 'undici';
 import { expect, it } from 'vitest';
-import { BEFORE_SEND } from '../../src/core/request-options.js';
+import { BEFORE_SEND } from '../../src/core/call-control.js';
 import { items, OAClient, OAConnectionError, OATimeoutError, OAValidationError } from '../../src/index.js';
 import { settleWithin } from '../helpers/bounded.js';
 import { API, clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';

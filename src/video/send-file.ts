@@ -4,13 +4,13 @@
  * stored file and nothing sent.
  */
 
-import type { RequestOptions } from './core/request-options.js';
-import type { WaitForTranscodeOptions } from './core/transcode.js';
-import { validate } from './core/validate.js';
-import * as req from './schemas/requests.js';
-import type * as res from './schemas/responses.js';
-import { discardInput } from './uploads/source.js';
-import type { FileInput, UploadOptions } from './uploads/types.js';
+import type { RequestOptions } from '../core/options.js';
+import * as req from '../schemas/requests.js';
+import type * as res from '../schemas/responses.js';
+import { validate } from '../schemas/validate.js';
+import { discardInput } from '../uploads/source.js';
+import type { FileInput, UploadOptions } from '../uploads/types.js';
+import type { WaitForTranscodeOptions } from './transcode.js';
 
 /** Options of the one-call helpers `sendImageFile`, `sendAudioFile` and `sendVideoFile`. */
 export interface SendFileOptions<U> extends UploadOptions {

@@ -1,6 +1,6 @@
+import type { CallControl } from '../core/call-control.js';
+import { backoffMs } from '../core/retry.js';
 import { OABadRequestError, OATranscodeTimeoutError } from '../errors.js';
-import type { CallControl } from './call-control.js';
-import { backoffMs } from './retry.js';
 
 /** How long `sendVideo` waits for a ticket still in convert status. */
 export interface WaitForTranscodeOptions {

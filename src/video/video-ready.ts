@@ -6,6 +6,11 @@
  * process sharing the coordination), or once a probe send to a user the integrator names has succeeded.
  */
 import type { z } from 'zod';
+import { type CallControl, sleep } from '../core/call-control.js';
+import type { ClientContext } from '../core/context.js';
+import { checkOptions, type OAClientOptions, type RequestOptions } from '../core/options.js';
+import { call } from '../core/pipeline.js';
+import { type Endpoint, endpoints } from '../endpoints.js';
 import {
   isOAError,
   OAConfigError,
@@ -16,17 +21,16 @@ import {
 import { UuidSchema } from '../schemas/common.js';
 import {
   BroadcastOptionsSchema,
+  SendVideoOptionsSchema,
   type SendVideoParams,
+  SendVideoParamsSchema,
   WaitForVideoOptionsSchema,
 } from '../schemas/requests.js';
-import type { CallControl, CallRegistry } from './call-control.js';
-import type { ClientEvents } from './events.js';
-import type { Logger } from './logger.js';
-import type { ReadyVideos } from './ready-videos.js';
-import type { RequestOptions } from './request.js';
-import { DEFAULT_TRANSCODE_TIMEOUT_MS, type WaitForTranscodeOptions } from './transcode.js';
-import { validate } from './validate.js';
-import { sleep } from './wait.js';
+import type { SendResult } from '../schemas/responses.js';
+import { validate } from '../schemas/validate.js';
+import { MemoryReadyVideos, type ReadyVideos } from './ready-videos.js';
+import type { SendVideoOptions } from './send-file.js';
+import { DEFAULT_TRANSCODE_TIMEOUT_MS, untilTranscoded, type WaitForTranscodeOptions } from './transcode.js';
 
 /** Options of `broadcast`, `broadcastToGroup` and `broadcastToMemberSession`. */
 export interface BroadcastOptions extends RequestOptions {
@@ -61,43 +65,65 @@ export interface WaitForVideoOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** What {@link VideoReadiness} needs from the client. */
-export interface VideoReadinessOptions {
-  /** The api key: ready tickets are remembered per account. */
-  key: string;
-  /** The client's `videoProbeUserId`. */
-  probeUserId: string | undefined;
-  /** This process's memory. */
-  local: ReadyVideos;
-  /** The coordination's memory, shared by every process. */
-  shared: ReadyVideos | undefined;
-  /** The client's `sendVideo`, which waits out the transcode and marks the ticket ready. */
-  sendVideo: (
-    params: SendVideoParams,
-    options: RequestOptions & { waitForTranscode: WaitForTranscodeOptions },
-  ) => Promise<unknown>;
-  events: ClientEvents;
-  logger: Logger;
-  /** The client's live calls: the wait is one of them, so that `close()` and the signal end it at once. */
-  calls: CallRegistry;
-}
-
 type Items = readonly { type: string; msg?: unknown }[];
 
 const TRANSCODE_WAIT = 'waiting for the video transcode';
 
 /** The tickets known ready, and the wait that confirms the others before a broadcast. */
 export class VideoReadiness {
-  readonly #options: VideoReadinessOptions;
+  readonly #ctx: ClientContext;
+  /** The client's `videoProbeUserId`. */
+  readonly #probeUserId: string | undefined;
+  /** This process's memory. */
+  readonly #local: ReadyVideos = new MemoryReadyVideos();
+  /** The coordination's memory, shared by every process. */
+  readonly #shared: ReadyVideos | undefined;
   /** Probes in flight, by ticket: a second broadcast of the same ticket waits for the first probe. */
   readonly #probes = new Map<string, Promise<unknown>>();
 
-  constructor(options: VideoReadinessOptions) {
-    const { probeUserId } = options;
+  constructor(ctx: ClientContext, options: Pick<OAClientOptions, 'videoProbeUserId' | 'coordination'>) {
+    const probeUserId = options.videoProbeUserId;
     if (probeUserId !== undefined && (typeof probeUserId !== 'string' || probeUserId.trim() === '')) {
       throw new OAConfigError('videoProbeUserId must be a user_id (a non-empty string)');
     }
-    this.#options = options;
+    this.#ctx = ctx;
+    this.#probeUserId = probeUserId;
+    this.#shared = options.coordination?.readyVideos;
+  }
+
+  /**
+   * `sendVideo`: while the ticket is still converting, waits and tries again, each try a call of its
+   * own (its own deadline); the waits end on the caller's signal and on close(). Once it succeeds the
+   * ticket is known ready.
+   */
+  async sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
+    const ctx = this.#ctx;
+    const endpoint = endpoints.sendVideo;
+    const checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
+    const { waitForTranscode, ...requestOptions } = checked;
+    const valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
+    const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
+    const result = await untilTranscoded(() => call(ctx, endpoint, valid, requestOptions), {
+      ticket_id: valid.ticket_id,
+      wait: waitForTranscode,
+      control,
+      onWait: (waitMs, attempt, error) => {
+        ctx.logger.info?.(
+          `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
+        );
+        const { name, path } = endpoint;
+        ctx.events.emit('retry', {
+          endpoint: name,
+          path,
+          attempt,
+          reason: 'video_converting',
+          waitMs,
+          error,
+        });
+      },
+    }).finally(() => control.end());
+    await this.markReady(valid.ticket_id);
+    return result;
   }
 
   /**
@@ -105,12 +131,12 @@ export class VideoReadiness {
    * reached costs a probe later, never a failed send.
    */
   async markReady(ticket_id: string): Promise<void> {
-    const { key, local, shared, logger } = this.#options;
-    await local.markReady(key, ticket_id);
+    const key = this.#ctx.apiKey;
+    await this.#local.markReady(key, ticket_id);
     try {
-      await shared?.markReady(key, ticket_id);
+      await this.#shared?.markReady(key, ticket_id);
     } catch (error) {
-      logger.warn?.(`oa-messaging: could not share that video ticket ${ticket_id} is ready`, {
+      this.#ctx.logger.warn?.(`oa-messaging: could not share that video ticket ${ticket_id} is ready`, {
         error: error instanceof Error ? error.message : String(error),
       });
     }
@@ -118,9 +144,10 @@ export class VideoReadiness {
 
   /** Whether a ticket is known ready, here or in the shared memory. */
   async isReady(ticket_id: string): Promise<boolean> {
-    const { key, local, shared } = this.#options;
+    const key = this.#ctx.apiKey;
+    const local = this.#local;
     if (await local.isReady(key, ticket_id)) return true;
-    if (!shared || !(await shared.isReady(key, ticket_id))) return false;
+    if (!this.#shared || !(await this.#shared.isReady(key, ticket_id))) return false;
     await local.markReady(key, ticket_id);
     return true;
   }
@@ -129,12 +156,11 @@ export class VideoReadiness {
    * A broadcast: checks `params` and `options`, waits until every video ticket of its items is known
    * ready (probing those that are not), then runs `send`. Nothing is sent when a check fails.
    */
-  async whenReady<T>(
-    endpoint: { name: string; params: z.ZodType },
+  async broadcast<R extends z.ZodType>(
+    endpoint: Endpoint<z.ZodType, R>,
     params: unknown,
     given: BroadcastOptions | undefined,
-    send: (requestOptions: RequestOptions) => Promise<T>,
-  ): Promise<T> {
+  ): Promise<z.output<R>> {
     // Checked before anything else: a wrong option (null, a signal that is not one) is a typed error.
     if (given !== undefined) validate(BroadcastOptionsSchema, given, `${endpoint.name} options`);
     const options: BroadcastOptions = given ?? {};
@@ -159,7 +185,7 @@ export class VideoReadiness {
         );
       });
     }
-    return send(requestOptions);
+    return call(this.#ctx, endpoint, params, requestOptions);
   }
 
   /** `waitForVideo`: the wait alone. */
@@ -179,7 +205,7 @@ export class VideoReadiness {
     opts: WaitForVideoOptions & { requestTimeoutMs: number | undefined; how: string; what: string },
   ): Promise<void> {
     if (tickets.length === 0) return;
-    const control = this.#options.calls.start(opts.what, { signal: opts.signal });
+    const control = this.#ctx.calls.start(opts.what, { signal: opts.signal });
     try {
       await this.#confirmEach(tickets, opts, control);
     } catch (error) {
@@ -200,7 +226,7 @@ export class VideoReadiness {
     const unknown: string[] = [];
     for (const ticket of tickets) if (!(await this.isReady(ticket))) unknown.push(ticket);
     if (unknown.length === 0) return;
-    const user_id = opts.probeUserId ?? this.#options.probeUserId;
+    const user_id = opts.probeUserId ?? this.#probeUserId;
     const [first] = unknown;
     if (user_id === undefined && first !== undefined) {
       throw new OAVideoNotConfirmedError(
@@ -246,7 +272,7 @@ export class VideoReadiness {
     const left = Math.round(deadline - performance.now());
     if (left <= 0) throw timeoutError(ticket_id);
     const started = performance.now();
-    const probe = this.#options.sendVideo(
+    const probe = this.sendVideo(
       { user_id, ticket_id },
       {
         waitForTranscode: { timeoutMs: left },
@@ -261,11 +287,11 @@ export class VideoReadiness {
       if (this.#probes.get(ticket_id) === probe) this.#probes.delete(ticket_id);
     }
     const waitedMs = Math.round(performance.now() - started);
-    this.#options.logger.info?.(
+    this.#ctx.logger.info?.(
       `oa-messaging: video ticket ${ticket_id} is ready: delivered to the probe user ${user_id} ` +
         `after ${waitedMs} ms`,
     );
-    this.#options.events.emit('videoProbe', { ticket_id, user_id, waitedMs });
+    this.#ctx.events.emit('videoProbe', { ticket_id, user_id, waitedMs });
   }
 }
 

@@ -1,0 +1,141 @@
+/**
+ * The context a client's calls share, made once from its options: the limiter, the token manager,
+ * the headers, the transport, the events and the calls in flight. Constructing it opens nothing (no
+ * socket, no timer). It is also where the token endpoints and the client's own uses of them live.
+ */
+import type { z } from 'zod';
+import { type Endpoint, endpoints } from '../endpoints.js';
+import { OAValidationError } from '../errors.js';
+import { UploadOptionsSchema } from '../schemas/requests.js';
+import type { TokenPair } from '../schemas/responses.js';
+import { prepareUpload } from '../uploads/prepare.js';
+import { discardInput } from '../uploads/source.js';
+import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
+import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
+import { CallRegistry } from './call-control.js';
+import { ClientEvents } from './events.js';
+import { type Logger, loggerFor } from './logger.js';
+import { checkOptions, type OAClientOptions, type RequestOptions, resolveOptions } from './options.js';
+import { call, callUpload, type PipelineContext, RequestHeaders, tokenExchange } from './pipeline.js';
+import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
+import { Transport } from './transport.js';
+
+/** One client's {@link PipelineContext}. */
+export class ClientContext implements PipelineContext, TokenEndpoints {
+  readonly apiKey: string;
+  readonly #apiSecret: string;
+  readonly baseUrl: URL;
+  readonly urls = new Map<string, URL>();
+  readonly headers: RequestHeaders;
+  readonly timeoutMs: number;
+  readonly uploadTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly maxBusyWaitMs: number;
+  readonly limiter: Limiter | undefined;
+  readonly transport: Transport;
+  readonly events: ClientEvents;
+  readonly logger: Logger;
+  readonly tokens: TokenManager;
+  readonly calls = new CallRegistry();
+
+  constructor(options: OAClientOptions) {
+    const resolved = resolveOptions(options);
+    const { apiKey, rateLimit } = resolved;
+    const { coordination } = options;
+    this.apiKey = apiKey;
+    this.#apiSecret = resolved.apiSecret;
+    this.baseUrl = resolved.baseUrl;
+    this.logger = loggerFor(options.logger, options.logLevel);
+    this.events = new ClientEvents(this.logger);
+    // No limiter starts a timer before its first request.
+    this.limiter = rateLimit
+      ? (coordination?.createLimiter(apiKey, rateLimit) ?? new RateLimiter(rateLimit))
+      : undefined;
+    this.tokens = new TokenManager({
+      store: coordination?.tokenStore ?? options.tokenStore ?? new MemoryTokenStore(),
+      lock: coordination,
+      key: apiKey,
+      endpoints: this,
+      refreshBeforeExpiryMs: resolved.refreshBeforeExpiryMs,
+      logger: this.logger,
+      events: this.events,
+    });
+    this.headers = new RequestHeaders(options.appInfo, options.defaultHeaders);
+    this.transport = new Transport(options.dispatcher, resolved.proxyFromEnv);
+    this.timeoutMs = resolved.timeoutMs;
+    this.uploadTimeoutMs = resolved.uploadTimeoutMs;
+    this.maxRetries = resolved.maxRetries;
+    this.maxBusyWaitMs = resolved.maxBusyWaitMs;
+  }
+
+  secrets(): string[] {
+    return [this.#apiSecret, ...this.tokens.knownSecrets()];
+  }
+
+  /** Endpoint 1 for a renewal: one exchange, no retry loop of its own (see `tokenExchange`). */
+  login(slot: Permit | undefined): Promise<TokenPair> {
+    const params = { api_key: this.apiKey, api_secret: this.#apiSecret };
+    return tokenExchange(this, endpoints.generateToken, params, slot);
+  }
+
+  /** Endpoint 2 for a renewal, the same way. */
+  refresh(refresh_token: string, slot: Permit | undefined): Promise<TokenPair> {
+    return tokenExchange(this, endpoints.refreshToken, { refresh_token }, slot);
+  }
+
+  /** `generateToken()`: endpoint 1 as a call of the caller's; the client keeps the pair. */
+  async generateToken(options: RequestOptions | undefined): Promise<TokenPair> {
+    const params = { api_key: this.apiKey, api_secret: this.#apiSecret };
+    const pair = await call(this, endpoints.generateToken, params, options);
+    await this.tokens.save(pair);
+    return pair;
+  }
+
+  /** `refreshToken()`: endpoint 2 with the given refresh token, else the one held. */
+  async refreshToken(refresh_token: string | undefined, options: RequestOptions | undefined) {
+    const token = refresh_token ?? (await this.tokens.currentRefreshToken());
+    if (token === undefined) {
+      throw new OAValidationError(
+        'refreshToken: no refresh token held (none yet, or the API gave none); call generateToken()',
+        [{ path: ['refresh_token'], message: 'Required' }],
+      );
+    }
+    const pair = await call(this, endpoints.refreshToken, { refresh_token: token }, options);
+    await this.tokens.save(pair);
+    return pair;
+  }
+
+  /** An upload: options checked before the file is read, the file read and checked, then the call. */
+  async upload<R extends z.ZodType>(
+    kind: UploadKind,
+    endpoint: Endpoint<z.ZodType, R>,
+    file: FileInput,
+    options: UploadOptions | undefined,
+  ): Promise<z.output<R>> {
+    let checked: UploadOptions;
+    try {
+      checked = checkOptions(this, endpoint, options, UploadOptionsSchema);
+    } catch (error) {
+      // Refused before it was read: a stream handed over is not left open.
+      discardInput(file);
+      throw error;
+    }
+    const prepared = await prepareUpload(kind, file, checked);
+    try {
+      return await callUpload(this, endpoint, prepared, checked);
+    } finally {
+      prepared.discard();
+    }
+  }
+
+  /**
+   * Stops every call (each wait ends now; requests in flight are aborted, and a call that never sent
+   * its request says so) and releases the client's own sockets.
+   */
+  async close(): Promise<void> {
+    if (this.calls.closed) return;
+    this.calls.closeAll();
+    this.limiter?.stop();
+    await this.transport.close();
+  }
+}

@@ -1,0 +1,479 @@
+/**
+ * The one way a call flows, in the order the server sees it, read top to bottom:
+ *
+ *   check params and options (before any I/O)
+ *   -> retry loop (one budget, one deadline)
+ *      -> per attempt: rate-limit slot -> access token -> transport -> map the answer -> parse
+ *
+ * None of the steps knows which endpoint it serves. A login or refresh is one exchange (slot ->
+ * transport -> answer) that the token step runs: no retry loop inside a retry loop.
+ */
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { Endpoint } from '../endpoints.js';
+import {
+  errorFromAnswer,
+  isOAError,
+  OAConnectionError,
+  type OAError,
+  OAResponseValidationError,
+  reissued,
+} from '../errors.js';
+import { formatIssues, toIssues, validate } from '../schemas/validate.js';
+import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
+import type { TokenManager } from './auth.js';
+import {
+  beforeSendOf,
+  type CallControl,
+  type CallRegistry,
+  notDeliveredOf,
+  runBeforeSend,
+  tellNotDelivered,
+} from './call-control.js';
+import type { ClientEvents } from './events.js';
+import type { Logger } from './logger.js';
+import {
+  type AppInfo,
+  answerOf,
+  checkOptions,
+  type OAResponseInfo,
+  type RequestOptions,
+  tellResponse,
+  userAgent,
+} from './options.js';
+import { type Limiter, type Permit, SlotLoan } from './rate-limit.js';
+import { redactJsonText, redactText } from './redact.js';
+import { type Retry, type RetryState, withRetries } from './retry.js';
+import { send, type Transport, type TransportResponse } from './transport.js';
+
+/** What the steps read of the client: made once from its options (see `ClientContext`). */
+export interface PipelineContext {
+  readonly baseUrl: URL;
+  /** Each endpoint's URL, made once: nothing reads or changes it after. */
+  readonly urls: Map<string, URL>;
+  readonly headers: RequestHeaders;
+  /** Per-attempt limit. */
+  readonly timeoutMs: number;
+  /** The per-attempt limit of uploads. */
+  readonly uploadTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly maxBusyWaitMs: number;
+  /** `undefined` when `rateLimit: false`. */
+  readonly limiter: Limiter | undefined;
+  readonly transport: Transport;
+  readonly events: ClientEvents;
+  readonly logger: Logger;
+  readonly tokens: TokenManager;
+  readonly calls: CallRegistry;
+  /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
+  secrets(): Iterable<string | undefined>;
+}
+
+/** A JSON call: params and options checked, then the retry loop. */
+export function call<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  params: unknown,
+  options?: RequestOptions,
+): Promise<z.output<R>> {
+  try {
+    const checked = checkOptions(ctx, endpoint, options);
+    const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
+    return run(new Call(ctx, endpoint, checked, { body: text, headers: ctx.headers.json }));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** An upload, its file read and checked: the retry loop with a fresh multipart body each attempt. */
+export function callUpload<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  upload: PreparedUpload,
+  options: UploadOptions,
+): Promise<z.output<R>> {
+  return run(new Call(ctx, endpoint, options, upload));
+}
+
+/** What one attempt sends: the same JSON text each time, or a fresh multipart stream. */
+interface AttemptBody {
+  body: string | Readable;
+  /** Content headers: `content-type`, and `content-length` when known. */
+  headers: Readonly<Record<string, string>>;
+  dispose?(): void;
+}
+
+/** One call as it goes down the path: made once per call; each step reads it, each attempt updates it. */
+class Call<R extends z.ZodType> implements RetryState {
+  readonly ctx: PipelineContext;
+  readonly endpoint: Endpoint<z.ZodType, R>;
+  readonly control: CallControl;
+  readonly bucket: 'general' | 'upload';
+  /** This attempt's limit. */
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  readonly maxBusyWaitMs: number;
+  readonly isSend: boolean;
+  readonly usesToken: boolean;
+  /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
+  readonly beforeSend: (() => unknown) | undefined;
+  /** Runs when an attempt whose request left certainly did not deliver (see `NOT_DELIVERED`). */
+  readonly notDelivered: (() => unknown) | undefined;
+  /** The caller's `onResponse`, told of the answer that settled the call. */
+  readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
+  readonly #body: AttemptBody | PreparedUpload;
+  readonly #onProgress: UploadOptions['onProgress'];
+  /** An upload's body has been made (read) once. */
+  #read = false;
+  attempt = 0;
+  previous: Retry | undefined = undefined;
+  /** The rate-limit slot the attempt holds. */
+  permit: Permit | undefined = undefined;
+  /** The access token the attempt sends: a 401 renews from this one. */
+  token: string | undefined = undefined;
+
+  constructor(
+    ctx: PipelineContext,
+    endpoint: Endpoint<z.ZodType, R>,
+    options: UploadOptions,
+    body: AttemptBody | PreparedUpload,
+  ) {
+    this.ctx = ctx;
+    this.endpoint = endpoint;
+    this.control = ctx.calls.start(`POST ${endpoint.path}`, options);
+    this.bucket = endpoint.bucket;
+    this.timeoutMs = this.bucket === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs;
+    this.maxRetries = options.maxRetries ?? ctx.maxRetries;
+    this.maxBusyWaitMs = ctx.maxBusyWaitMs;
+    this.isSend = endpoint.isSend;
+    this.usesToken = endpoint.auth;
+    this.beforeSend = beforeSendOf(options);
+    this.notDelivered = notDeliveredOf(options);
+    this.onResponse = options.onResponse;
+    this.#body = body;
+    this.#onProgress = options.onProgress;
+  }
+
+  /** This attempt's body: the JSON text, or the upload's multipart stream made afresh. */
+  makeBody(): AttemptBody {
+    const body = this.#body;
+    if (!('discard' in body)) return body;
+    this.#read = true;
+    const made = body.body(this.#onProgress);
+    return { body: made.body as unknown as Readable, headers: made.headers, dispose: () => made.dispose() };
+  }
+
+  /** Whether the body can be sent again: JSON always; an upload from a one-shot stream until read. */
+  replayable(): boolean {
+    const body = this.#body;
+    return !('discard' in body) || body.replayable || !this.#read;
+  }
+}
+
+/** The call: its retry loop, its control ended however it ends. */
+async function run<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+  try {
+    return await withRetries(call, attemptOnce);
+  } finally {
+    call.control.end();
+  }
+}
+
+/** A token that is stale again by the time its call gets a slot is renewed at most this often. */
+const MAX_RENEWALS_PER_ATTEMPT = 2;
+
+/** One attempt: slot -> token -> exchange. */
+async function attemptOnce<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+  // A replay after a 401 goes ahead of the queue: it already waited its turn once.
+  const replay = call.previous?.reason === 'unauthorized';
+  call.permit = await takeSlot(call, replay);
+  if (call.usesToken) call.token = await tokenFor(call, replay);
+  return exchange(call);
+}
+
+/**
+ * A slot in the client's rate limiter: at once when one is free, else after a wait that the call's
+ * deadline, signal and `close()` can end (the slot, granted later, then goes straight back).
+ */
+async function takeSlot(call: Call<z.ZodType>, first: boolean): Promise<Permit | undefined> {
+  const { limiter } = call.ctx;
+  if (!limiter) return undefined;
+  const { control, endpoint, bucket } = call;
+  let granted: Permit | Promise<Permit>;
+  try {
+    // A call that can be stopped (a deadline, a signal) leaves the queue when it is, so that its
+    // place neither holds up the rest nor keeps the process alive; close() stops the limiter itself.
+    granted = limiter.acquire(bucket, { first, signal: control.stoppable ? control.signal : undefined });
+  } catch (error) {
+    throw notSent(error, `POST ${endpoint.path} not sent: the rate limiter failed`);
+  }
+  if (!(granted instanceof Promise)) return granted;
+  let permit: Permit;
+  try {
+    permit = await control.wait(granted, `waiting for the ${bucket} rate limit`);
+  } catch (error) {
+    // Given up while queued: whenever the slot comes, it goes straight to the next request.
+    granted.then(
+      (late) => late.release(),
+      () => {},
+    );
+    throw notSent(error, `POST ${endpoint.path} not sent: the rate limiter failed`);
+  }
+  if (permit.waitedMs > 0) {
+    const waitedMs = Math.round(permit.waitedMs);
+    call.ctx.logger.debug?.(
+      `oa-messaging: POST ${endpoint.path} waited ${waitedMs} ms for the ${bucket} rate limit`,
+    );
+    call.ctx.events.emit('rateLimitWait', {
+      endpoint: endpoint.name,
+      path: endpoint.path,
+      bucket,
+      waitedMs,
+    });
+  }
+  return permit;
+}
+
+/**
+ * The access token, taken after the slot so that it is fresh when the request leaves. No fresh token:
+ * wait for the one renewal, lending it this call's slot if this call starts it (the lender then queues
+ * again, ahead of the rest). A call that holds its slot too long for the new token to stay fresh
+ * renews again.
+ */
+async function tokenFor(call: Call<z.ZodType>, replay: boolean): Promise<string> {
+  const { tokens } = call.ctx;
+  let token = replay ? undefined : tokens.current();
+  let rejected = replay ? call.token : undefined;
+  for (let renewals = 0; token === undefined; renewals++) {
+    const { permit } = call;
+    // An upload's permit holds an upload slot too, which a login must not use: it goes back instead.
+    const loan = permit && call.bucket === 'general' ? new SlotLoan(permit) : undefined;
+    if (!loan) permit?.release();
+    let renewed: string;
+    try {
+      renewed = await renewToken(call, rejected, loan);
+    } catch (error) {
+      if (loan?.reclaim()) permit?.release();
+      throw error;
+    }
+    rejected = undefined;
+    if (!loan?.reclaim()) call.permit = await takeSlot(call, true);
+    token = tokens.current() ?? (renewals >= MAX_RENEWALS_PER_ATTEMPT ? renewed : undefined);
+  }
+  return token;
+}
+
+/**
+ * A fresh token from the store or a renewal shared with every call that needs one, waited for no
+ * longer than the call's deadline. Whatever failed there, this call's own request has not left; the
+ * renewal's error is shared by every waiting call, so each gets its own copy to reclassify.
+ */
+async function renewToken(call: Call<z.ZodType>, rejected: string | undefined, loan: SlotLoan | undefined) {
+  try {
+    return await call.control.wait(call.ctx.tokens.renewed(rejected, loan), 'waiting for an access token');
+  } catch (error) {
+    // Not the SDK's (a token store's own error): the caller's to judge, never retried.
+    if (!isOAError(error)) throw error;
+    // The credentials were refused: final for this call too (not a 401 of its own to replay).
+    if (error.retryClass === 'unauthorized') throw reissued(error, { retryClass: 'final' });
+    throw notSent(error, 'Not sent: the access token could not be obtained');
+  }
+}
+
+/** A failure before the request left: an SDK error classed `not_sent` (retried, for sends too). */
+function notSent(error: unknown, message: string): OAError {
+  if (isOAError(error)) {
+    const kind = error.retryClass;
+    return kind === 'final' || kind === 'rejected' || kind === 'not_sent'
+      ? error
+      : reissued(error, { retryClass: 'not_sent' });
+  }
+  return new OAConnectionError(`${message}: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+    failure: 'not_sent',
+  });
+}
+
+/** The request, with the slot (`call.permit`) and token (`call.token`) the attempt holds: transport -> answer. */
+async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+  const { ctx, endpoint, control, permit, attempt } = call;
+  let body: AttemptBody | undefined;
+  let res: TransportResponse;
+  let sending = false;
+  // The beforeSend hook ran: this attempt may have recorded that its request left.
+  let recorded = false;
+  const started = performance.now();
+  try {
+    body = call.makeBody();
+    const request = {
+      url: urlOf(ctx, endpoint.path),
+      headers: ctx.headers.of(body.headers, call.token),
+      body: body.body,
+      timeoutMs: call.timeoutMs,
+      isSend: endpoint.isSend,
+      onStart: () => {
+        sending = true;
+      },
+    };
+    const dispatcher = ctx.transport.dispatcher();
+    const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
+    if (call.beforeSend) {
+      recorded = true;
+      await runBeforeSend(control, call.beforeSend, endpoint);
+    }
+    ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
+    if (ctx.events.has('request')) {
+      ctx.events.emit('request', {
+        endpoint: endpoint.name,
+        method: 'POST',
+        path: endpoint.path,
+        attempt,
+      });
+    }
+    res = await send(request, ready, control);
+  } catch (error) {
+    // A request undici began to write counts in its window; one refused before that (by the
+    // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
+    if (sending) permit?.ended();
+    else permit?.release();
+    if (recorded && call.notDelivered) await tellNotDelivered(ctx.logger, control, call.notDelivered, error);
+    throw error;
+  } finally {
+    body?.dispose?.();
+  }
+  permit?.ended();
+  const durationMs = Math.round(performance.now() - started);
+  ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path} -> ${res.status}`, {
+    status: res.status,
+    ms: durationMs,
+  });
+  if (ctx.events.has('response')) {
+    const { status } = res;
+    ctx.events.emit('response', {
+      endpoint: endpoint.name,
+      method: 'POST',
+      path: endpoint.path,
+      attempt,
+      status,
+      durationMs,
+    });
+  }
+  let data: z.output<R>;
+  try {
+    data = readAnswer(call, res);
+  } catch (error) {
+    if (recorded && call.notDelivered) await tellNotDelivered(ctx.logger, control, call.notDelivered, error);
+    throw error;
+  }
+  if (call.onResponse) tellResponse(ctx, call.onResponse, answerOf(res, attempt));
+  return data;
+}
+
+/**
+ * The answer's `data`, parsed by the endpoint's schema, or the error it stands for. Everything that
+ * leaves in an error is scrubbed (secrets, credential fields, JWTs); a successful answer reaches the
+ * caller and the token store intact (it may rightly hold a token the client already has).
+ */
+function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse): z.output<R> {
+  const { endpoint, ctx } = call;
+  const scrub = (text: string) => redactText(text, ctx.secrets());
+  if (res.status < 200 || res.status >= 300) {
+    throw errorFromAnswer({
+      status: res.status,
+      headers: res.headers,
+      text: scrub(res.text),
+      path: endpoint.path,
+      isSend: endpoint.isSend,
+    });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(res.text);
+  } catch (error) {
+    // JSON.parse's message quotes the body: keep it as the cause, scrubbed like the body.
+    const cut = res.truncated ? ` (cut at ${res.text.length} bytes)` : '';
+    throw new OAResponseValidationError(
+      `POST ${endpoint.path} answered ${res.status} with a body that is not JSON${cut}`,
+      // Scrubbed whole, then cut: a cut first could leave the start of a secret that no longer matches.
+      { status: res.status, path: endpoint.path, body: scrub(res.text).slice(0, 1000), issues: [] },
+      // A 2xx is the API's "done": a send most likely went out, though its answer cannot be read.
+      { cause: new SyntaxError(scrub((error as Error).message)), deliveryUnknown: endpoint.isSend },
+    );
+  }
+  const data = (body as { data?: unknown } | null)?.data;
+  const result = endpoint.response.safeParse(data);
+  if (result.success) return result.data;
+  const issues = toIssues(result.error).map((issue) => ({ ...issue, path: ['data', ...issue.path] }));
+  throw new OAResponseValidationError(
+    `POST ${endpoint.path} answered ${res.status} with an unexpected body: ${formatIssues(issues)}`,
+    { status: res.status, path: endpoint.path, body: redactJsonText(scrub(res.text)), issues },
+    { deliveryUnknown: endpoint.isSend },
+  );
+}
+
+/**
+ * Endpoint 1 or 2 for the token manager: one exchange, straight to the transport, in the slot lent by
+ * the call that started the renewal, else in one of its own ahead of the rate limiter's queue. Not
+ * bounded by any one caller (every call waiting for the token shares it): each caller stops waiting at
+ * its own deadline; the request itself has the client's per-attempt limit. A control of its own, so
+ * that close() ends it too.
+ */
+export async function tokenExchange<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  params: unknown,
+  slot: Permit | undefined,
+): Promise<z.output<R>> {
+  const call = new Call(ctx, endpoint, {}, { body: JSON.stringify(params), headers: ctx.headers.json });
+  call.attempt = 1;
+  try {
+    call.permit = slot ?? (await takeSlot(call, true));
+    return await exchange(call);
+  } finally {
+    call.control.end();
+  }
+}
+
+/**
+ * The headers each request carries: built once per client (and once per token for the bearer), so
+ * that the hot path spreads no object per call.
+ */
+export class RequestHeaders {
+  /** The headers of a JSON request without a token (a login or refresh). */
+  readonly json: Readonly<Record<string, string>>;
+  readonly #common: Readonly<Record<string, string>>;
+  #bearer: { token: string; headers: Record<string, string> } | undefined;
+
+  constructor(app: AppInfo | undefined, defaults: Record<string, string> | undefined) {
+    this.#common = { ...defaults, accept: 'application/json', 'user-agent': userAgent(app) };
+    this.json = { ...this.#common, 'content-type': 'application/json' };
+  }
+
+  /** An attempt's headers: its content headers (the JSON ones, or an upload's) and the token. */
+  of(content: Readonly<Record<string, string>>, token: string | undefined): Record<string, string> {
+    if (content !== this.json) {
+      return {
+        ...this.#common,
+        ...content,
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      };
+    }
+    if (token === undefined) return content;
+    // Built once per token rather than spread on every call.
+    if (this.#bearer?.token !== token) {
+      this.#bearer = { token, headers: { ...this.json, authorization: `Bearer ${token}` } };
+    }
+    return this.#bearer.headers;
+  }
+}
+
+/** The URL of an endpoint, made once per client. */
+function urlOf(ctx: PipelineContext, path: string): URL {
+  let url = ctx.urls.get(path);
+  if (!url) {
+    url = new URL(ctx.baseUrl);
+    url.pathname = `${ctx.baseUrl.pathname.replace(/\/+$/, '')}${path}`;
+    ctx.urls.set(path, url);
+  }
+  return url;
+}
