@@ -1,5 +1,6 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
+import ts from 'typescript';
 
 const MISSING_MSW =
   'oa-messaging/testing/msw needs the msw package (2.x), an optional peer dependency: npm install --save-dev msw';
@@ -19,6 +20,36 @@ async function checkMswFirst(): Promise<void> {
     "try { require.resolve('msw'); } catch (cause) { " +
     `throw new (require('../index.cjs').OAConfigError)(${JSON.stringify(MISSING_MSW)}, { cause }); }\n`;
   await writeFile(file, text.replace("'use strict';\n", `'use strict';\n${check}`));
+}
+
+/** The examples `oa example NAME` writes: those that run with the package alone (and, for campaign, Redis). */
+export const EXAMPLES = ['quickstart', 'webhook-receiver', 'campaign'];
+const BLANK = '//__blank_line__';
+
+/**
+ * The examples as plain ES modules (dist/examples/*.mjs), for `oa example` to write into a user's
+ * folder: they run with `node`, with no TypeScript tooling, in a CommonJS project too. TypeScript's own
+ * transpiler keeps the comments, which are half of an example; blank lines are marked so that they stay.
+ */
+async function writeExamples(): Promise<void> {
+  const sources = [
+    ...EXAMPLES.map((name) => `${name}.ts`),
+    ...(await readdir('examples/support')).map((file) => `support/${file}`),
+  ];
+  await mkdir('dist/examples/support', { recursive: true });
+  for (const source of sources) {
+    const text = (await readFile(`examples/${source}`, 'utf8')).replace(/^$/gm, BLANK);
+    const { outputText } = ts.transpileModule(text, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
+    const js = outputText
+      .replaceAll(BLANK, '')
+      .replace(/^[ \t]+$/gm, '')
+      // A relative import names the .mjs file; the way to run it is node.
+      .replace(/(from\s+['"]\.{1,2}\/[^'"]+)\.js(['"])/g, '$1.mjs$2')
+      .replace(/npx tsx examples\/([\w-]+)\.ts/g, 'node $1.mjs');
+    await writeFile(`dist/examples/${source.replace(/\.ts$/, '.mjs')}`, js);
+  }
 }
 
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
@@ -66,6 +97,7 @@ export const cli: Options = {
   target: 'node20',
   splitting: false,
   treeshake: true,
+  onSuccess: writeExamples,
   banner: {
     js: [
       '#!/usr/bin/env node',

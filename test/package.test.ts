@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockServer } from '../src/testing/index.js';
@@ -16,6 +16,8 @@ import {
   strictTsconfig,
 } from './helpers/consumer.js';
 import { tsBlocks } from './helpers/readme-blocks.js';
+import { readmeMentions } from './helpers/readme-links.js';
+import { REDIS_SERVER, startRedisServer } from './redis/redis-server.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const ENTRIES = [
@@ -36,6 +38,8 @@ const CLI_LIBRARIES = [
   'emoji-regex',
 ];
 let consumer: string;
+/** The packed tarball. */
+let tarball: string;
 /** An app that installed the tarball and nothing else: what `npm install oa-messaging` gives. */
 let bare: string;
 
@@ -49,8 +53,10 @@ let bare: string;
 beforeAll(async () => {
   consumer = await mkdtemp(join(tmpdir(), 'oa-messaging-consumer-'));
   bare = await mkdtemp(join(tmpdir(), 'oa-messaging-app-'));
-  // Build first, then pack without scripts, so that stdout is nothing but npm's JSON.
+  // Build first (the API reference too: it ships in docs/api), then pack without scripts, so that
+  // stdout is nothing but npm's JSON.
   await run('npm', ['run', 'build'], { cwd: root });
+  await run('npm', ['run', 'docs'], { cwd: root, timeout: 120_000 });
   const { stdout } = await run(
     'npm',
     ['pack', '--json', '--ignore-scripts', '--pack-destination', consumer],
@@ -59,6 +65,7 @@ beforeAll(async () => {
     },
   );
   const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  tarball = join(consumer, filename);
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   await run(
     'npm',
@@ -122,10 +129,20 @@ import { parseWebhookEvent } from 'oa-messaging/webhook';
 `;
 
 describe('the packed tarball', () => {
-  it('holds dist and the package files only, and declares no side effects', async () => {
+  it('holds dist, the documents the README points at and the examples, and declares no side effects', async () => {
     const installed = join(consumer, 'node_modules', 'oa-messaging');
     const files = await readdir(installed);
-    expect(files.sort()).toEqual(['CHANGELOG.md', 'LICENSE', 'README.md', 'dist', 'package.json']);
+    expect(files.sort()).toEqual([
+      'BENCHMARKS.md',
+      'CHANGELOG.md',
+      'LICENSE',
+      'README.md',
+      'dist',
+      'docs',
+      'examples',
+      'package.json',
+    ]);
+    expect((await readdir(join(installed, 'docs'))).sort()).toEqual(['api', 'inbox.png']);
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
       sideEffects: unknown;
     };
@@ -344,6 +361,110 @@ describe("the README's CommonJS quickstart", () => {
       await mock.close();
     }
   });
+});
+
+describe('the README, followed by a package user (only node_modules/oa-messaging)', () => {
+  const installed = () => join(bare, 'node_modules', 'oa-messaging');
+  const oa = (args: string[], cwd = bare) =>
+    run(join(cwd, 'node_modules', '.bin', 'oa'), args, { cwd, timeout: 20_000 });
+  const noAccount = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('OA_')),
+  );
+
+  it('every link and file it names is in the package, and every script or other file is labelled as for a clone', async () => {
+    const mentions = readmeMentions(await readFile(join(installed(), 'README.md'), 'utf8'));
+    expect(mentions.filter((m) => m.kind === 'link').length).toBeGreaterThan(0);
+    const missing: string[] = [];
+    for (const m of mentions) {
+      // A link must resolve wherever it is: a reader of the package follows it.
+      if ((m.cloneOnly && m.kind !== 'link') || m.kind === 'example') continue;
+      // A script of the repository's package.json runs in a clone only; a file must be in the package.
+      // The repository's own test files, named as what checks a claim, are never in a package.
+      const found =
+        m.kind !== 'script' &&
+        (m.target.startsWith('test/') ||
+          (await stat(join(installed(), m.target.replace(/\*.*$/, ''))).catch(() => undefined)));
+      if (!found) missing.push(`README.md:${m.line} ${m.kind} ${m.target}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('ships the API reference under docs/api, every page reachable from its index', async () => {
+    const api = join(installed(), 'docs', 'api');
+    const pages = (await readdir(api, { recursive: true })).filter((f) => f.endsWith('.md')).sort();
+    expect(pages).toContain('README.md');
+    const linked = new Set<string>(['README.md']);
+    for (const page of pages) {
+      const text = await readFile(join(api, page), 'utf8');
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
+        const file = join(dirname(page), target ?? '');
+        expect(pages, `${page} links ${target}`).toContain(file);
+        linked.add(file);
+      }
+    }
+    expect([...linked].sort()).toEqual(pages);
+    const client = await readFile(join(api, 'oa-messaging.md'), 'utf8');
+    expect(client).toContain('**sendText**(`params`, `options?`)');
+  });
+
+  it('npx oa example NAME writes a runnable example into the current folder, and each runs against the fake', {
+    timeout: 120_000,
+  }, async () => {
+    const names = [
+      ...new Set(
+        readmeMentions(await readFile(join(installed(), 'README.md'), 'utf8'))
+          .filter((m) => m.kind === 'example')
+          .map((m) => m.target),
+      ),
+    ];
+    expect(names).toContain('webhook-receiver');
+    const { stdout: list } = await oa(['example']);
+    for (const name of ['quickstart', 'webhook-receiver', 'campaign']) expect(list).toContain(name);
+    for (const name of ['quickstart', 'webhook-receiver']) {
+      const written = await oa(['example', name]);
+      expect(written.stdout).toContain(`node ${name}.mjs`);
+      // The app is CommonJS (what npm init writes): the example runs as an ES module all the same.
+      const ran = await run(process.execPath, [`${name}.mjs`], {
+        cwd: bare,
+        env: noAccount,
+        timeout: 60_000,
+      });
+      expect(ran.stdout).toContain('using the fake OA server at http://127.0.0.1:');
+    }
+    // Both share support/connect.mjs, written once. A file of the user's own (changed) is left alone.
+    await writeFile(join(bare, 'quickstart.mjs'), '// my own changes\n', { flag: 'a' });
+    const again = await oa(['example', 'quickstart']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(again).toMatchObject({ code: 2, stderr: expect.stringContaining('quickstart.mjs') });
+  });
+
+  it.skipIf(!REDIS_SERVER)(
+    'npx oa example campaign runs with bullmq and ioredis installed, against a redis-server',
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      const app = await projectIn(consumer, 'campaign-app', 'commonjs', {});
+      await run(
+        'npm',
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, 'bullmq', 'ioredis'],
+        { cwd: app, timeout: 150_000 },
+      );
+      await oa(['example', 'campaign'], app);
+      const redis = await startRedisServer();
+      try {
+        const ran = await run(process.execPath, ['campaign.mjs'], {
+          cwd: app,
+          env: { ...noAccount, REDIS_URL: redis.url },
+          timeout: 60_000,
+        });
+        expect(ran.stdout).toContain('"delivered":120');
+      } finally {
+        await redis.stop();
+      }
+    },
+  );
 });
 
 describe('an app on undici 6', () => {

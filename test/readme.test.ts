@@ -1,11 +1,14 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMockServer } from '../src/testing/index.js';
+import { buildInboundEvent, createMockServer, sendInboundMessage } from '../src/testing/index.js';
+import { listen } from './helpers/listen.js';
 import { type Block, tsBlocks } from './helpers/readme-blocks.js';
+import { collectOutput } from './helpers/run-script.js';
 
 /**
  * Every TypeScript block of the README, compiled with the repository's strict tsconfig (where
@@ -53,6 +56,18 @@ declare global {
 }
 `;
 
+/**
+ * The part of NestJS that its recipe uses, declared: NestJS itself is not installed here (its
+ * framework and peers for one compiled controller), so the recipe is compiled, not run.
+ */
+const NESTJS = `declare module '@nestjs/common' {
+  export function Controller(prefix?: string): ClassDecorator;
+  export function Post(path?: string): MethodDecorator;
+  export function Req(): ParameterDecorator;
+  export function Res(): ParameterDecorator;
+}
+`;
+
 const fileOf = (block: Block) => `block-${block.line}.${block.commonjs ? 'cts' : 'ts'}`;
 let blocks: Block[];
 
@@ -61,12 +76,19 @@ beforeAll(async () => {
   // Outside the repository (whose tsconfig would take the declarations below as its own globals).
   dir = await mkdtemp(join(tmpdir(), 'oa-readme-'));
   await writeFile(join(dir, 'ambient.d.ts'), AMBIENT);
+  await writeFile(join(dir, 'nestjs.d.ts'), NESTJS);
   await writeFile(
     join(dir, 'tsconfig.json'),
     // A CommonJS project writes `import` too: verbatimModuleSyntax (this repository's choice) is off.
     JSON.stringify({
       extends: join(root, 'tsconfig.json'),
-      compilerOptions: { verbatimModuleSyntax: false },
+      // noUncheckedIndexedAccess as a strict user has it (the repository's own setting, made explicit);
+      // parameter decorators (NestJS) need the experimental ones.
+      compilerOptions: {
+        verbatimModuleSyntax: false,
+        noUncheckedIndexedAccess: true,
+        experimentalDecorators: true,
+      },
       include: ['*.ts', '*.cts'],
     }),
   );
@@ -137,5 +159,104 @@ describe('README code blocks', () => {
         await mock.close();
       }
     }
+  });
+});
+
+/** The recipe block of `name`; fails the test when there is none. */
+function recipe(name: string): Block {
+  const block = blocks.find((b) => b.recipe?.name === name);
+  if (!block) throw new Error(`README.md has no webhook recipe marked for ${name}`);
+  return block;
+}
+
+/** A free port on 127.0.0.1, for a recipe to listen on. */
+async function freePort(): Promise<number> {
+  const probe = await listen(() => {});
+  await probe.close();
+  return Number(new URL(probe.url).port);
+}
+
+describe('README webhook recipes, one per framework', () => {
+  it('has a recipe for Express, Fastify, Hono, Koa, Next.js and NestJS', () => {
+    const recipes = blocks.flatMap((b) => (b.recipe ? [`${b.recipe.kind} ${b.recipe.name}`] : []));
+    expect(recipes.sort()).toEqual([
+      'compiled nestjs',
+      'receiver express',
+      'receiver fastify',
+      'receiver hono',
+      'receiver koa',
+      'route-handler nextjs',
+    ]);
+  });
+
+  it('shows the check that getMessageMedia(...)[i].url asks for (compiled with noUncheckedIndexedAccess)', () => {
+    const uses = blocks.filter((b) => /getMessageMedia\([^)]*\)\[\w+\]/.test(b.code));
+    expect(uses.length).toBeGreaterThan(0);
+    for (const block of uses) expect(block.code).toMatch(/\?\.url|\.url !== undefined|\.url\)/);
+  });
+
+  for (const name of ['express', 'fastify', 'hono', 'koa']) {
+    it(`${name}: the recipe listens on PORT, answers an inbound message 200 and runs onEvent`, {
+      timeout: 60_000,
+    }, async () => {
+      const block = recipe(name);
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', join(dir, fileOf(block))], {
+        cwd: root,
+        env: { ...process.env, OA_LOG: '', PORT: String(port) },
+        stdio: 'pipe',
+      });
+      const output = collectOutput(child);
+      const exited = once(child, 'exit');
+      try {
+        const url = `http://127.0.0.1:${port}/oa/webhook`;
+        // Until the recipe listens: a refused connection delivers nothing, so trying again is safe.
+        const started = Date.now();
+        let reply: Awaited<ReturnType<typeof sendInboundMessage>> | undefined;
+        while (!reply) {
+          reply = await sendInboundMessage(url, 'Is the blue jacket in stock?').catch((error: unknown) => {
+            if (Date.now() - started > 40_000)
+              throw new Error(`${name} never listened:\n${output()}`, { cause: error });
+            return new Promise<undefined>((resolve) => setTimeout(resolve, 200));
+          });
+        }
+        expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { ok: true } });
+        await expect.poll(output, { timeout: 10_000 }).toContain('message Is the blue jacket in stock?');
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    });
+  }
+
+  it('nextjs: the route handler answers a Request carrying an inbound message', {
+    timeout: 60_000,
+  }, async () => {
+    const block = recipe('nextjs');
+    expect(block.code).toMatch(/export async function POST\(request: Request\)/);
+    // Outside the compiled folder: the driver is the test's, not the README's.
+    await mkdir(join(dir, 'drive'), { recursive: true });
+    const driver = join(dir, 'drive', 'nextjs.ts');
+    const event = JSON.stringify(buildInboundEvent('Are you open on Sunday?'));
+    await writeFile(
+      driver,
+      `import { POST } from '../${fileOf(block).replace(/\.ts$/, '.js')}';
+const request = new Request('http://localhost/api/oa/webhook', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: ${JSON.stringify(event)},
+});
+const response = await POST(request);
+console.log('answered', response.status, await response.text());
+`,
+    );
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', driver], {
+      cwd: root,
+      env: { ...process.env, OA_LOG: '' },
+      timeout: 30_000,
+    });
+    expect(stderr).toBe('');
+    expect(stdout).toContain('message Are you open on Sunday?');
+    expect(stdout).toContain('answered 200 {"ok":true}');
   });
 });

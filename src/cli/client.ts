@@ -1,13 +1,41 @@
 /** The SDK client of a command, configured from its flags, the environment and `.env`. */
-import { OAClient, type OAClientOptions, type RetryReason } from '../index.js';
+import { isOAError, OAClient, type OAClientOptions, type RetryReason } from '../index.js';
 import { type ConnectionFlags, resolveConnection } from './config.js';
+import { UsageError } from './errors.js';
 import type { Output } from './output.js';
 
 /** The flags of {@link withConnectionOptions}. */
 export interface ClientFlags extends ConnectionFlags {
   timeout?: number;
+  uploadTimeout?: number;
+  maxRetries?: number;
+  maxBusyWait?: number;
+  /** `false` with `--no-rate-limit`. */
+  rateLimit?: boolean;
+  allowInsecureHttp?: boolean;
+  header?: Record<string, string>;
   json?: boolean;
 }
+
+/** Each client option a configuration error may name, and how `oa` takes it. */
+const FLAG_OF_OPTION: readonly [RegExp, string][] = [
+  [/pass \{ allowInsecureHttp: true \}/g, 'pass --allow-insecure-http (or set OA_ALLOW_INSECURE_HTTP=1)'],
+  [/\bbaseUrl( \(OA_BASE_URL\))?/g, '--base-url'],
+  [/\bapiKey \(OA_API_KEY\)|\bapiKey\b/g, '--api-key (or OA_API_KEY)'],
+  [/\bapiSecret \(OA_API_SECRET\)|\bapiSecret\b/g, '--api-secret (or OA_API_SECRET)'],
+  [/\buploadTimeoutMs\b/g, '--upload-timeout'],
+  [/\btimeoutMs\b/g, '--timeout'],
+  [/\bmaxRetries\b/g, '--max-retries'],
+  [/\bmaxBusyWaitMs\b/g, '--max-busy-wait'],
+  [/\bdefaultHeaders\b/g, '--header'],
+];
+
+/** A configuration error of the SDK, told in the flags and variables of `oa`. */
+export function inFlags(message: string): string {
+  return FLAG_OF_OPTION.reduce((text, [pattern, flag]) => text.replace(pattern, flag), message);
+}
+
+const truthy = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/i.test(value);
 
 /**
  * A client for the command's settings. The secret is registered with `out` first, so that no line
@@ -20,11 +48,21 @@ export function createClient(
 ): OAClient {
   const settings = resolveConnection(flags);
   out.addSecret(settings.apiSecret);
-  return new OAClient({
-    ...extra,
-    ...settings,
-    ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }),
-  });
+  const options: OAClientOptions = { ...extra, ...settings };
+  if (flags.timeout !== undefined) options.timeoutMs = flags.timeout;
+  if (flags.uploadTimeout !== undefined) options.uploadTimeoutMs = flags.uploadTimeout;
+  if (flags.maxRetries !== undefined) options.maxRetries = flags.maxRetries;
+  if (flags.maxBusyWait !== undefined) options.maxBusyWaitMs = flags.maxBusyWait;
+  if (flags.rateLimit === false) options.rateLimit = false;
+  if (flags.allowInsecureHttp || truthy(process.env.OA_ALLOW_INSECURE_HTTP)) options.allowInsecureHttp = true;
+  if (flags.header !== undefined) options.defaultHeaders = flags.header;
+  try {
+    return new OAClient(options);
+  } catch (error) {
+    // The SDK speaks of its options; the user typed flags.
+    if (isOAError(error) && error.name === 'OAConfigError') throw new UsageError(inFlags(error.message));
+    throw error;
+  }
 }
 
 const RETRY_REASONS: Record<RetryReason, string> = {

@@ -25,8 +25,45 @@ export function withConnectionOptions(command: Command): Command {
         '--timeout <ms>',
         'per-request time limit in milliseconds (default: the SDK’s)',
         positiveInteger,
+      )
+      .option('--upload-timeout <ms>', 'per-request time limit of uploads (default: 600000)', positiveInteger)
+      .option(
+        '--max-retries <n>',
+        'retries of a failure safe to repeat; 0 for none (default: 2)',
+        nonNegativeInteger,
+      )
+      .option(
+        '--max-busy-wait <ms>',
+        'the longest a call waits out 429s and JOB_BUSY in all; 0 fails at once (default: 60000)',
+        nonNegativeInteger,
+      )
+      .option('--no-rate-limit', "turn off the client's own rate limiter (e.g. behind a proxy that limits)")
+      .option(
+        '--allow-insecure-http',
+        'allow a plain-http --base-url on a host other than localhost; only on a trusted network ' +
+          '(or OA_ALLOW_INSECURE_HTTP=1)',
+      )
+      .option(
+        '--header <"Name: value">',
+        'a header sent with every request, e.g. a tracing one (repeatable)',
+        header,
       ),
   );
+}
+
+/** A whole number from zero, e.g. a retry count. */
+export function nonNegativeInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 0)
+    throw new InvalidArgumentError('Not a whole number from 0.');
+  return number;
+}
+
+/** Collects a repeatable `Name: value` header. */
+export function header(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const match = /^([^:\s]+):\s*(.*)$/.exec(value);
+  if (!match?.[1]) throw new InvalidArgumentError('Expected "Name: value".');
+  return { ...previous, [match[1]]: match[2] ?? '' };
 }
 
 /** A whole number above zero, e.g. a timeout in milliseconds. */

@@ -118,7 +118,9 @@ function describe(report: ErrorReport): string {
     const [first, ...more] = issueLines(report.issues);
     return [`oa: ${first} (nothing was sent)`, ...more.map((line) => `  ${line}`)].join('\n');
   }
-  const lines = [`oa: ${report.name}: ${report.message}`];
+  // A usage error or a plain one is its message; an error of the SDK's is named, for a search.
+  const plain = report.name === 'UsageError' || report.name === 'Error';
+  const lines = [plain ? `oa: ${report.message}` : `oa: ${report.name}: ${report.message}`];
   if (report.status !== undefined) lines.push(`  status: ${report.status}`);
   if (report.code !== undefined) lines.push(`  code:   ${report.code}`);
   if (report.info !== undefined) lines.push(`  info:   ${report.info}`);

@@ -2,6 +2,8 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../index.js';
 import { broadcastCommand } from './commands/broadcast.js';
+import { exampleCommand } from './commands/example.js';
+import { inboundCommands } from './commands/inbound.js';
 import { mockServerCommand } from './commands/mock-server.js';
 import { outboxCommands } from './commands/outbox.js';
 import { sendCommands } from './commands/send.js';
@@ -14,14 +16,17 @@ import { unknownOptionsFirst } from './flags.js';
 const FOOTER = `
 Configuration: flags, then the environment (OA_BASE_URL, OA_API_KEY, OA_API_SECRET), then ./.env
 (or --dotenv). Exit codes: 0 success, 1 API or network error, 2 usage error (nothing was sent).
-Try it offline: oa mock-server, then point OA_BASE_URL at the URL it prints.`;
+Try it offline: oa mock-server, then point OA_BASE_URL at the URL it prints; play a user writing
+to your webhook with oa inbound text "Hi" --to <webhook-url>.`;
 
 /** Settings every command shares; `addCommand` does not pass them down, so they are set on each. */
 function configure(command: Command): void {
   command
     // A usage error ends the run with an exception that `main` turns into exit code 2.
     .exitOverride()
-    .showHelpAfterError('(add --help for usage)');
+    .showHelpAfterError('(add --help for usage)')
+    // Commander's own messages start "error: "; every error of `oa` starts "oa: ".
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'oa: ')) });
   unknownOptionsFirst(command);
   for (const sub of command.commands) configure(sub);
 }
@@ -38,6 +43,8 @@ export function createProgram(): Command {
     .addCommand(webhookCommands())
     .addCommand(outboxCommands())
     .addCommand(mockServerCommand())
+    .addCommand(inboundCommands())
+    .addCommand(exampleCommand())
     .addHelpText('after', FOOTER);
   configure(program);
   return program;

@@ -6,7 +6,7 @@ import { validate } from '../schemas/validate.js';
 import { VERSION } from '../version.js';
 import type { ReadyVideos } from '../video/ready-videos.js';
 import type { TokenStore } from './auth.js';
-import type { CallControl, CallRegistry } from './call-control.js';
+import type { CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import { MIN_SECRET_LENGTH } from './redact.js';

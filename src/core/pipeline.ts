@@ -78,8 +78,27 @@ export function call<R extends z.ZodType>(
 ): Promise<z.output<R>> {
   try {
     const checked = checkOptions(ctx, endpoint, options);
-    const text = JSON.stringify(validate(endpoint.params, params, `${endpoint.name} params`));
-    return run(new Call(ctx, endpoint, checked, { body: text, headers: ctx.headers.json }));
+    return callChecked(ctx, endpoint, validate(endpoint.params, params, `${endpoint.name} params`), checked);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * A JSON call whose params and options its caller has already checked (a broadcast or `sendVideo`,
+ * which read them before they wait): every param is checked once. Only whether the client is still
+ * open is asked again.
+ */
+export function callChecked<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  valid: unknown,
+  options: RequestOptions,
+): Promise<z.output<R>> {
+  try {
+    checkOptions(ctx, endpoint, undefined);
+    const text = JSON.stringify(valid);
+    return run(new Call(ctx, endpoint, options, { body: text, headers: ctx.headers.json }));
   } catch (error) {
     return Promise.reject(error);
   }

@@ -83,6 +83,8 @@ const NAMES: readonly OutboxEventName[] = ['delivered', 'retry', 'failed', 'unkn
 
 /** The name of the entries this module adds to the queue's BullMQ event stream. */
 const STREAM_EVENT = 'oa-outbox';
+/** How long `outbox.on` remembers an outcome it told, to tell each once. */
+const TOLD_REMEMBERED_MS = 60_000;
 /** BullMQ's own length for the event stream (`streams.events.maxLen`). */
 const STREAM_MAX_LEN = 10_000;
 
@@ -189,6 +191,12 @@ export class OutboxSubscription {
   readonly #events = new OutboxEmitter();
   #reader: Reader | undefined;
   #closed = false;
+  /**
+   * The outcomes told in the last minute (name, try, key -> when), oldest first: a stream entry can be
+   * there twice (a client re-sends an XADD whose answer a reconnect cut off), and an outcome is told
+   * once. A copy comes within moments of the first; a key added again after its retention is news.
+   */
+  readonly #told = new Map<string, number>();
 
   constructor(
     private readonly connection: QueueConnection,
@@ -241,6 +249,7 @@ export class OutboxSubscription {
           } catch {
             return;
           }
+          if (this.#toldAlready(name, event)) return;
           this.#events.emit(name, event as never);
         }) as never,
       );
@@ -254,6 +263,19 @@ export class OutboxSubscription {
       reader.timer = setTimeout(() => void this.#start(reader, failures + 1), waitMs);
       reader.timer.unref();
     }
+  }
+
+  #toldAlready(name: OutboxEventName, event: unknown): boolean {
+    const { key, attempt } = (event ?? {}) as Partial<OutboxJobEvent>;
+    const id = `${name} ${attempt} ${key}`;
+    const now = Date.now();
+    for (const [old, at] of this.#told) {
+      if (now - at < TOLD_REMEMBERED_MS) break;
+      this.#told.delete(old);
+    }
+    if (this.#told.has(id)) return true;
+    this.#told.set(id, now);
+    return false;
   }
 
   async #stop(): Promise<void> {

@@ -70,9 +70,13 @@ const ItemsSchema = z
   .min(1, 'At least one item is required')
   .max(MAX_ITEMS, `At most ${MAX_ITEMS} items per broadcast`);
 
-const UserIdsSchema = z
-  .array(NonBlankSchema)
-  .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
+/** `user_ids`; `missing`: what to say when it is left out (zod's own words name no field and no fix). */
+const userIdsSchema = (missing: string) =>
+  z
+    .array(NonBlankSchema, {
+      error: (issue) => (issue.input === undefined ? missing : 'Must be an array of user_id strings'),
+    })
+    .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
 
 /** Endpoint 6, `broadcast` to every user: no `user_ids`. */
 export const BroadcastToAllParamsSchema = z.strictObject({
@@ -86,7 +90,10 @@ export const BroadcastToSelectedParamsSchema = z.strictObject({
   /** The users in `user_ids`. */
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
-  user_ids: UserIdsSchema.min(1, "target 'selected' needs at least one user_id"),
+  user_ids: userIdsSchema("target 'selected' needs one or more user_ids (or use target 'all')").min(
+    1,
+    "target 'selected' needs one or more user_ids (or use target 'all')",
+  ),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
@@ -95,7 +102,10 @@ export const BroadcastToSingleParamsSchema = z.strictObject({
   /** The one user in `user_ids`. */
   target: z.literal('single'),
   /** The recipient: exactly one. */
-  user_ids: UserIdsSchema.length(1, "target 'single' takes exactly one user_id"),
+  user_ids: userIdsSchema("target 'single' needs user_ids with exactly one user_id").length(
+    1,
+    "target 'single' takes exactly one user_id",
+  ),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
 });

@@ -1,5 +1,7 @@
 /** The answer layouts of the spec: `{data}` on success, the error envelope, the top-level error, the 429. */
 
+import type { GreetingRecord } from './types.js';
+
 /** An answer of the core before it is encoded. */
 export interface Answer {
   status: number;
@@ -91,16 +93,34 @@ export function dataAnswer(status: number, data: unknown): Answer {
 
 /** The `code` of an error answer in either layout (`TOO_MANY_REQUESTS` for a 429), for the records. */
 export function answerCode(answer: Answer): string | undefined {
-  if (answer.status < 400) return undefined;
-  if (answer.status === 429) return 'TOO_MANY_REQUESTS';
+  return answerError(answer).code;
+}
+
+/** The `code` and `info` of an error answer, in either layout; nothing for a success or an HTML page. */
+export function answerError(answer: Answer): { code?: string; info?: string } {
+  if (answer.status < 400) return {};
+  if (answer.status === 429) return { code: 'TOO_MANY_REQUESTS' };
   try {
     const body = JSON.parse(Buffer.from(answer.body).toString('utf8')) as {
       code?: unknown;
-      data?: { code?: unknown };
+      info?: unknown;
+      data?: { code?: unknown; info?: unknown };
     };
     const code = body.data?.code ?? body.code;
-    return typeof code === 'string' ? code : undefined;
+    const info = body.data?.info ?? body.info;
+    return {
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(typeof info === 'string' ? { info } : {}),
+    };
   } catch {
-    return undefined; // an HTML error page has no code
+    return {}; // an HTML error page has no code
   }
 }
+
+/** The greeting endpoint 3 sends unless `greeting` says otherwise. */
+export const DEFAULT_GREETING: Readonly<GreetingRecord> = Object.freeze({
+  id: '5f1d7c52-8a7b-4c1e-9f3a-2b6d0e4c8a11',
+  title: 'Welcome',
+  slug: 'welcome',
+  data: [{ type: 'message', msg: 'Welcome to our Official Account!' }],
+});

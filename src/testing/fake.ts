@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type Answer,
   API,
+  DEFAULT_GREETING,
   dataAnswer,
   errorAnswer,
   formatTimestamp,
@@ -17,12 +18,14 @@ import { FaultQueue, faultErrorAnswer } from './faults.js';
 import { HeldRequests } from './held.js';
 import { normalizeHeaders, type ParsedBody, parseBody } from './incoming.js';
 import { MediaStore } from './media.js';
+import { recipientsOf, usersSeen } from './members.js';
 import { fixedWindow, type RateWindow, slidingWindow } from './rate-limit.js';
 import { newRecord, settle } from './recording.js';
 import { type FakeTokenPair, TokenIssuer } from './tokens.js';
 import type {
   Delivery,
   DeliveryEndpoint,
+  FakeMembers,
   FakeOAOptions,
   FakeOutcome,
   FakeRequest,
@@ -41,14 +44,6 @@ import { validateBody } from './validation.js';
 const UPLOAD_PREFIX = `${API}/upload`;
 /** The info text of spec 12's convert-status error. */
 const CONVERTING = 'Video is in convert status';
-
-/** The greeting endpoint 3 sends unless `greeting` says otherwise. */
-export const DEFAULT_GREETING: Readonly<GreetingRecord> = Object.freeze({
-  id: '5f1d7c52-8a7b-4c1e-9f3a-2b6d0e4c8a11',
-  title: 'Welcome',
-  slug: 'welcome',
-  data: [{ type: 'message', msg: 'Welcome to our Official Account!' }],
-});
 
 interface Context {
   path: string;
@@ -84,6 +79,8 @@ export class FakeOA {
   knownUsers: Set<string> | undefined;
   /** Base of the URLs of uploaded files. */
   publicUrl: string | undefined;
+  /** Who the broadcasts that name no users reach (see `FakeOAOptions.members`); may be changed. */
+  members: FakeMembers;
 
   readonly #now: () => number;
   readonly #retryAfter: boolean;
@@ -105,6 +102,7 @@ export class FakeOA {
     this.greeting = options.greeting === undefined ? structuredClone(DEFAULT_GREETING) : options.greeting;
     this.knownUsers = options.knownUsers ? new Set(options.knownUsers) : undefined;
     this.publicUrl = options.publicUrl?.replace(/\/+$/, '');
+    this.members = options.members ? structuredClone(options.members) : {};
     this.#now = options.now ?? Date.now;
     this.#tokens = new TokenIssuer({
       apiKey: this.apiKey,
@@ -394,23 +392,24 @@ export class FakeOA {
       items,
       ...(failure ? { failure: failure === 'unknown' ? 'Video ticket not found' : CONVERTING } : {}),
     };
-    let delivery: Delivery;
-    if (endpoint === 'broadcastToGroup') {
-      const account_provider_group_id = String(b.account_provider_group_id);
-      delivery = this.#deliver(ctx, { ...base, target: 'group', user_ids: [], account_provider_group_id });
-    } else if (endpoint === 'broadcastToMemberSession') {
-      const member_group_broadcast_id = String(b.member_group_broadcast_id);
-      delivery = this.#deliver(ctx, {
-        ...base,
-        target: 'member-session',
-        user_ids: [],
-        member_group_broadcast_id,
-      });
-    } else {
-      const target = b.target as 'all' | 'selected' | 'single';
-      const user_ids = target === 'all' ? [] : (b.user_ids as string[]).map(String);
-      delivery = this.#deliver(ctx, { ...base, target, user_ids });
-    }
+    const target = b.target as 'all' | 'selected' | 'single' | undefined;
+    const named = target && target !== 'all' ? (b.user_ids as unknown[]).map(String) : [];
+    const delivery = this.#deliver(ctx, {
+      ...base,
+      target:
+        endpoint === 'broadcast'
+          ? (target ?? 'all')
+          : endpoint === 'broadcastToGroup'
+            ? 'group'
+            : 'member-session',
+      user_ids: named,
+      ...(present(b.account_provider_group_id)
+        ? { account_provider_group_id: String(b.account_provider_group_id) }
+        : {}),
+      ...(present(b.member_group_broadcast_id)
+        ? { member_group_broadcast_id: String(b.member_group_broadcast_id) }
+        : {}),
+    });
     const at = formatTimestamp(ctx.now);
     delivery.record = {
       id: delivery.id,
@@ -422,8 +421,10 @@ export class FakeOA {
     return this.#ok(structuredClone(delivery.record));
   }
 
-  #deliver(ctx: Context, delivery: Omit<Delivery, 'id' | 'path' | 'at'>): Delivery {
-    const entry: Delivery = { id: randomUUID(), path: ctx.path, at: ctx.now, ...delivery };
+  #deliver(ctx: Context, delivery: Omit<Delivery, 'id' | 'path' | 'at' | 'recipients'>): Delivery {
+    const seen = () => usersSeen(this.deliveries);
+    const recipients = recipientsOf(delivery, this.members, this.knownUsers, seen);
+    const entry: Delivery = { id: randomUUID(), path: ctx.path, at: ctx.now, ...delivery, recipients };
     this.deliveries.push(entry);
     return entry;
   }

@@ -12,7 +12,8 @@
  *
  * @module oa-messaging/testing
  */
-export { createFakeOA, DEFAULT_GREETING, FakeOA } from './fake.js';
+export { DEFAULT_GREETING } from './answers.js';
+export { createFakeOA, FakeOA } from './fake.js';
 export {
   buildInboundEvent,
   type InboundDelivery,
@@ -21,11 +22,13 @@ export {
   sendInboundMessage,
 } from './inbound.js';
 export type { InboxMembers } from './inbox/state.js';
+export { DEMO_MEMBERS } from './members.js';
 export { createMockServer, MockServer, type MockServerOptions } from './server.js';
 export type { FakeTokenPair } from './tokens.js';
 export {
   type Delivery,
   type DeliveryEndpoint,
+  type FakeMembers,
   type FakeOAOptions,
   type FakeOutcome,
   type FakeRequest,

@@ -1,5 +1,5 @@
 /** What the fake records of each request: its record as it arrives, and how it ended. */
-import { type Answer, answerCode } from './answers.js';
+import { type Answer, answerError } from './answers.js';
 import type { RecordedRequest } from './types.js';
 
 /** A request's record as it arrives: in flight (`pending`) until {@link settle} ends it. */
@@ -36,8 +36,9 @@ export function settle(
   record.outcome = outcome;
   if (answer) {
     record.status = answer.status;
-    const code = answerCode(answer);
+    const { code, info } = answerError(answer);
     if (code !== undefined) record.code = code;
+    if (info !== undefined) record.info = info;
   }
   record.durationMs = Math.round(performance.now() - startedAt);
 }

@@ -7,8 +7,7 @@ import { errorAnswer } from './answers.js';
 import { FakeOA } from './fake.js';
 import { HostGuard } from './host-guard.js';
 import { Inbox, isInboxPath } from './inbox/inbox.js';
-import type { InboxMembers } from './inbox/state.js';
-import type { FakeOAOptions, FakeOutcome, FakeRequest, InjectedFault } from './types.js';
+import type { FakeOAOptions, FakeOutcome, FakeRequest, InjectedFault, RecordedRequest } from './types.js';
 import { UPLOAD_RULES } from './uploads.js';
 
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
@@ -22,14 +21,13 @@ export interface MockServerOptions extends FakeOAOptions {
    * @default '127.0.0.1'
    */
   host?: string | undefined;
-  /**
-   * Who the web inbox shows receiving the broadcasts that name no users (`all`, groups, member
-   * sessions). May be changed later through {@link MockServer.members}.
-   * @default `all`: the `knownUsers`, else every user the inbox has seen; groups and sessions: nobody
-   */
-  members?: InboxMembers | undefined;
   /** Where the web inbox posts the replies typed in it; may also be set in the page. @default none */
   webhookUrl?: string | undefined;
+  /**
+   * Told of each API request once it has ended: answered, reset, or hung (`outcome: 'hang'`). The web
+   * inbox's own requests are not API requests. `oa mock-server` prints a line for each.
+   */
+  onRequest?: ((request: RecordedRequest) => void) | undefined;
 }
 
 /** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */
@@ -113,21 +111,20 @@ async function serve(
  * plus the address to point the SDK at. Create it with {@link createMockServer}.
  */
 export class MockServer extends FakeOA {
-  /** Who the web inbox shows receiving the broadcasts that name no users; may be changed at any time. */
-  members: InboxMembers;
   /** Where the web inbox posts replies typed in it; the page can change it. */
   webhookUrl: string | undefined;
   readonly #server: Server;
   readonly #inbox: Inbox;
   readonly #guard = new HostGuard();
+  readonly #onRequest: ((request: RecordedRequest) => void) | undefined;
   #url = '';
   #closing: Promise<void> | undefined;
 
   /** Use {@link createMockServer}, which also starts listening. */
   constructor(options: MockServerOptions = {}) {
     super(options);
-    this.members = options.members ?? {};
     this.webhookUrl = options.webhookUrl;
+    this.#onRequest = options.onRequest;
     this.#inbox = new Inbox(this);
     this.#server = createServer((req, res) => {
       serve(this, this.#inbox, this.#guard, req, res).catch(() => {
@@ -141,11 +138,13 @@ export class MockServer extends FakeOA {
   override async handle(request: FakeRequest): Promise<FakeOutcome> {
     // The record is pushed before the first await inside, so the page shows it in flight.
     const outcome = super.handle(request);
+    const record = this.requests.at(-1);
     this.#inbox.changed();
     try {
       return await outcome;
     } finally {
       this.#inbox.changed();
+      if (record) this.#onRequest?.(record);
     }
   }
 

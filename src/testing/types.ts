@@ -51,6 +51,22 @@ export interface GreetingRecord {
   }[];
 }
 
+/**
+ * Who receives the broadcasts that name no users: the OA's users (`target: 'all'`), the members of
+ * each group and of each member-group session. The API keeps these itself; the fake is told them.
+ */
+export interface FakeMembers {
+  /**
+   * The recipients of `target: 'all'`.
+   * @default the fake's `knownUsers` when set, else every user the fake has delivered to so far
+   */
+  all?: string[] | undefined;
+  /** `account_provider_group_id` -> the group's members. */
+  groups?: Record<string, string[]> | undefined;
+  /** `member_group_broadcast_id` -> the session's members. */
+  memberSessions?: Record<string, string[]> | undefined;
+}
+
 /** Options of the fake core ({@link createFakeOA}) and of {@link createMockServer}. */
 export interface FakeOAOptions {
   /** @default TEST_API_KEY (`'test-api-key'`) */
@@ -102,6 +118,13 @@ export interface FakeOAOptions {
    * @default undefined (every user is known)
    */
   knownUsers?: Iterable<string> | undefined;
+  /**
+   * Who the broadcasts that name no users reach (`all`, groups, member sessions): each delivery's
+   * `recipients`, and the conversations of the web inbox. `DEMO_MEMBERS` is a small ready-made one.
+   * May be changed later through `members`.
+   * @default none: a group or member-session broadcast reaches nobody
+   */
+  members?: FakeMembers | undefined;
   /** Largest accepted file per upload kind, in bytes. @default the spec's 5 MB, 100 MB, 100 MB */
   maxFileBytes?:
     | {
@@ -168,6 +191,8 @@ export interface RecordedRequest {
   outcome: 'pending' | 'answered' | 'reset' | 'hang';
   /** The `code` of an error answer (`TOO_MANY_REQUESTS` for a 429); `undefined` for a success. */
   code?: string;
+  /** The `info` of an error answer, e.g. `Video is in convert status`; `undefined` for a success. */
+  info?: string;
   /** Milliseconds from its arrival at the fake to its answer (or reset), by the real clock. */
   durationMs?: number;
   /** The injected fault that hit this request. */
@@ -199,6 +224,11 @@ export interface Delivery {
   target: 'user' | 'all' | 'selected' | 'single' | 'group' | 'member-session';
   /** Recipients named in the request (empty for `all`, groups and member sessions). */
   user_ids: string[];
+  /**
+   * Whom it reached: the users named, or for `all`, a group or a member session, their members
+   * (from the fake's `members`) when it was accepted.
+   */
+  recipients: string[];
   /** The group, for a group broadcast. */
   account_provider_group_id?: string;
   /** The member-group session, for a session broadcast. */

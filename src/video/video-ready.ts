@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { type CallControl, sleep } from '../core/call-control.js';
 import type { ClientContext } from '../core/context.js';
 import { checkOptions, type OAClientOptions, type RequestOptions } from '../core/options.js';
-import { call } from '../core/pipeline.js';
+import { callChecked } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import {
   isOAError,
@@ -103,7 +103,7 @@ export class VideoReadiness {
     const { waitForTranscode, ...requestOptions } = checked;
     const valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
     const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
-    const result = await untilTranscoded(() => call(ctx, endpoint, valid, requestOptions), {
+    const result = await untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions), {
       ticket_id: valid.ticket_id,
       wait: waitForTranscode,
       control,
@@ -185,7 +185,7 @@ export class VideoReadiness {
         );
       });
     }
-    return call(this.#ctx, endpoint, params, requestOptions);
+    return callChecked(this.#ctx, endpoint, valid, requestOptions);
   }
 
   /** `waitForVideo`: the wait alone. */

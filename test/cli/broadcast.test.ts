@@ -118,9 +118,7 @@ describe.concurrent('oa broadcast', () => {
     expect(piped.code).toBe(0);
     expect(mock.deliveries.map((d) => d.items.map((item) => item.msg))).toEqual([['From stdin', 'After']]);
     expect(broken.code).toBe(2);
-    expect(broken.stderr).toBe(
-      'oa: UsageError: cannot read the items file standard input (not valid JSON)\n',
-    );
+    expect(broken.stderr).toBe('oa: cannot read the items file standard input (not valid JSON)\n');
   });
 
   it('--item adds any item as JSON', async ({ onTestFinished }) => {
@@ -148,14 +146,14 @@ describe.concurrent('oa broadcast', () => {
     expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
     const errors = runs.map((run) => run.stderr.split('\n')[0]);
     expect(errors).toEqual([
-      'error: give --target, --group or --member-session',
-      'error: give at least one item (see --help)',
-      "error: option '--target <target>' argument 'everyone' is invalid. Allowed choices are all, selected, single.",
-      "error: option '--target <target>' cannot be used with option '--group <account_provider_group_id>'",
-      "error: option '--link <url>' argument 'https://x.example.com' is invalid. It must come right after a --image.",
-      "error: option '--item <json>' argument '[1]' is invalid. It is not a JSON object.",
-      `oa: UsageError: cannot read the items file ${join(workDir, 'not-json.json')} (not valid JSON)`,
-      `oa: UsageError: cannot read the items file ${join(workDir, 'missing.json')} (ENOENT)`,
+      'oa: give --target, --group or --member-session',
+      'oa: give at least one item (see --help)',
+      "oa: option '--target <target>' argument 'everyone' is invalid. Allowed choices are all, selected, single.",
+      "oa: option '--target <target>' cannot be used with option '--group <account_provider_group_id>'",
+      "oa: option '--link <url>' argument 'https://x.example.com' is invalid. It must come right after a --image.",
+      "oa: option '--item <json>' argument '[1]' is invalid. It is not a JSON object.",
+      `oa: cannot read the items file ${join(workDir, 'not-json.json')} (not valid JSON)`,
+      `oa: cannot read the items file ${join(workDir, 'missing.json')} (ENOENT)`,
     ]);
     expect(mock.requests).toEqual([]);
   });
@@ -242,7 +240,7 @@ describe.concurrent('oa broadcast', () => {
     ]);
     expect(runs.map((run) => run.code)).toEqual([2, 2]);
     for (const run of runs) {
-      expect(run.stderr).toMatch(/^oa: UsageError: a video item needs --probe-user USER_ID: .* Or --no-wait/);
+      expect(run.stderr).toMatch(/^oa: a video item needs --probe-user USER_ID: .* Or --no-wait/);
     }
     expect(mock.requests).toEqual([]);
 

@@ -79,7 +79,9 @@ describe.concurrent('configuration', () => {
       env: { OA_API_KEY: KEY, OA_API_SECRET: SECRET },
     });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/^oa: OAConfigError: baseUrl http:\/\/oa\.example\.com is plain http/);
+    expect(stderr).toMatch(
+      /^oa: --base-url http:\/\/oa\.example\.com is plain http: .* --allow-insecure-http/,
+    );
     expect(stderr).not.toContain(SECRET);
   });
 });

@@ -8,9 +8,7 @@ describe.concurrent('messages that name the flags', () => {
   it('a mistyped flag is named, with the one that was meant, before any missing one', async () => {
     const run = await oa(['send', 'text', '--usr', 'u-1', '--msg', 'hi']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe(
-      "error: unknown option '--usr'\n(Did you mean --user?)\n(add --help for usage)\n",
-    );
+    expect(run.stderr).toBe("oa: unknown option '--usr'\n(Did you mean --user?)\n(add --help for usage)\n");
   });
 
   it('a selected or single broadcast without --user says it needs one; --target all refuses --user', async ({
@@ -26,11 +24,9 @@ describe.concurrent('messages that name the flags', () => {
     );
     const all = await oa(['broadcast', '--target', 'all', '--user', 'a', '--text', 'hi'], { env });
     expect([selected.code, single.code, all.code]).toEqual([2, 2, 2]);
-    expect(selected.stderr).toBe('oa: UsageError: --target selected needs at least one --user\n');
-    expect(single.stderr).toBe('oa: UsageError: --target single takes one --user\n');
-    expect(all.stderr).toBe(
-      'oa: UsageError: --target all goes to every user: drop --user, or use --target selected\n',
-    );
+    expect(selected.stderr).toBe('oa: --target selected needs at least one --user\n');
+    expect(single.stderr).toBe('oa: --target single takes one --user\n');
+    expect(all.stderr).toBe('oa: --target all goes to every user: drop --user, or use --target selected\n');
     expect(mock.requests).toEqual([]);
   });
 
@@ -57,7 +53,7 @@ describe.concurrent('a busy port', () => {
         const run = await oa([...command, '--port', String(port)]);
         expect(run.code).toBe(2);
         expect(run.stderr).toBe(
-          `oa: UsageError: 127.0.0.1:${port} is already in use (is another server running?): choose another --port, or --port 0 for any free port\n`,
+          `oa: 127.0.0.1:${port} is already in use (is another server running?): choose another --port, or --port 0 for any free port\n`,
         );
       } finally {
         await new Promise((resolve) => taken.close(resolve));

@@ -234,7 +234,7 @@ describe.concurrent('oa send', () => {
       oa(['send', 'text', '-m', 'no user'], { env }),
     ]);
     expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2]);
-    expect(runs[0]?.stderr).toContain('error: give --url or --file');
+    expect(runs[0]?.stderr).toContain('oa: give --url or --file');
     expect(runs[1]?.stderr).toContain(
       "option '--ticket <ticket_id>' cannot be used with option '--file <path>'",
     );

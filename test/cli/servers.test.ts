@@ -71,6 +71,7 @@ describe('oa mock-server', () => {
     running = startOa(['mock-server', '--json']);
     await waitFor(running.stdout, /\n/);
     expect(JSON.parse(running.stdout())).toEqual({
+      members: expect.any(Object),
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       apiKey: 'test-api-key',
       apiSecret: 'test-api-secret',

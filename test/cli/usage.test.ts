@@ -65,11 +65,11 @@ describe('usage', () => {
     expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2]);
     const firstLines = runs.map((run) => run.stderr.split('\n')[0]);
     expect(firstLines.slice(0, 5)).toEqual([
-      "error: unknown command 'bogus'",
-      "error: unknown option '--bogus'",
-      "error: option '--timeout <ms>' argument 'soon' is invalid. Not a positive integer.",
-      "error: option '--port <port>' argument '70000' is invalid. Not a port number (0-65535).",
-      "error: missing required argument 'file'",
+      "oa: unknown command 'bogus'",
+      "oa: unknown option '--bogus'",
+      "oa: option '--timeout <ms>' argument 'soon' is invalid. Not a positive integer.",
+      "oa: option '--port <port>' argument '70000' is invalid. Not a port number (0-65535).",
+      "oa: missing required argument 'file'",
     ]);
     for (const run of runs.slice(0, 5)) expect(run.stderr).toContain('(add --help for usage)');
     // A command that needs a subcommand shows its help, as an error.

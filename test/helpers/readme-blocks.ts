@@ -8,6 +8,12 @@ export interface Block {
   run: boolean;
   /** `run commonjs`: a program for a CommonJS project. */
   commonjs: boolean;
+  /**
+   * A webhook receiver recipe of a framework (`receiver NAME`: a server listening on `PORT`, to be
+   * posted an event; `route-handler NAME`: a module exporting `POST(request)`; `compiled NAME`: compiled
+   * only), or `undefined`.
+   */
+  recipe: { kind: 'receiver' | 'route-handler' | 'compiled'; name: string } | undefined;
 }
 
 /** The ```ts blocks of a Markdown text, with the marker on the line before each, if any. */
@@ -23,8 +29,16 @@ export function tsBlocks(markdown: string): Block[] {
       code: lines.slice(i + 1, end).join('\n'),
       run: marker.startsWith('run'),
       commonjs: marker.includes('commonjs'),
+      recipe: recipeOf(marker),
     });
     i = end;
   }
   return blocks;
+}
+
+function recipeOf(marker: string): Block['recipe'] {
+  const [kind, name] = marker.split(' ');
+  if (name === undefined) return undefined;
+  if (kind === 'receiver' || kind === 'route-handler' || kind === 'compiled') return { kind, name };
+  return undefined;
 }

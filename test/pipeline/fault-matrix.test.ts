@@ -78,8 +78,8 @@ const CONTRACT: Record<FaultName, { send: Outcome; other: Outcome }> = {
   hang: row([OATimeoutError], true, [OATimeoutError], false),
   trickle: row([OATimeoutError], true, [OATimeoutError], false),
   // A 2xx: the request succeeded; only its answer is unreadable.
-  'invalid JSON': row([OAResponseValidationError], false, [OAResponseValidationError], false),
-  'wrong data shape': row([OAResponseValidationError], false, [OAResponseValidationError], false),
+  'invalid JSON': row([OAResponseValidationError], true, [OAResponseValidationError], false),
+  'wrong data shape': row([OAResponseValidationError], true, [OAResponseValidationError], false),
   '429 no Retry-After': RATE_LIMITED,
   '429 Retry-After: 0': RATE_LIMITED,
   '429 Retry-After: past date': RATE_LIMITED,

@@ -185,6 +185,29 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     expect(mock.deliveries).toHaveLength(20);
   }, 60_000);
 
+  it('outbox.on tells an outcome once when the stream holds it twice (a write re-sent after a reconnect)', async () => {
+    const { client, outbox } = await open({ name: 'twice' });
+    const { seen, until } = collect(outbox);
+    const worker = outbox.work({ client });
+    closing.push(() => worker.close());
+    await outbox.add('sendText', { user_id: 'u1', msg: 'once' }, { key: 'once' });
+    await until(1);
+    // What a client re-sending an XADD whose answer a Redis restart cut off leaves in the stream.
+    const stream = 'bull:twice:events';
+    const entries = (await shared.redis.xrange(stream, '-', '+')) as [string, string[]][];
+    const copy = entries.find(([, fields]) => fields.includes('oa-outbox'));
+    expect(copy).toBeDefined();
+    await shared.redis.xadd(stream, '*', ...(copy?.[1] ?? []));
+    await outbox.add('sendText', { user_id: 'u1', msg: 'after' }, { key: 'after' });
+    await until(2);
+    // The copy of the first outcome would have come before the second one.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen.map(([name, event]) => `${name} ${event.key}`)).toEqual([
+      'delivered once',
+      'delivered after',
+    ]);
+  });
+
   /** The ids of the clients blocked reading a stream (a QueueEvents reader), from Redis's CLIENT LIST. */
   const readers = async () =>
     String(await shared.redis.client('LIST'))

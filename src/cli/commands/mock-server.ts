@@ -1,17 +1,37 @@
 /** `oa mock-server`: the fake OA API of `oa-messaging/testing`, for trying `oa` and your code offline. */
 import { Command } from 'commander';
-import { createMockServer } from '../../testing/index.js';
+import { createMockServer, type RecordedRequest } from '../../testing/index.js';
 import { listenError } from '../errors.js';
-import { httpUrl, port, positiveInteger, withJsonOption } from '../options.js';
+import { idWithUsers, type MembersFlags, membersFrom, membersLines } from '../members.js';
+import { collect, httpUrl, port, positiveInteger, withJsonOption } from '../options.js';
 import { runAction } from '../run-action.js';
 import { untilSignalled } from '../signals.js';
 
-interface MockServerFlags {
+interface MockServerFlags extends MembersFlags {
   port: number;
   host: string;
   transcodeMs?: number;
   webhook?: string;
+  quiet?: boolean;
   json?: boolean;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** One request as a line: time, method, path, status (or how it ended), the fault that hit it, ms. */
+export function requestLine(r: RecordedRequest): string {
+  const at = new Date(r.at);
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${pad(at.getMilliseconds(), 3)}`;
+  const ended = r.outcome === 'answered' ? [] : [r.outcome];
+  return [
+    clock,
+    r.method,
+    `${r.path}${r.query}`,
+    ...(r.status === undefined ? [] : [String(r.status)]),
+    ...ended,
+    ...(r.fault ? [`fault: ${r.fault}`] : []),
+    ...(r.durationMs === undefined ? [] : [`${r.durationMs} ms`]),
+  ].join(' ');
 }
 
 /** The `mock-server` command. */
@@ -19,8 +39,9 @@ export function mockServerCommand(): Command {
   return withJsonOption(
     new Command('mock-server')
       .description(
-        'run the fake OA API (the testing kit) until Ctrl+C; prints its URL and test credentials. ' +
-          'Open the URL in a browser for the web inbox: what each user received, every request, faults',
+        'run the fake OA API (the testing kit) until Ctrl+C; prints its URL, test credentials and ' +
+          'directory, then one line per request. Open the URL in a browser for the web inbox: what ' +
+          'each user received, every request, faults',
       )
       .option('--port <port>', 'the port to listen on (0: any free port)', port, 0)
       .option('--host <host>', 'the address to listen on', '127.0.0.1')
@@ -33,24 +54,47 @@ export function mockServerCommand(): Command {
         '--webhook <url>',
         'where the web inbox posts the replies typed in it (can be set in the page)',
         httpUrl,
-      ),
+      )
+      .option('--user <user_id>', 'a user of the OA: who --target all reaches (repeatable)', collect)
+      .option('--group <id=users>', 'a group and its members: ID=USER,USER (repeatable)', idWithUsers)
+      .option(
+        '--member-session <id=users>',
+        'a member-group session and its members: ID=USER,USER (repeatable)',
+        idWithUsers,
+      )
+      .option(
+        '--members <file>',
+        'the directory as JSON: { "all": [users], "groups": { ID: [users] }, "memberSessions": { ID: [users] } }',
+      )
+      .option('--no-demo', 'start with no directory (by default: a demo one of 5 users, 2 groups, 1 session)')
+      .option('--quiet', 'no line per request'),
   ).action((options: MockServerFlags, command: Command) =>
     runAction(command, async (out) => {
+      const members = membersFrom(options);
       const mock = await createMockServer({
         port: options.port,
         host: options.host,
+        members,
         ...(options.transcodeMs === undefined ? {} : { transcodeMs: options.transcodeMs }),
         ...(options.webhook === undefined ? {} : { webhookUrl: options.webhook }),
+        ...(options.quiet ? {} : { onRequest: (request) => out.notice(requestLine(request)) }),
       }).catch((error: unknown) => {
         throw listenError(error, options.host, options.port);
       });
       // The fake's own test credentials: printing them is the point, they open nothing real.
       const env = { OA_BASE_URL: mock.url, OA_API_KEY: mock.apiKey, OA_API_SECRET: mock.apiSecret };
       // One JSON line with --json: the server keeps running, so a reader goes by lines.
-      out.event({ url: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret }, [
+      out.event({ url: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret, members }, [
         `Fake OA API listening at ${mock.url}`,
         ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
       ]);
+      const ownDirectory = options.members ?? options.user ?? options.group ?? options.memberSession;
+      out.notice(
+        ownDirectory === undefined && options.demo
+          ? 'Demo directory (yours with --members FILE, or --user, --group, --member-session; none with --no-demo):'
+          : 'Directory:',
+      );
+      for (const line of membersLines(members)) out.notice(line);
       out.notice(`Web inbox: open ${mock.url}/ in a browser.`);
       out.notice('Press Ctrl+C to stop.');
       await untilSignalled();

@@ -1,6 +1,7 @@
 /** `oa outbox add|work|status`: a campaign kept in Redis (`oa-messaging/queue`), sent by workers. */
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
+import { OAValidationError } from '../../index.js';
 import {
   createOutbox,
   type Outbox,
@@ -45,18 +46,42 @@ async function withOutbox<T>(flags: OutboxFlags, work: (outbox: Outbox) => Promi
   }
 }
 
-/** Entries of a campaign file: a JSON array, or one JSON object per line. */
-async function readEntries(file: string): Promise<OutboxEntry[]> {
+/** Entries of a campaign file (a JSON array, or one JSON object per line), each with its place. */
+async function readEntries(file: string): Promise<{ entries: OutboxEntry[]; places: string[] }> {
   const text = (await readFile(file, 'utf8')).trim();
-  try {
-    if (text.startsWith('[')) return JSON.parse(text) as OutboxEntry[];
-    return text
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as OutboxEntry);
-  } catch (error) {
-    throw new UsageError(`${file} is not a JSON array nor JSON lines: ${(error as Error).message}`);
+  if (text.startsWith('[')) {
+    try {
+      const entries = JSON.parse(text) as OutboxEntry[];
+      return { entries, places: entries.map((_, i) => `${file} entry ${i + 1}`) };
+    } catch (error) {
+      throw new UsageError(`${file}: not a JSON array (${(error as Error).message})`);
+    }
   }
+  const entries: OutboxEntry[] = [];
+  const places: string[] = [];
+  // Lines counted from 1, as an editor shows them.
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      entries.push(JSON.parse(line) as OutboxEntry);
+    } catch {
+      throw new UsageError(`${file} line ${i + 1}: not JSON: give one JSON object per line, or a JSON array`);
+    }
+    places.push(`${file} line ${i + 1}`);
+  });
+  return { entries, places };
+}
+
+/** A refused entry, told by its place in what the user gave; nothing was queued. */
+function queueRefusal(error: unknown, places: string[]): unknown {
+  if (!(error instanceof OAValidationError) || error.issues.length === 0) return error;
+  const lines = error.issues.map(({ path, message }) => {
+    const [index, ...rest] = path;
+    const place = typeof index === 'number' ? places[index] : undefined;
+    const where = place ? [place, rest.join('.')] : [path.join('.')];
+    return `${where.filter(Boolean).join(': ')}: ${message}`;
+  });
+  return new UsageError(`${lines.join('\n  ')} (nothing was queued)`);
 }
 
 function addCommand(): Command {
@@ -73,8 +98,9 @@ function addCommand(): Command {
     (flags: OutboxFlags & { file?: string; method?: string; params?: string; key?: string }, command) =>
       runAction(command, async (out) => {
         let entries: OutboxEntry[];
+        let places = ['--params'];
         if (flags.file !== undefined) {
-          entries = await readEntries(flags.file);
+          ({ entries, places } = await readEntries(flags.file));
         } else if (flags.method !== undefined && flags.params !== undefined && flags.key !== undefined) {
           let params: unknown;
           try {
@@ -87,7 +113,9 @@ function addCommand(): Command {
           throw new UsageError('give --file, or --method, --params and --key');
         }
         await withOutbox(flags, async (outbox) => {
-          await outbox.addMany(entries);
+          await outbox.addMany(entries).catch((error: unknown) => {
+            throw queueRefusal(error, places);
+          });
           const counts = await outbox.counts();
           out.result({ added: entries.length, counts }, [`added ${entries.length}`, countsLine(counts)]);
         });

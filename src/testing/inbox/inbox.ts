@@ -9,10 +9,10 @@ import { type InboundMessage, sendInboundMessage } from '../inbound.js';
 import type { Fault, FaultOptions } from '../types.js';
 import { INBOX_PAGE } from './page.js';
 import { scrub } from './redact.js';
-import { buildInboxState, type InboxMembers, type InboxReply, MEDIA_PREFIX } from './state.js';
+import { buildInboxState, type InboxReply, MEDIA_PREFIX } from './state.js';
 
 /** The fake as the inbox reads it: its records plus the inbox's own settings. */
-export type InboxSource = FakeOA & { members: InboxMembers; webhookUrl: string | undefined };
+export type InboxSource = FakeOA & { webhookUrl: string | undefined };
 
 /** Changes closer together than this reach the page as one update. */
 const COALESCE_MS = 40;
@@ -116,8 +116,7 @@ export class Inbox {
 
   /** What the page shows now. */
   state() {
-    const { members, webhookUrl } = this.#source;
-    return buildInboxState(this.#source, members, this.#replies, webhookUrl ?? '');
+    return buildInboxState(this.#source, this.#replies, this.#source.webhookUrl ?? '');
   }
 
   /** Something the page shows changed: every open page gets the new state (coalesced). */

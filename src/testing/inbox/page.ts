@@ -28,13 +28,15 @@ ul{list-style:none;margin:0;padding:0}
 #broadcasts .items{margin-top:6px}
 .phone{display:flex;flex-direction:column;height:100%;border:10px solid #1d2330;border-radius:28px;background:#e5ddd5;overflow:hidden}
 .phone .bar{background:#075e54;color:#fff;padding:8px 12px;font-weight:600}
-#messages{flex:1;overflow-y:auto;padding:10px;display:flex;flex-direction:column;gap:8px}
-.msg{max-width:85%;align-self:flex-start;background:#fff;border-radius:8px;padding:6px 8px;box-shadow:0 1px 1px rgba(0,0,0,.12);word-wrap:break-word}
+#messages{flex:1;overflow-y:auto;overflow-anchor:none;padding:10px;display:flex;flex-direction:column;gap:8px}
+.msg{max-width:85%;min-width:0;align-self:flex-start;background:#fff;border-radius:8px;padding:6px 8px;box-shadow:0 1px 1px rgba(0,0,0,.12);overflow-wrap:anywhere}
 .msg.user{align-self:flex-end;background:#dcf8c6}
+.msg.user.failed{background:#fde2e0;border:1px dashed #b03a2e}
+.msg.user.failed .answer{color:#b03a2e;font-weight:600}
 .msg .meta{font-size:11px;color:#6b7380;margin-top:3px}
 .msg img,.msg video{width:240px;max-width:100%;border-radius:4px;display:block;background:#222}
 .msg audio{width:260px}
-.push{align-self:center;background:#fffbe6;border:1px solid #f0d77a;border-radius:8px;padding:4px 8px;font-size:12px;max-width:90%}
+.push{align-self:center;background:#fffbe6;border:1px solid #f0d77a;border-radius:8px;padding:4px 8px;font-size:12px;max-width:90%;min-width:0;overflow-wrap:anywhere}
 .push b{margin-right:4px}
 .failure{color:#b03a2e;font-size:12px;font-weight:600}
 .external{font-size:12px;color:#5a6577;border:1px dashed #b8c2d0;border-radius:4px;padding:6px}
@@ -61,7 +63,17 @@ tr.pending td{color:#8a93a3}
 .tag.fault{background:#f9d0cc}
 .tag.login,.tag.refresh{background:#d7ecff}
 td details pre{margin-top:4px}
-td:last-child{white-space:nowrap}
+#timeline-table{table-layout:fixed}
+#timeline-table td{overflow:hidden;text-overflow:ellipsis}
+#timeline-table td:nth-child(2),#timeline-table td:nth-child(5){white-space:nowrap}
+td.request summary{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+td.request details[open] summary{white-space:normal}
+tr.routine td{color:#5a6577}
+.tag.routine{background:#e8e3f7}
+#directory li{font-size:12px;padding:2px 0;overflow-wrap:anywhere}
+.tag{white-space:nowrap}
+td.request .tags{margin-top:2px;line-height:1.5}
+@media (max-width:1300px){main{grid-template-columns:170px 370px minmax(420px,1fr)}}
 .empty{color:#8a93a3;font-size:12px;padding:8px}
 `;
 
@@ -90,6 +102,8 @@ export const INBOX_PAGE = `<!doctype html>
     <ul id="users"></ul>
     <h2>Broadcasts</h2>
     <ul id="broadcasts"></ul>
+    <h2>Directory</h2>
+    <ul id="directory"></ul>
   </aside>
   <section>
     <div class="phone">
@@ -115,8 +129,8 @@ export const INBOX_PAGE = `<!doctype html>
         <option value="reset">Reset after delivery</option>
       </select>
       <label>times <input id="fault-times" value="3" size="5"></label>
-      <label>status <input id="fault-status" value="500" size="4"></label>
-      <label>delay ms <input id="fault-delay" value="2000" size="6"></label>
+      <label id="fault-status-field" hidden>status <input id="fault-status" value="500" size="4"></label>
+      <label id="fault-delay-field" hidden>delay ms <input id="fault-delay" value="2000" size="6"></label>
       <button type="submit">Switch on</button>
     </form>
     <div class="row">
@@ -135,8 +149,9 @@ export const INBOX_PAGE = `<!doctype html>
       </select>
       <span id="omitted"></span>
     </div>
-    <table>
-      <thead><tr><th>#</th><th>time</th><th>request</th><th>status</th><th>code</th><th>ms</th><th></th></tr></thead>
+    <table id="timeline-table">
+      <colgroup><col style="width:34px"><col style="width:100px"><col><col style="width:54px"><col style="width:104px"><col style="width:38px"></colgroup>
+      <thead><tr><th>#</th><th>time</th><th>request</th><th>status</th><th>code</th><th>ms</th></tr></thead>
       <tbody id="timeline"></tbody>
     </table>
   </section>

@@ -108,8 +108,9 @@ function flexItem(item) {
   }
 }
 
-function external(label, url) {
-  return h('div', { className: 'external', text: label + ' at ' + url + ' (another host: not loaded)' });
+function external(label, url, own) {
+  var why = own ? ' (not stored on this fake)' : ' (another host: not loaded)';
+  return h('div', { className: 'external', text: label + ' at ' + url + why });
 }
 
 function itemNode(item) {
@@ -118,11 +119,11 @@ function itemNode(item) {
     case 'message':
       return h('div', { className: 'text', text: text });
     case 'image':
-      return item.src ? h('img', { src: item.src, alt: 'image' }) : external('Image', text);
+      return item.src ? h('img', { src: item.src, alt: 'image' }) : external('Image', text, item.ownHost);
     case 'oa_image_link': {
       var link = SAFE_LINK.test(item.link || '') ? item.link : null;
       return h('a', { className: 'image-link', href: link, target: '_blank', rel: 'noopener noreferrer', title: item.link },
-        item.src ? h('img', { src: item.src, alt: 'image link' }) : external('Image', text),
+        item.src ? h('img', { src: item.src, alt: 'image link' }) : external('Image', text, item.ownHost),
         h('div', { className: 'meta', text: 'opens ' + item.link }));
     }
     case 'flex':
@@ -132,7 +133,7 @@ function itemNode(item) {
       if (!item.src) return h('div', { className: 'external', text: 'video ticket ' + text + ' (unknown to this fake)' });
       return h('video', { src: item.src, controls: true, preload: 'metadata' });
     case 'audio':
-      if (!item.src) return external('Audio', text);
+      if (!item.src) return external('Audio', text, item.ownHost);
       return h('div', null, h('audio', { src: item.src, controls: true, preload: 'metadata' }),
         h('div', { className: 'meta', text: (item.audio_duration || '?') + ' s, ' + (item.audio_size || '?') + ' bytes' }));
     default:
@@ -150,7 +151,9 @@ function messageNode(entry) {
     var answer = entry.status !== undefined
       ? 'webhook answered ' + entry.status + (entry.answer ? ': ' + entry.answer : '')
       : entry.error ? 'not delivered: ' + entry.error : 'sending…';
-    return h('div', { className: 'msg user', 'data-type': 'reply-' + entry.kind },
+    // Not delivered: no answer, or one the receiver refused with.
+    var failed = entry.error !== undefined || entry.status >= 300;
+    return h('div', { className: 'msg user' + (failed ? ' failed' : ''), 'data-type': 'reply-' + entry.kind },
       h('div', { className: 'text', text: entry.kind === 'text' ? entry.text : '[' + entry.kind + ']' }),
       h('div', { className: 'meta answer', text: clock(entry.at) + ' · ' + answer }));
   }
@@ -195,6 +198,7 @@ function select(user) {
   history.replaceState(null, '', '#user=' + encodeURIComponent(user));
   $('messages').replaceChildren();
   $('messages')._cache = new Map();
+  $('messages')._stick = true;
   render();
 }
 
@@ -203,12 +207,11 @@ function renderConversation() {
   var list = (state.conversations[selected] || []);
   $('title').textContent = selected ? selected : 'No conversation yet';
   $('title').setAttribute('data-user', selected);
-  var atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
   var before = box.children.length;
   sync(box, list.map(function (e) {
     return { key: e.key, sig: JSON.stringify(e), build: function () { return messageNode(e); } };
   }));
-  if (atBottom || box.children.length > before) box.scrollTop = box.scrollHeight;
+  if (box._stick !== false || box.children.length > before) toBottom(box);
 }
 
 function renderBroadcasts() {
@@ -222,11 +225,22 @@ function renderBroadcasts() {
           h('details', null,
             h('summary', { text: b.target + ' → ' + b.to + ' · ' + b.items.map(function (i) { return i.type; }).join(', ') }),
             h('div', { text: 'record ' + b.id + ' · ' + (b.record ? b.record.broadcast_at : '') + ' · job ~' + minutes + ' min' }),
-            h('div', { className: 'recipients', text: b.recipients.length ? 'reached: ' + b.recipients.join(', ') : 'no members configured for this target' }),
+            h('div', { className: 'recipients', text: b.recipients.length ? 'reached: ' + b.recipients.join(', ') : 'reached nobody: no members for this ' + b.target + ' (give them with the members option, or oa mock-server --group / --member-session ID=USER,USER)' }),
             b.failure ? h('div', { className: 'failure', text: 'job failed: ' + b.failure }) : null,
             h.apply(null, ['div', { className: 'items' }].concat(b.items.map(function (i) { return h('div', { className: 'msg' }, itemNode(i)); })))));
       }
     };
+  }));
+}
+
+function renderDirectory() {
+  var m = state.members || {};
+  var rows = [['all', 'users', m.all ? m.all : null]];
+  Object.keys(m.groups || {}).forEach(function (id) { rows.push(['g:' + id, 'group ' + id, m.groups[id]]); });
+  Object.keys(m.memberSessions || {}).forEach(function (id) { rows.push(['s:' + id, 'member session ' + id, m.memberSessions[id]]); });
+  sync($('directory'), rows.map(function (r) {
+    var text = r[1] + ': ' + (r[2] ? r[2].join(', ') : 'everyone sent to so far');
+    return { key: r[0], sig: text, build: function () { return h('li', { 'data-member-list': r[0], text: text }); } };
   }));
 }
 
@@ -239,7 +253,7 @@ function renderFaults() {
 
 function shown(r) {
   var kind = $('filter-kind').value;
-  if (kind === 'errors' && !(r.status >= 400 || r.outcome === 'reset' || r.outcome === 'hang')) return false;
+  if (kind === 'errors' && (r.routine || !(r.status >= 400 || r.outcome === 'reset' || r.outcome === 'hang'))) return false;
   if (kind === 'retries' && r.retryOf === undefined) return false;
   if (kind === 'auth' && r.kind !== 'login' && r.kind !== 'refresh') return false;
   if (kind === 'faults' && !r.fault) return false;
@@ -253,17 +267,20 @@ function timelineRow(r) {
   if (r.kind === 'login' || r.kind === 'refresh') tags.push(h('span', { className: 'tag ' + r.kind, text: r.kind === 'login' ? 'token login' : 'token refresh' }));
   if (r.retryOf !== undefined) tags.push(h('span', { className: 'tag retry', text: 'retry of #' + r.retryOf }));
   if (r.status === 429) tags.push(h('span', { className: 'tag', text: '429' }));
+  if (r.routine) tags.push(h('span', { className: 'tag routine', text: 'converting: polled again', title: r.routine }));
   if (r.fault) tags.push(h('span', { className: 'tag fault', text: 'fault: ' + r.fault }));
   if (r.outcome !== 'answered' && r.outcome !== 'pending') tags.push(h('span', { className: 'tag fault', text: r.outcome }));
   // Every API path shares this prefix: the rest is what tells rows apart.
   var path = r.path.indexOf(API_PREFIX) === 0 ? r.path.slice(API_PREFIX.length) : r.path;
   var request = h('details', { title: r.path + r.query }, h('summary', { text: r.method + ' ' + path + r.query }),
     r.body ? h('pre', { text: r.body }) : null);
-  var cls = (r.status >= 400 || r.outcome === 'reset' || r.outcome === 'hang' ? 'error' : '') + (r.outcome === 'pending' ? ' pending' : '');
-  return h.apply(null, ['tr', { className: cls, 'data-n': r.n, 'data-kind': r.kind, 'data-retry': r.retryOf !== undefined ? String(r.retryOf) : null, 'data-status': r.status },
-    h('td', { text: String(r.n) }), h('td', { text: clock(r.at) }), h('td', null, request),
-    h('td', { text: r.status === undefined ? '…' : String(r.status) }), h('td', { text: r.code || '' }),
-    h('td', { text: r.durationMs === undefined ? '' : String(r.durationMs) }), h.apply(null, ['td', null].concat(tags))]);
+  var cls = r.routine ? 'routine' : (r.status >= 400 || r.outcome === 'reset' || r.outcome === 'hang' ? 'error' : '') + (r.outcome === 'pending' ? ' pending' : '');
+  return h('tr', { className: cls, 'data-n': r.n, 'data-kind': r.kind, 'data-retry': r.retryOf !== undefined ? String(r.retryOf) : null, 'data-status': r.status },
+    // The badges go under the request, which stays on one line however many there are.
+    h('td', { text: String(r.n) }), h('td', { text: clock(r.at) }),
+    h('td', { className: 'request' }, request, tags.length ? h.apply(null, ['div', { className: 'tags' }].concat(tags)) : null),
+    h('td', { text: r.status === undefined ? '…' : String(r.status) }), h('td', { text: r.code || '', title: r.code || null }),
+    h('td', { text: r.durationMs === undefined ? '' : String(r.durationMs) }));
 }
 
 function renderTimeline() {
@@ -279,6 +296,7 @@ function render() {
   renderUsers();
   renderConversation();
   renderBroadcasts();
+  renderDirectory();
   renderFaults();
   renderTimeline();
   var input = $('webhook-url');
@@ -309,6 +327,32 @@ function connect() {
   events.onerror = function () { $('live').textContent = 'offline'; $('live').className = ''; };
 }
 
+/** Scrolls to the newest message, remembering where, so that this scroll is not taken for the reader's. */
+function toBottom(box) {
+  box.scrollTop = box.scrollHeight;
+  box._scrolledTo = box.scrollTop;
+}
+// Kept at the newest message while the reader is there, also as images and videos load and grow.
+// Scroll events come late: one of ours may arrive after an image grew, and must not count.
+$('messages').addEventListener('scroll', function () {
+  var box = $('messages');
+  if (box.scrollTop === box._scrolledTo) return;
+  box._stick = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+});
+['load', 'loadedmetadata'].forEach(function (name) {
+  $('messages').addEventListener(name, function () {
+    var box = $('messages');
+    if (box._stick !== false) toBottom(box);
+  }, true);
+});
+/** The fault form shows only the fields the chosen fault uses. */
+function faultFields() {
+  var kind = $('fault-kind').value;
+  $('fault-status-field').hidden = kind !== 'error';
+  $('fault-delay-field').hidden = kind !== 'delay';
+}
+$('fault-kind').addEventListener('change', faultFields);
+faultFields();
 $('webhook-url').addEventListener('input', function () { this.dataset.dirty = '1'; });
 $('save-webhook').addEventListener('click', function () {
   var input = $('webhook-url');

@@ -4,21 +4,11 @@
  * server so the page stays a thin view; nothing in it is a secret (see redact.ts).
  */
 import type { FakeOA } from '../fake.js';
-import type { Delivery, InjectedFault, RecordedRequest, StoredUpload } from '../types.js';
+import type { Delivery, FakeMembers, InjectedFault, RecordedRequest, StoredUpload } from '../types.js';
 import { redact, redactQuery } from './redact.js';
 
-/** Who receives the broadcasts that name no users, as the web inbox shows them. */
-export interface InboxMembers {
-  /**
-   * The recipients of `target: 'all'`.
-   * @default the fake's `knownUsers` when set, else every user the inbox has seen
-   */
-  all?: string[] | undefined;
-  /** `account_provider_group_id` -> the group's members. */
-  groups?: Record<string, string[]> | undefined;
-  /** `member_group_broadcast_id` -> the session's members. */
-  memberSessions?: Record<string, string[]> | undefined;
-}
+/** Who receives the broadcasts that name no users: the fake's `members`, by their former name. */
+export type InboxMembers = FakeMembers;
 
 /** A reply typed in the page as a user, and what the webhook receiver answered. */
 export interface InboxReply {
@@ -42,6 +32,8 @@ export type ViewItem = Record<string, unknown> & {
   src?: string;
   /** A media URL of another host: shown as text, never fetched. */
   externalUrl?: string;
+  /** The media URL is on this fake's own host, but no upload has it. */
+  ownHost?: boolean;
   /** For videos: where the ticket is in its transcode. */
   transcode?: 'converting' | 'finished' | 'unknown';
 };
@@ -78,6 +70,8 @@ export interface TimelineEntry {
   kind: string;
   /** The body, secrets hidden, shortened. */
   body?: string;
+  /** Why this error answer is routine, not a failure: a video still converting, polled again. */
+  routine?: string;
 }
 
 /** What the page receives. */
@@ -102,6 +96,8 @@ export interface InboxState {
   webhookUrl: string;
   /** Something is converting: the page asks again shortly (the transcode ends with time). */
   converting: boolean;
+  /** The directory: who `all`, each group and each member session reach. */
+  members: FakeMembers;
 }
 
 /** The timeline keeps this many of the newest requests. */
@@ -111,14 +107,33 @@ const BODY_CHARS = 2000;
 /** Where the page gets media: `/_inbox/media/N` serves the N-th upload of the fake. */
 export const MEDIA_PREFIX = '/_inbox/media/';
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The path of `url` when it is on the fake's own host (by any loopback name); else nothing. */
+function ownPath(url: string, fake: FakeOA): string | undefined {
+  if (!URL.canParse(url) || !fake.publicUrl || !URL.canParse(fake.publicUrl)) return undefined;
+  const given = new URL(url);
+  const own = new URL(fake.publicUrl);
+  const sameHost =
+    given.hostname === own.hostname || (LOOPBACK.has(given.hostname) && LOOPBACK.has(own.hostname));
+  return sameHost && given.port === own.port ? given.pathname : undefined;
+}
+
 function mediaSource(item: Record<string, unknown>, fake: FakeOA): Partial<ViewItem> {
   const msg = typeof item.msg === 'string' ? item.msg : '';
+  const path = ownPath(msg, fake);
+  const urls = (u: StoredUpload) => [u.result.url, u.result.audio_url].filter((v) => typeof v === 'string');
   const matches = (u: StoredUpload) =>
-    item.type === 'video' ? u.result.ticket_id === msg : u.result.url === msg || u.result.audio_url === msg;
+    item.type === 'video'
+      ? u.result.ticket_id === msg
+      : urls(u).some((url) => url === msg || (path !== undefined && ownPath(String(url), fake) === path));
   const index = fake.uploads.findIndex(matches);
   const view: Partial<ViewItem> = index >= 0 ? { src: `${MEDIA_PREFIX}${index}` } : {};
   if (item.type === 'video') view.transcode = fake.transcodeStatus(msg) ?? 'unknown';
-  else if (index < 0 && msg !== '') view.externalUrl = msg;
+  else if (index < 0 && msg !== '') {
+    view.externalUrl = msg;
+    if (path !== undefined) view.ownHost = true;
+  }
   return view;
 }
 
@@ -126,19 +141,6 @@ function viewItem(item: Record<string, unknown>, fake: FakeOA): ViewItem {
   const type = String(item.type);
   const media = ['image', 'oa_image_link', 'video', 'audio'].includes(type) ? mediaSource(item, fake) : {};
   return { ...item, type, ...media };
-}
-
-function recipientsOf(delivery: Delivery, members: InboxMembers, everyone: () => string[]): string[] {
-  switch (delivery.target) {
-    case 'all':
-      return members.all ?? everyone();
-    case 'group':
-      return members.groups?.[delivery.account_provider_group_id ?? ''] ?? [];
-    case 'member-session':
-      return members.memberSessions?.[delivery.member_group_broadcast_id ?? ''] ?? [];
-    default:
-      return delivery.user_ids;
-  }
 }
 
 function requestKind(path: string): string {
@@ -185,6 +187,8 @@ function timeline(requests: readonly RecordedRequest[]): TimelineEntry[] {
     if (r.code !== undefined) row.code = r.code;
     if (r.durationMs !== undefined) row.durationMs = r.durationMs;
     if (r.fault !== undefined) row.fault = r.fault;
+    // The SDK polls a converting video until it is ready: expected answers, not failures.
+    if (r.status === 400 && r.info === 'Video is in convert status') row.routine = r.info;
     const previous = before === undefined ? undefined : requests[before];
     if (before !== undefined && previous && failed(previous)) row.retryOf = before;
     if (shown !== undefined) row.body = shown.length > BODY_CHARS ? `${shown.slice(0, BODY_CHARS)}…` : shown;
@@ -208,13 +212,13 @@ function faultView(injected: InjectedFault): InboxState['faults'][number] {
   return view;
 }
 
-/** Builds what the page shows from the fake's records, the members and the replies typed so far. */
+/** Builds what the page shows from the fake's records, its members and the replies typed so far. */
 export function buildInboxState(
   fake: FakeOA,
-  members: InboxMembers,
   replies: readonly InboxReply[],
   webhookUrl: string,
 ): InboxState {
+  const members = fake.members;
   const conversations: Record<string, ConversationEntry[]> = {};
   const into = (user: string) => {
     conversations[user] ??= [];
@@ -230,15 +234,13 @@ export function buildInboxState(
   }
   for (const d of fake.deliveries) for (const user of d.user_ids) into(user);
   for (const r of replies) into(r.user_id);
-  // `all` without configured members: everyone the inbox knows of, now.
-  const everyone = () => (fake.knownUsers ? [...fake.knownUsers] : Object.keys(conversations));
 
   const broadcasts: InboxState['broadcasts'] = [];
   let converting = false;
   for (const d of fake.deliveries) {
     const items = d.items.map((item) => viewItem(item, fake));
     converting ||= items.some((item) => item.transcode === 'converting');
-    const recipients = recipientsOf(d, members, everyone);
+    const recipients = d.recipients;
     items.forEach((item, i) => {
       for (const user of recipients) {
         const entry: ConversationEntry = {
@@ -287,5 +289,6 @@ export function buildInboxState(
     faults: fake.faults.map(faultView),
     webhookUrl,
     converting,
+    members,
   };
 }

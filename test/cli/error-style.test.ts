@@ -1,0 +1,75 @@
+/**
+ * One style for every error `oa` prints: `oa: ` then where (a flag, a file and line counted from 1),
+ * the rule, and what to do. Commander's own messages included.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { fakeServer, oa, workDir } from './run-oa.js';
+
+describe.concurrent('every error starts with "oa: "', () => {
+  it('parser errors, usage errors and refused values alike', async ({ onTestFinished }) => {
+    const { env } = await fakeServer(onTestFinished);
+    const runs = await Promise.all([
+      oa(['send', 'text', '--usr', 'u-1', '--msg', 'hi']),
+      oa(['send', 'image', '--user', 'u-1'], { env }),
+      oa(['broadcast', '--target', 'selected', '--text', 'hi'], { env }),
+      oa(['broadcast', '--items-file', join(workDir, 'missing-items.json'), '--target', 'all'], { env }),
+      oa(['send', 'image', '--user', 'u-1', '--url', 'not-a-url'], { env }),
+      oa(['token']),
+    ]);
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2]);
+    for (const run of runs) {
+      expect(run.stderr).toMatch(/^oa: /);
+      expect(run.stderr).not.toMatch(/^error: |UsageError/m);
+    }
+    expect(runs[0]?.stderr).toBe(
+      "oa: unknown option '--usr'\n(Did you mean --user?)\n(add --help for usage)\n",
+    );
+    expect(runs[2]?.stderr).toBe('oa: --target selected needs at least one --user\n');
+  });
+
+  it('a line of an --items-file is counted from 1', async ({ onTestFinished }) => {
+    const { env } = await fakeServer(onTestFinished);
+    const file = join(workDir, 'items-bad-second.json');
+    await writeFile(
+      file,
+      JSON.stringify([
+        { type: 'message', msg: 'ok' },
+        { type: 'image', msg: 'nope' },
+      ]),
+    );
+    const run = await oa(['broadcast', '--target', 'all', '--items-file', file], { env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^oa: item 2: /);
+  });
+});
+
+describe.skipIf(!REDIS_SERVER)('oa outbox add: errors in a campaign file', () => {
+  const shared = useRedisServer();
+
+  it('name the line counted from 1, and say nothing was queued', async () => {
+    const redis = ['--redis', shared.server.url, '--name', 'style'];
+    const file = join(workDir, 'campaign-bad-line.jsonl');
+    await writeFile(
+      file,
+      [
+        JSON.stringify({ method: 'sendText', params: { user_id: 'u1', msg: 'a' }, key: 'k1' }),
+        JSON.stringify({ method: 'sendText', params: { user_id: 'u2' }, key: 'k2' }),
+      ].join('\n'),
+    );
+    const run = await oa(['outbox', 'add', ...redis, '--file', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /^oa: .*campaign-bad-line\.jsonl line 2: params\.msg: .*\(nothing was queued\)/,
+    );
+    expect(run.stderr).not.toContain('nothing was sent');
+
+    const broken = join(workDir, 'campaign-not-json.jsonl');
+    await writeFile(broken, `${JSON.stringify({ method: 'sendText', params: {}, key: 'a' })}\n{oops\n`);
+    const unreadable = await oa(['outbox', 'add', ...redis, '--file', broken]);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toMatch(/^oa: .*campaign-not-json\.jsonl line 2: not JSON/);
+  });
+});
