@@ -4,7 +4,7 @@ import type { IORedis, RedisClient } from '../redis/client.js';
 import { RedisConnection } from '../redis/connection.js';
 
 /** How long a producer call waits for Redis: to be connected, then for each answer. */
-export const REACH_MS = 5_000;
+const REACH_MS = 5_000;
 
 /** Where the queue's Redis is: a URL (ioredis, loaded on first use), or an ioredis client of yours. */
 export type QueueConnectionOptions =

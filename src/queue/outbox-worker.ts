@@ -45,7 +45,7 @@ export interface OutboxError {
 const UNKNOWN_PREFIX = 'outcome unknown: ';
 
 /** The message a job handed out again with its record in place fails with in BullMQ. */
-export const UNKNOWN_REASON = `${UNKNOWN_PREFIX}the request may have left before its worker stopped`;
+const UNKNOWN_REASON = `${UNKNOWN_PREFIX}the request may have left before its worker stopped`;
 
 /** Whether the processor ended its job `unknown` by throwing `error`. */
 export function endedUnknown(error: Error): boolean {

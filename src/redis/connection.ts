@@ -12,7 +12,7 @@ import { runScript, type Script } from './script.js';
  * How long one call to Redis may take by default, connecting included: long past any answer of a
  * Redis that works, short enough that a webhook still answers and a send still fails in seconds.
  */
-export const COMMAND_TIMEOUT_MS = 2_000;
+const COMMAND_TIMEOUT_MS = 2_000;
 
 /** How long a ready connection's QUIT may take before the connection is dropped. */
 const QUIT_MS = 1000;
