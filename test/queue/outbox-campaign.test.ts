@@ -163,7 +163,8 @@ describe.skipIf(!REDIS_SERVER)('outbox campaign tools', () => {
       added: 1,
     });
 
-    mock.injectFault({ kind: 'delay', delayMs: 1500 }, { path: '/webhook/broadcast-message' });
+    // Both sends slow (w2 goes first): 'slow' stays active long enough to be seen.
+    mock.injectFault({ kind: 'delay', delayMs: 1500 }, { path: '/webhook/broadcast-message', times: 2 });
     await outbox.add('sendText', { user_id: 'u1', msg: 'slow' }, { key: 'slow' });
     const worker = outbox.work({ client });
     closing.push(() => worker.close());
