@@ -1,6 +1,7 @@
 /** What the outbox and the inbox share: option checks and their BullMQ queue, opened on first use. */
 import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
+import { tracedProcessor } from '../telemetry/jobs.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
 import { whenReady } from './reach.js';
@@ -71,12 +72,18 @@ export class LazyQueue {
   /** Starts a BullMQ worker on a connection of its own; `close()` of the result stops it. */
   worker(
     processor: (bull: BullMQ) => Promise<(job: never, token?: string) => Promise<unknown>>,
-    options: { concurrency: number; lockDurationMs: number; attach?: (worker: Worker) => void },
+    options: {
+      concurrency: number;
+      lockDurationMs: number;
+      attach?: (worker: Worker) => void;
+      /** Whether a job's error means it ended `unknown` (its span and count say so). */
+      endedUnknown?: (error: Error) => boolean;
+    },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
     const started = (async () => {
       const bull = await loadBullMQ();
-      const process = await processor(bull);
+      const process = tracedProcessor(this.what, this.name, await processor(bull), options.endedUnknown);
       const own = await this.connection.open();
       const worker = new bull.Worker(this.name, process as never, {
         connection: own as never,
