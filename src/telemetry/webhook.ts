@@ -64,10 +64,15 @@ export function webhookTracing(): <R extends { status: number }>(
     let duplicate = false;
     const note: DeliveryNote = {
       event(parsed) {
-        const event = parsed as { CallbackCommand?: unknown; MsgKey?: unknown };
-        if (typeof event.CallbackCommand === 'string')
-          span.setAttribute('oa.webhook.event', event.CallbackCommand);
-        const key = event.MsgKey;
+        const event = parsed as {
+          event_type?: unknown;
+          data?: { CallbackCommand?: unknown; MsgKey?: unknown };
+        };
+        if (typeof event.event_type === 'string') span.setAttribute('oa.webhook.event', event.event_type);
+        const data = typeof event.data === 'object' && event.data !== null ? event.data : {};
+        if (typeof data.CallbackCommand === 'string')
+          span.setAttribute('oa.webhook.command', data.CallbackCommand);
+        const key = data.MsgKey;
         if (typeof key === 'string' || typeof key === 'number') span.setAttribute('oa.msg_key', String(key));
       },
       duplicate() {
