@@ -33,9 +33,8 @@ let loaded: OTelApi | null | undefined;
 function load(): OTelApi | undefined {
   if (loaded === undefined) {
     try {
-      // A CommonJS build has its own `require`; an ES module makes one (the API ships both formats).
-      const req = typeof require === 'function' ? require : createRequire(import.meta.url);
-      loaded = req('@opentelemetry/api') as OTelApi;
+      // Synchronous, so that the first call is traced too; the build gives CommonJS its import.meta.url.
+      loaded = createRequire(import.meta.url)('@opentelemetry/api') as OTelApi;
     } catch {
       loaded = null;
     }
