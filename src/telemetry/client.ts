@@ -43,7 +43,7 @@ interface Instruments {
 }
 
 /** A safe description of a failure: its class, status and API code, never its message. */
-export function errorSummary(error: unknown): { type: string; message: string } {
+function errorSummary(error: unknown): { type: string; message: string } {
   const e = error as { name?: unknown; status?: unknown; code?: unknown } | null;
   const type = typeof e?.name === 'string' ? e.name : 'Error';
   const status = typeof e?.status === 'number' ? ` ${e.status}` : '';
