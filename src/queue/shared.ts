@@ -4,7 +4,6 @@ import { OAConfigError } from '../errors.js';
 import { tracedProcessor } from '../telemetry/jobs.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
-import { whenReady } from './reach.js';
 
 /** `value` rounded up to a whole number, 1 or more; `fallback` when unset. */
 export function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -48,8 +47,7 @@ export class LazyQueue {
         const bull = await loadBullMQ();
         // The producer calls' connection (it gives up on a lost connection), ready: BullMQ would wait for
         // a first connection without a bound.
-        const redis = await this.connection.producer();
-        await whenReady(redis);
+        const redis = await this.connection.producerReady();
         const queue = new bull.Queue(this.name, { connection: redis as never });
         // Without a listener BullMQ prints every reconnection failure; the calls reject themselves.
         queue.on('error', () => {});
@@ -75,6 +73,8 @@ export class LazyQueue {
     options: {
       concurrency: number;
       lockDurationMs: number;
+      /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
+      backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
       attach?: (worker: Worker) => void;
       /** Whether a job's error means it ended `unknown` (its span and count say so). */
       endedUnknown?: (error: Error) => boolean;
@@ -93,6 +93,7 @@ export class LazyQueue {
         // A job handed out again after its worker died is the processor's to classify: BullMQ must
         // not fail it on its own for having stalled.
         maxStalledCount: 1000,
+        ...(options.backoffStrategy ? { settings: { backoffStrategy: options.backoffStrategy } } : {}),
       });
       // As for the queue: a failed job keeps its own error; the worker reconnects by itself.
       worker.on('error', () => {});
