@@ -41,7 +41,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function objectReader(shape: Record<string, z.ZodType>, known: ReadonlyMap<z.ZodType, Reader>): Reader | undefined {
+function objectReader(
+  shape: Record<string, z.ZodType>,
+  known: ReadonlyMap<z.ZodType, Reader>,
+): Reader | undefined {
   const fields: Field[] = [];
   for (const [key, schema] of Object.entries(shape)) {
     const def = defOf(schema);

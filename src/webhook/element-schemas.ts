@@ -281,11 +281,11 @@ export const ElementTypeSchema = z.looseObject({
  * `event.issues`); any other type passes through as an {@link UnknownMsgBodyElement}.
  */
 export const MsgBodyElementSchema = ElementTypeSchema.transform((value, ctx): MsgBodyElement => {
-    if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
-    const result = KnownMsgBodyElementSchema.safeParse(value);
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) {
-      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
-    }
-    return z.NEVER;
-  });
+  if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
+  const result = KnownMsgBodyElementSchema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
+  }
+  return z.NEVER;
+});

@@ -64,7 +64,8 @@ function nestedDeeperThan(value: object, limit: number, depth = 1): boolean {
   if (depth > limit) return true;
   if (Array.isArray(value)) {
     for (const child of value) {
-      if (typeof child === 'object' && child !== null && nestedDeeperThan(child, limit, depth + 1)) return true;
+      if (typeof child === 'object' && child !== null && nestedDeeperThan(child, limit, depth + 1))
+        return true;
     }
     return false;
   }
