@@ -56,7 +56,12 @@ async function measure(): Promise<void> {
     const base = `http://127.0.0.1:${await firstLine(server)}`;
     const { Agent, request } = await import('undici');
     const { items, OAClient } = await import('../src/index.js');
-    const client = new OAClient({ baseUrl: base, apiKey: 'bench-key', apiSecret: 'bench-secret', rateLimit: false });
+    const client = new OAClient({
+      baseUrl: base,
+      apiKey: 'bench-key',
+      apiSecret: 'bench-secret',
+      rateLimit: false,
+    });
     const { access_token } = await client.generateToken();
     const agent = new Agent();
     const headers = {
