@@ -343,7 +343,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const APP_NAME = /^[\w.-]+$/;
 
 /** Refuses default headers that are not valid HTTP, or that would replace one the SDK owns. */
-export function checkDefaultHeaders(headers: Record<string, string> | undefined): void {
+function checkDefaultHeaders(headers: Record<string, string> | undefined): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (!TOKEN.test(name))
       throw new OAConfigError(`defaultHeaders: ${JSON.stringify(name)} is not a header name`);

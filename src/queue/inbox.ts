@@ -120,6 +120,6 @@ export function createInbox(options: InboxOptions): Inbox {
       await connection.close();
     },
   };
-  rejectUnreachable(inbox, 'inbox', ['store']);
+  rejectUnreachable(inbox, 'inbox', ['store'], (e) => connection.unreachable(e));
   return inbox;
 }

@@ -20,7 +20,14 @@ import {
   type OutboxMethod,
   type OutboxParams,
 } from './methods.js';
-import { type OutboxError, type OutboxJobData, outboxProcessor } from './outbox-worker.js';
+import {
+  BACKOFF_TYPE,
+  FIRST_BACKOFF_MS,
+  type OutboxError,
+  type OutboxJobData,
+  outboxBackoff,
+  outboxProcessor,
+} from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
 import { countUnknown, FIELD } from './record.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
@@ -41,8 +48,11 @@ export interface OutboxOptions {
    */
   retentionMs?: number | undefined;
   /**
-   * How many times a send that was not sent (429, `JOB_BUSY`, Redis or connection failures before the
-   * request left) is tried, with exponential backoff from 1 s.
+   * How many times a job is run, in all. A run calls the worker's client, which spends its own retry
+   * budget first (`maxRetries`, `maxBusyWaitMs`); a job whose client then reports it not sent (a 429 or
+   * `JOB_BUSY` past `maxBusyWaitMs`, a refused connection, Redis unreachable) is run again later, with
+   * exponential backoff from 1 s and never sooner than a 429's `Retry-After`. Anything else ends it
+   * (`delivered`, `failed`, `unknown`).
    * @default 12
    */
   attempts?: number | undefined;
@@ -175,7 +185,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       ...(entry.delay ? { delay: entry.delay } : {}),
       ...(entry.priority ? { priority: entry.priority } : {}),
       attempts,
-      backoff: { type: 'exponential', delay: 1000 },
+      backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
       removeOnComplete: { age: retention },
       removeOnFail: { age: retention },
     },
@@ -229,6 +239,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
           lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
         },
       );
@@ -309,7 +320,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await connection.close();
     },
   };
-  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts']);
+  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts'], (e) => connection.unreachable(e));
   return outbox;
 }
 

@@ -104,14 +104,14 @@ const quickUserIds = (full: z.ZodType<string[]>, fits: (length: number) => boole
   });
 
 /** Endpoint 6, `broadcast` to every user: no `user_ids`. */
-export const BroadcastToAllParamsSchema = z.strictObject({
+const BroadcastToAllParamsSchema = z.strictObject({
   /** Every user of the OA. */
   target: z.literal('all'),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
 /** `broadcast` to the users in `user_ids`. */
-export const BroadcastToSelectedParamsSchema = z.strictObject({
+const BroadcastToSelectedParamsSchema = z.strictObject({
   /** The users in `user_ids`. */
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
@@ -126,7 +126,7 @@ export const BroadcastToSelectedParamsSchema = z.strictObject({
   items: ItemsSchema,
 });
 /** `broadcast` to one user. */
-export const BroadcastToSingleParamsSchema = z.strictObject({
+const BroadcastToSingleParamsSchema = z.strictObject({
   /** The one user in `user_ids`. */
   target: z.literal('single'),
   /** The recipient: exactly one. */
@@ -177,7 +177,7 @@ const OptionalCallbackSchema = z
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** A time limit in ms: more than 0 and at most {@link MAX_TIMEOUT_MS}. */
-export const TimeoutMsSchema = z
+const TimeoutMsSchema = z
   .number()
   .positive()
   .max(MAX_TIMEOUT_MS, `Must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`);
@@ -215,7 +215,7 @@ export const UploadOptionsSchema = RequestOptionsSchema.extend({
 });
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
-export const WaitForTranscodeSchema = z
+const WaitForTranscodeSchema = z
   .union([z.literal(false), z.strictObject({ timeoutMs: TimeoutMsSchema.optional() })])
   .optional();
 

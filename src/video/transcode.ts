@@ -14,7 +14,7 @@ export const DEFAULT_TRANSCODE_TIMEOUT_MS = 10 * 60_000;
 const POLL_BACKOFF = { initialMs: 1_000, maxMs: 10_000 };
 
 /** The 400 that `webhook/broadcast-video` answers while the ticket is converting. */
-export function isVideoConverting(error: unknown): error is OABadRequestError {
+function isVideoConverting(error: unknown): error is OABadRequestError {
   return error instanceof OABadRequestError && /convert/i.test(error.info ?? error.message);
 }
 
