@@ -8,15 +8,17 @@ import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
+import { type ClientTelemetry, clientTelemetry } from '../telemetry/client.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
+import { type PipelineContext, RequestHeaders } from './call.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
 import { type Logger, loggerFor } from './logger.js';
 import { checkOptions, type OAClientOptions, type RequestOptions, resolveOptions } from './options.js';
-import { call, callUpload, type PipelineContext, RequestHeaders, tokenExchange } from './pipeline.js';
+import { call, callUpload, tokenExchange } from './pipeline.js';
 import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
 import { Transport } from './transport.js';
 
@@ -37,6 +39,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   readonly logger: Logger;
   readonly tokens: TokenManager;
   readonly calls = new CallRegistry();
+  readonly telemetry: ClientTelemetry | undefined;
 
   constructor(options: OAClientOptions) {
     const resolved = resolveOptions(options);
@@ -66,6 +69,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
+    this.telemetry = clientTelemetry(options, this.events, this.baseUrl, rateLimit);
   }
 
   secrets(): string[] {

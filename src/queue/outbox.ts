@@ -2,6 +2,7 @@
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
+import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
   cancelJob,
   type OutboxAddResult,
@@ -31,6 +32,7 @@ import {
 } from './methods.js';
 import {
   BACKOFF_TYPE,
+  endedUnknown,
   FIRST_BACKOFF_MS,
   type OutboxError,
   type OutboxJobData,
@@ -205,13 +207,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const open = () => queue.open();
   const subscription = new OutboxSubscription(connection, name, loadBullMQ);
 
-  const jobOf = (entry: {
-    method: OutboxMethod;
-    params: unknown;
-    key: string;
-    delay?: number | undefined;
-    priority?: number | undefined;
-  }) => ({
+  const jobOf = (
+    entry: {
+      method: OutboxMethod;
+      params: unknown;
+      key: string;
+      delay?: number | undefined;
+      priority?: number | undefined;
+    },
+    trace: ReturnType<typeof jobTraceOptions>,
+  ) => ({
     name: entry.method,
     data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
     opts: {
@@ -222,6 +227,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
       removeOnComplete: { age: retention },
       removeOnFail: { age: retention },
+      ...trace,
     },
   });
 
@@ -247,7 +253,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async add(method, params, addOptions) {
       const checked = checkEntry(method, params, addOptions);
       const knownKeys: string[] = [];
-      const added = await addChunk([jobOf({ ...checked, params })], knownKeys);
+      // The send continues the trace that added it.
+      const added = await addChunk([jobOf({ ...checked, params }, jobTraceOptions('parent'))], knownKeys);
       return { added, known: knownKeys.length, knownKeys };
     },
 
@@ -255,9 +262,12 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
         throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
       }
+      // Each send of a batch is a trace of its own, linked to the one that added it: one trace of
+      // 10,000 sends would be unreadable.
+      const trace = jobTraceOptions('link');
       const toJob = (entry: unknown, index: number) => {
         const e = (entry ?? {}) as Partial<OutboxEntry>;
-        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params });
+        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params }, trace);
       };
       // An array is checked whole before anything is stored; any other iterable (a generator over a
       // database cursor) chunk by chunk, so that it never has to be held at once.
@@ -292,6 +302,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
           lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
           backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
+          endedUnknown,
         },
       );
       const worker: OutboxWorker = {

@@ -1,6 +1,7 @@
 /** What the outbox and the inbox share: option checks and their BullMQ queue, opened on first use. */
 import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
+import { tracedProcessor } from '../telemetry/jobs.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
 
@@ -75,12 +76,14 @@ export class LazyQueue {
       /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
       backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
       attach?: (worker: Worker) => void;
+      /** Whether a job's error means it ended `unknown` (its span and count say so). */
+      endedUnknown?: (error: Error) => boolean;
     },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
     const started = (async () => {
       const bull = await loadBullMQ();
-      const process = await processor(bull);
+      const process = tracedProcessor(this.what, this.name, await processor(bull), options.endedUnknown);
       const own = await this.connection.open();
       const worker = new bull.Worker(this.name, process as never, {
         connection: own as never,
