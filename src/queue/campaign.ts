@@ -80,13 +80,21 @@ redis.call('DEL', KEYS[1], KEYS[7])
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jobId', id, 'prev', 'waiting')
 return 1`);
 
-/** Removes the job of `key` if it is waiting or delayed; `true` when it did. */
-export async function cancelJob(redis: RedisClient, queue: Queue, key: string): Promise<boolean> {
+/** Removes the job of `key` if it is waiting or delayed; else says the job's state. */
+export async function cancelJob(
+  outbox: Pick<WaitSource, 'get'>,
+  open: () => Promise<[RedisClient, Queue]>,
+  key: unknown,
+): Promise<OutboxCancelResult> {
+  if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
+  checkKeyText(key);
+  const [redis, queue] = await open();
   const id = jobIdOf(key);
   const keys = [id, 'wait', 'paused', 'prioritized', 'delayed', 'events', `${id}:logs`].map((name) =>
     queue.toKey(name),
   );
-  return (await runScript(redis, CANCEL, keys, [id, 10_000])) === 1;
+  if ((await runScript(redis, CANCEL, keys, [id, 10_000])) === 1) return { cancelled: true };
+  return { cancelled: false, state: (await outbox.get(key))?.state };
 }
 
 /** The keys of the jobs that are not final: waiting, delayed or active. */
@@ -107,7 +115,6 @@ export interface WaitSource {
   on<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): unknown;
   off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): unknown;
   get(key: string): Promise<OutboxJobStatus | undefined>;
-  openKeys(): Promise<string[]>;
 }
 
 function statusOf<E extends (typeof OUTCOMES)[number]>(name: E, event: OutboxEvents[E]): OutboxJobStatus {
@@ -120,6 +127,7 @@ function statusOf<E extends (typeof OUTCOMES)[number]>(name: E, event: OutboxEve
  */
 export async function waitForJobs(
   source: WaitSource,
+  listOpen: () => Promise<string[]>,
   keys: Iterable<string> | 'all',
   options: OutboxWaitOptions = {},
 ): Promise<Map<string, OutboxJobStatus>> {
@@ -153,7 +161,7 @@ export async function waitForJobs(
   try {
     const pending = new Set<string>();
     if (wanted === undefined) {
-      for (const key of await source.openKeys()) pending.add(key);
+      for (const key of await listOpen()) pending.add(key);
     } else {
       const missing: string[] = [];
       for (let i = 0; i < wanted.length; i += 100) {

@@ -377,24 +377,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     waitFor(keys, waitOptions) {
-      return waitForJobs(
-        {
-          on: (event, listener) => outbox.on(event, listener),
-          off: (event, listener) => outbox.off(event, listener),
-          get: (key) => outbox.get(key),
-          openKeys: async () => openKeys((await open()).queue),
-        },
-        keys,
-        waitOptions,
-      );
+      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions);
     },
 
     async cancel(key) {
-      if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
-      checkKeyText(key);
-      const { queue: q } = await open();
-      if (await cancelJob(await connection.producer(), q, key)) return { cancelled: true };
-      return { cancelled: false, state: (await outbox.get(key))?.state };
+      return cancelJob(outbox, async () => [await connection.producer(), (await open()).queue], key);
     },
 
     async close() {
