@@ -73,11 +73,14 @@ export function containLogger(logger: Logger): Logger {
     const report = (error: unknown) => {
       if (reported) return;
       reported = true;
-      process.emitWarning(
-        `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
-          'its lines are dropped, the calls go on',
-        'OALoggerWarning',
-      );
+      // Where there is no `process` (a Worker without Node compatibility), nothing is left to tell.
+      try {
+        globalThis.process?.emitWarning?.(
+          `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
+            'its lines are dropped, the calls go on',
+          'OALoggerWarning',
+        );
+      } catch {}
     };
     contained[level] = (message, details) => {
       try {
