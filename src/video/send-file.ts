@@ -25,9 +25,9 @@ export interface SendFileOptions<U> extends UploadOptions {
 /** Options of `sendVideo` and `sendVideoFile`. */
 export interface SendVideoOptions extends RequestOptions {
   /**
-   * While the ticket is in convert status, wait and try again (about 1 s growing to 10 s between
-   * tries) for up to `timeoutMs`, then `OATranscodeTimeoutError`. `false` fails at once with the API's
-   * `OABadRequestError`.
+   * While the ticket is in convert status, wait and try again (after a quarter of the time waited so
+   * far: 250 ms at first, at most 10 s) for up to `timeoutMs`, then `OATranscodeTimeoutError`.
+   * `false` fails at once with the API's `OABadRequestError`.
    * @default { timeoutMs: 600_000 }
    */
   waitForTranscode?: WaitForTranscodeOptions | false | undefined;

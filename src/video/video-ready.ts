@@ -41,8 +41,8 @@ export interface BroadcastOptions extends RequestOptions {
    */
   videoProbeUserId?: string | undefined;
   /**
-   * How long to wait for a video ticket in convert status before broadcasting it (about 1 s growing to
-   * 10 s between probe sends), then `OATranscodeTimeoutError` with nothing broadcast. `false`
+   * How long to wait for a video ticket in convert status before broadcasting it (probe sends spaced
+   * as `sendVideo` spaces its tries), then `OATranscodeTimeoutError` with nothing broadcast. `false`
    * broadcasts at once: a ticket still converting then makes the broadcast's job fail.
    * @default { timeoutMs: 600_000 }
    */
