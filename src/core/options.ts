@@ -1,7 +1,12 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type { z } from 'zod';
 import { OAConfigError, OAConnectionError } from '../errors.js';
-import { MAX_TIMEOUT_MS, RequestOptionsSchema } from '../schemas/requests.js';
+import {
+  MAX_TIMEOUT_MS,
+  type OAResponseInfo,
+  type RequestOptions,
+  RequestOptionsSchema,
+} from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import { VERSION } from '../version.js';
 import type { ReadyVideos } from '../video/ready-videos.js';
@@ -11,6 +16,8 @@ import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import { MIN_SECRET_LENGTH } from './redact.js';
 import type { DispatcherLike, TransportResponse } from './transport.js';
+
+export type { OAResponseInfo, RequestOptions } from '../schemas/requests.js';
 
 /** Options of `new OAClient(options)`. */
 export interface OAClientOptions {
@@ -221,48 +228,6 @@ export function resolveOptions(
     ),
     proxyFromEnv: Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy),
   };
-}
-
-/** Per-call options, the last argument of every method. Every property also accepts `undefined`. */
-export interface RequestOptions {
-  /**
-   * Cancels the call wherever it is (the rate limiter's queue, the token, a backoff, the transcode
-   * wait, the request itself); the call rejects with `OAAbortError`.
-   */
-  signal?: AbortSignal | undefined;
-  /**
-   * The call's deadline in ms (1 to 2^31-1): it bounds everything the call waits for (the rate
-   * limiter's queue, a login or refresh, Redis round trips, backoffs) and each attempt. Past it the
-   * call rejects with `OATimeoutError`; `deliveryUnknown` says whether a send may have gone out.
-   * @default none: each attempt is bounded by the client's `timeoutMs`, and a call waits its turn in
-   * the rate limiter however long the queue
-   */
-  timeoutMs?: number | undefined;
-  /**
-   * This call's own retry budget, in place of the client's `maxRetries` (0: no retry). Retries that
-   * wait on 429 and `JOB_BUSY` do not use it up.
-   * @default the client's `maxRetries`
-   */
-  maxRetries?: number | undefined;
-  /**
-   * Called with the answer that settled the call, before the call resolves: its status, headers and
-   * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
-   * (`OAApiError.requestId`) instead.
-   * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
-   */
-  onResponse?: ((response: OAResponseInfo) => void) | undefined;
-}
-
-/** The answer that settled a call, as `onResponse` receives it. */
-export interface OAResponseInfo {
-  /** The HTTP status, a 2xx. */
-  status: number;
-  /** The answer's headers, names in lower case. */
-  headers: Record<string, string | string[] | undefined>;
-  /** The `x-request-id` header, when the server sent one. */
-  requestId: string | undefined;
-  /** Which attempt of the call this was: 1, then 2 after a retry... */
-  attempt: number;
 }
 
 /**

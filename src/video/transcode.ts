@@ -1,11 +1,8 @@
 import type { CallControl } from '../core/call-control.js';
 import { OABadRequestError, OATranscodeTimeoutError } from '../errors.js';
+import type { WaitForTranscodeOptions } from '../schemas/requests.js';
 
-/** How long `sendVideo` waits for a ticket still in convert status. */
-export interface WaitForTranscodeOptions {
-  /** @default 600_000 (10 minutes) */
-  timeoutMs?: number | undefined;
-}
+export type { WaitForTranscodeOptions } from '../schemas/requests.js';
 
 /** The longest wait for a ticket in convert status unless told otherwise. */
 export const DEFAULT_TRANSCODE_TIMEOUT_MS = 10 * 60_000;
