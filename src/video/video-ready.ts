@@ -13,7 +13,6 @@ import { callChecked } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import {
   isOAError,
-  OAConfigError,
   OAConnectionError,
   OATranscodeTimeoutError,
   OAVideoNotConfirmedError,
@@ -53,12 +52,9 @@ export class VideoReadiness {
   readonly #probes = new Map<string, Promise<unknown>>();
 
   constructor(ctx: ClientContext, options: Pick<OAClientOptions, 'videoProbeUserId' | 'coordination'>) {
-    const probeUserId = options.videoProbeUserId;
-    if (probeUserId !== undefined && (typeof probeUserId !== 'string' || probeUserId.trim() === '')) {
-      throw new OAConfigError('videoProbeUserId must be a user_id (a non-empty string)');
-    }
+    // Checked with the client's other options, by `OAClientOptionsSchema`.
     this.#ctx = ctx;
-    this.#probeUserId = probeUserId;
+    this.#probeUserId = options.videoProbeUserId;
     this.#shared = options.coordination?.readyVideos;
   }
 
