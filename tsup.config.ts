@@ -53,7 +53,7 @@ async function writeExamples(): Promise<void> {
 }
 
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
-const library: Options = {
+export const library: Options = {
   name: 'library',
   entry: {
     index: 'src/index.ts',

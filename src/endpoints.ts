@@ -19,7 +19,7 @@ export interface Endpoint<P extends z.ZodType, R extends z.ZodType> {
 }
 
 /** The API's path prefix (spec: `{base_url}/api/v2/public/...`). */
-export const API = '/api/v2/public';
+const API = '/api/v2/public';
 
 /** The JSON endpoints of the spec, declared: the path, what goes in, what comes out, how it may repeat. */
 export const endpoints = {

@@ -311,7 +311,7 @@ function header(headers: ErrorAnswer['headers'], name: string): string | undefin
 }
 
 /** `retry-after-ms`, else `Retry-After` in seconds or as an HTTP date. */
-export function parseRetryAfterMs(headers: ErrorAnswer['headers'], now = Date.now()): number | undefined {
+function parseRetryAfterMs(headers: ErrorAnswer['headers'], now = Date.now()): number | undefined {
   const ms = Number.parseFloat(header(headers, 'retry-after-ms') ?? '');
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const value = header(headers, 'retry-after');

@@ -109,6 +109,7 @@ export type {
   UploadImageResult,
   UploadVideoResult,
 } from './schemas/responses.js';
+export type { OAMeterProvider, OATracerProvider } from './telemetry/api.js';
 export type { FileInput, FileSource, UploadKind, UploadOptions, UploadProgress } from './uploads/types.js';
 export { VERSION } from './version.js';
 export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';

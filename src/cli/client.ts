@@ -31,7 +31,7 @@ const FLAG_OF_OPTION: readonly [RegExp, string][] = [
 ];
 
 /** A configuration error of the SDK, told in the flags and variables of `oa`. */
-export function inFlags(message: string): string {
+function inFlags(message: string): string {
   return FLAG_OF_OPTION.reduce((text, [pattern, flag]) => text.replace(pattern, flag), message);
 }
 
@@ -41,11 +41,7 @@ const truthy = (value: string | undefined) => value !== undefined && /^(1|true|y
  * A client for the command's settings. The secret is registered with `out` first, so that no line
  * `oa` prints can carry it, whatever fails next.
  */
-export function createClient(
-  flags: ClientFlags,
-  out: Output,
-  extra: Partial<OAClientOptions> = {},
-): OAClient {
+function createClient(flags: ClientFlags, out: Output, extra: Partial<OAClientOptions> = {}): OAClient {
   const settings = resolveConnection(flags);
   out.addSecret(settings.apiSecret);
   const options: OAClientOptions = { ...extra, ...settings };

@@ -32,7 +32,7 @@ const SETTINGS = [
 ] as const;
 
 /** The variables of a `.env` file, or none when the default file is absent. */
-export function readEnvFile(path: string | undefined, cwd: string): Record<string, string | undefined> {
+function readEnvFile(path: string | undefined, cwd: string): Record<string, string | undefined> {
   const file = resolve(cwd, path ?? '.env');
   let text: string;
   try {

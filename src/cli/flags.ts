@@ -27,7 +27,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 };
 
 /** Where an issue lies, as the user typed it: `--user`, `item 2`, or the SDK's path when no flag fills it. */
-export function flagOf(path: readonly (string | number)[]): string {
+function flagOf(path: readonly (string | number)[]): string {
   const [field, index] = path;
   if (field === 'items' && typeof index === 'number') return `item ${index + 1}`;
   if (field === 'user_ids' && typeof index === 'number') return `--user #${index + 1}`;

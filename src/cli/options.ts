@@ -52,7 +52,7 @@ export function withConnectionOptions(command: Command): Command {
 }
 
 /** A whole number from zero, e.g. a retry count. */
-export function nonNegativeInteger(value: string): number {
+function nonNegativeInteger(value: string): number {
   const number = Number(value);
   if (!Number.isSafeInteger(number) || number < 0)
     throw new InvalidArgumentError('Not a whole number from 0.');
@@ -60,7 +60,7 @@ export function nonNegativeInteger(value: string): number {
 }
 
 /** Collects a repeatable `Name: value` header. */
-export function header(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+function header(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const match = /^([^:\s]+):\s*(.*)$/.exec(value);
   if (!match?.[1]) throw new InvalidArgumentError('Expected "Name: value".');
   return { ...previous, [match[1]]: match[2] ?? '' };

@@ -16,7 +16,7 @@ export interface OutputStreams {
 }
 
 /** What a failure shows: the error's own fields, never its body or cause. */
-export interface ErrorReport {
+interface ErrorReport {
   name: string;
   message: string;
   status?: number;
@@ -93,7 +93,7 @@ export class Output {
 }
 
 /** The safe fields of an error. Bodies and causes stay out: they may hold what the user did not type. */
-export function reportOf(error: unknown): ErrorReport {
+function reportOf(error: unknown): ErrorReport {
   if (error instanceof AfterUploadError) return { ...reportOf(error.cause), upload: error.upload };
   if (error instanceof UsageError) return { name: 'UsageError', message: error.message };
   if (!isOAError(error)) {

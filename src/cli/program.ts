@@ -32,7 +32,7 @@ function configure(command: Command): void {
 }
 
 /** A fresh `oa` program. */
-export function createProgram(): Command {
+function createProgram(): Command {
   const program = new Command('oa')
     .description('The OA Public Messaging API from the command line.')
     .version(VERSION, '-V, --version', 'print the version')

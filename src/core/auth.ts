@@ -59,7 +59,7 @@ export class MemoryTokenStore implements TokenStore {
  * `expires_in`, else the documented hour. `exp` alone is never compared with our clock: a server
  * whose clock is behind would make every pair look expired on arrival, and renewed before every call.
  */
-export function toStoredToken(pair: TokenPair, now: number): StoredToken {
+function toStoredToken(pair: TokenPair, now: number): StoredToken {
   const jwtSeconds = jwtLifetimeSeconds(pair.access_token);
   const lifetimeMs =
     jwtSeconds !== undefined

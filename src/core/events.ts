@@ -34,6 +34,8 @@ export interface OAResponseEvent extends OARequestEvent {
   status: number;
   /** From sending to the last byte of the answer, in ms. */
   durationMs: number;
+  /** The answer's `x-request-id` header, when the server sent one. */
+  requestId?: string | undefined;
 }
 
 /** A failed attempt that will be tried again. */

@@ -4,6 +4,7 @@ import { OAConfigError, OAConnectionError } from '../errors.js';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
+import type { OAMeterProvider, OATracerProvider } from '../telemetry/api.js';
 import { VERSION } from '../version.js';
 import type { ReadyVideos } from '../video/ready-videos.js';
 import type { TokenStore } from './auth.js';
@@ -119,6 +120,17 @@ export interface OAClientOptions {
    * @default false
    */
   allowInsecureHttp?: boolean | undefined;
+  /**
+   * Where the client's spans go, in place of the provider registered globally with
+   * `@opentelemetry/api` (an optional peer dependency; see "Tracing and metrics" in the README).
+   * @default the global tracer provider, when `@opentelemetry/api` is installed and one is registered
+   */
+  tracerProvider?: OATracerProvider | undefined;
+  /**
+   * Where the client's metrics go, in place of the global meter provider.
+   * @default the global meter provider, when `@opentelemetry/api` is installed and one is registered
+   */
+  meterProvider?: OAMeterProvider | undefined;
 }
 
 export interface ResolvedOptions {

@@ -20,6 +20,7 @@ import {
   reissued,
 } from '../errors.js';
 import { formatIssues, toIssues, validate } from '../schemas/validate.js';
+import type { ClientTelemetry } from '../telemetry/client.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
 import type { TokenManager } from './auth.js';
 import {
@@ -65,6 +66,8 @@ export interface PipelineContext {
   readonly logger: Logger;
   readonly tokens: TokenManager;
   readonly calls: CallRegistry;
+  /** Spans and metrics; `undefined` when OpenTelemetry is absent or has no provider (nothing runs). */
+  readonly telemetry: ClientTelemetry | undefined;
   /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
   secrets(): Iterable<string | undefined>;
 }
@@ -190,7 +193,12 @@ class Call<R extends z.ZodType> implements RetryState {
 }
 
 /** The call: its retry loop, its control ended however it ends. */
-async function run<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+function run<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+  const { telemetry } = call.ctx;
+  return telemetry ? telemetry.call(call.endpoint, () => retried(call)) : retried(call);
+}
+
+async function retried<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
   try {
     return await withRetries(call, attemptOnce);
   } finally {
@@ -368,6 +376,7 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
   });
   if (ctx.events.has('response')) {
     const { status } = res;
+    const id = res.headers['x-request-id'];
     ctx.events.emit('response', {
       endpoint: endpoint.name,
       method: 'POST',
@@ -375,6 +384,7 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
       attempt,
       status,
       durationMs,
+      requestId: Array.isArray(id) ? id[0] : id,
     });
   }
   let data: z.output<R>;
@@ -438,6 +448,18 @@ function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse):
  * that close() ends it too.
  */
 export async function tokenExchange<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  params: unknown,
+  slot: Permit | undefined,
+): Promise<z.output<R>> {
+  const { telemetry } = ctx;
+  return telemetry
+    ? telemetry.call(endpoint, () => renewalExchange(ctx, endpoint, params, slot), true)
+    : renewalExchange(ctx, endpoint, params, slot);
+}
+
+async function renewalExchange<R extends z.ZodType>(
   ctx: PipelineContext,
   endpoint: Endpoint<z.ZodType, R>,
   params: unknown,

@@ -35,7 +35,7 @@ export interface RateLimits {
 export type RateLimitBucket = 'general' | 'upload';
 
 /** The spec's limits: 200 requests a minute, and 20 a minute for uploads. */
-export const SPEC_RATE_LIMITS: RateLimits = {
+const SPEC_RATE_LIMITS: RateLimits = {
   general: { max: 200, windowMs: 60_000 },
   upload: { max: 20, windowMs: 60_000 },
 };

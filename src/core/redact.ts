@@ -1,6 +1,6 @@
 /** Keys whose values are credentials, wherever they appear in a body. */
 const SECRET_KEYS = /^(api_secret|access_token|refresh_token|authorization)$/i;
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /**
  * The shortest text removed wherever it appears. A shorter one would blank out ordinary words and
@@ -55,7 +55,7 @@ export function redactText(text: string, secrets: Iterable<string | undefined>):
 }
 
 /** A copy of a parsed JSON value with the values of credential keys replaced. */
-export function redactJson(value: unknown): unknown {
+function redactJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactJson);
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};

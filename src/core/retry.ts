@@ -55,7 +55,7 @@ const BUSY_BACKOFF = { initialMs: 1_000, maxMs: 15_000 };
  * call waits a backoff instead (and it counts in the wait budget), so that a server that always says
  * "now" cannot make it spin.
  */
-export const MIN_RETRY_AFTER_MS = 100;
+const MIN_RETRY_AFTER_MS = 100;
 
 /** The least time a retry must leave before the call's deadline for its attempt. */
 const MIN_ATTEMPT_MS = 250;

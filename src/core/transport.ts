@@ -40,9 +40,9 @@ export interface TransportResponse {
  * proxy's HTML page. The rest is not read (the connection is dropped), so a 400 MB error page costs
  * nothing.
  */
-export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** How much of a successful answer is read; this API's answers are a few KB. */
-export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
  * Failures where the request cannot have reached the server: nothing was connected, so the request

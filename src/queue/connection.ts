@@ -1,8 +1,10 @@
 /** The Redis connections of an outbox or inbox: from a URL (opened on first use) or the caller's client. */
 import { OAConfigError } from '../errors.js';
-import { quitOrDrop } from '../redis/quit.js';
-import { connectRedis, type IORedisLike } from './load.js';
-import { PRODUCER_OPTIONS } from './reach.js';
+import type { IORedis, RedisClient } from '../redis/client.js';
+import { RedisConnection } from '../redis/connection.js';
+
+/** How long a producer call waits for Redis: to be connected, then for each answer. */
+const REACH_MS = 5_000;
 
 /** Where the queue's Redis is: a URL (ioredis, loaded on first use), or an ioredis client of yours. */
 export type QueueConnectionOptions =
@@ -26,13 +28,18 @@ export type QueueConnectionOptions =
       url?: undefined;
     };
 
-/** The connections one outbox or inbox uses, and which of them it closes. */
+/**
+ * The connections one outbox or inbox uses, and which of them it closes: the producer calls' (bounded,
+ * {@link REACH_MS}: a webhook must answer before the OA's delivery times out, an app's own request
+ * handler must not hang), the workers' own commands' and one per BullMQ worker (both wait through a
+ * reconnection, so that a Redis restart only delays the work).
+ */
 export class QueueConnection {
-  readonly #url: string | undefined;
-  readonly #client: IORedisLike | undefined;
-  #commands: Promise<IORedisLike> | undefined;
-  #producer: Promise<IORedisLike> | undefined;
-  readonly #owned = new Set<Promise<IORedisLike>>();
+  readonly #target: { url: string } | { client: RedisClient };
+  readonly #what: string;
+  readonly #producer: RedisConnection;
+  readonly #commands: RedisConnection;
+  readonly #opened = new Set<RedisConnection>();
 
   constructor(options: unknown, what: string) {
     const { url, client } = (options ?? {}) as { url?: unknown; client?: unknown };
@@ -42,7 +49,7 @@ export class QueueConnection {
     if (url !== undefined && (typeof url !== 'string' || url === '')) {
       throw new OAConfigError('connection.url must be a Redis URL such as redis://127.0.0.1:6379');
     }
-    if (client !== undefined && typeof (client as IORedisLike | null)?.eval !== 'function') {
+    if (client !== undefined && typeof (client as IORedis | null)?.eval !== 'function') {
       throw new OAConfigError('connection.client must be an ioredis client');
     }
     // BullMQ's workers and event readers refuse (or, started in the background, silently never run on)
@@ -56,75 +63,59 @@ export class QueueConnection {
         'connection.client must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })',
       );
     }
-    this.#url = url as string | undefined;
-    this.#client = client as IORedisLike | undefined;
+    this.#target = url !== undefined ? { url: url as string } : { client: client as RedisClient };
+    this.#what = what === 'createOutbox' ? 'outbox' : 'inbox';
+    // A copy of the caller's client for the producer calls, made to give up on a lost connection.
+    this.#producer = this.#connection(REACH_MS, true);
+    this.#commands = this.#connection(undefined);
   }
 
-  /** A new connection of this module's own (closed by `close()`), or the caller's client. */
-  open(): Promise<IORedisLike> {
-    if (this.#client) return Promise.resolve(this.#client);
-    return this.#own(connectRedis(this.#url ?? ''));
+  #connection(timeoutMs: number | undefined, copyClient = false): RedisConnection {
+    return new RedisConnection(this.#target, {
+      feature: this.#what,
+      entry: 'oa-messaging/queue',
+      timeoutMs,
+      copyClient,
+    });
   }
 
-  #own(opening: Promise<IORedisLike>): Promise<IORedisLike> {
-    this.#owned.add(opening);
-    opening.catch(() => this.#owned.delete(opening));
-    return opening;
+  /** A new connection of this module's own that waits through reconnections (closed by `close()`), or the caller's client. */
+  open(): Promise<IORedis> {
+    const connection = this.#connection(undefined);
+    this.#opened.add(connection);
+    return connection.client();
+  }
+
+  /** The connection of the producer calls, opened once: it gives up on a lost connection. */
+  producer(): Promise<IORedis> {
+    return this.#producer.client();
   }
 
   /**
-   * The connection of the producer calls, opened once: one that gives up on a lost connection instead
-   * of waiting for Redis (see `PRODUCER_OPTIONS`).
+   * The producer calls' connection once ready, at most {@link REACH_MS} from now: BullMQ's `Queue`
+   * would wait for a first connection without a bound.
    */
-  producer(): Promise<IORedisLike> {
-    if (!this.#producer) {
-      const copy = this.#client && producerCopy(this.#client);
-      const opening = copy
-        ? this.#own(Promise.resolve(copy))
-        : this.#client
-          ? Promise.resolve(this.#client)
-          : this.#own(connectRedis(this.#url ?? '', PRODUCER_OPTIONS));
-      opening.catch(() => {
-        if (this.#producer === opening) this.#producer = undefined;
-      });
-      this.#producer = opening;
-    }
-    return this.#producer;
+  producerReady(): Promise<IORedis> {
+    return this.#producer.ready();
+  }
+
+  /**
+   * Why `error` of a producer call says Redis could not be reached (e.g. `connection refused`), or
+   * `undefined` for any other error.
+   */
+  unreachable(error: unknown): string | undefined {
+    return this.#producer.unreachable(error);
   }
 
   /** The connection of the workers' own commands (it waits through a reconnection), opened once. */
-  commands(): Promise<IORedisLike> {
-    if (!this.#commands) {
-      const opening = this.open();
-      opening.catch(() => {
-        if (this.#commands === opening) this.#commands = undefined;
-      });
-      this.#commands = opening;
-    }
-    return this.#commands;
+  commands(): Promise<IORedis> {
+    return this.#commands.client();
   }
 
   /** Quits every connection this module opened; the caller's client stays open. */
   async close(): Promise<void> {
-    const owned = [...this.#owned];
-    this.#owned.clear();
-    this.#commands = undefined;
-    this.#producer = undefined;
-    await Promise.all(
-      owned.map(async (opening) => {
-        const client = await opening.catch(() => undefined);
-        if (client) await quitOrDrop(client);
-      }),
-    );
+    const opened = [this.#producer, this.#commands, ...this.#opened];
+    this.#opened.clear();
+    await Promise.all(opened.map((connection) => connection.close()));
   }
-}
-
-/** A copy of an ioredis `Redis` of the caller's with `PRODUCER_OPTIONS`; `undefined` for a `Cluster`. */
-function producerCopy(client: IORedisLike): IORedisLike | undefined {
-  const { duplicate, isCluster } = client as { duplicate?: unknown; isCluster?: unknown };
-  if (typeof duplicate !== 'function' || isCluster === true) return undefined;
-  const copy = duplicate.call(client, PRODUCER_OPTIONS) as IORedisLike;
-  // As for a connection of ours: no printed reconnection failures; the calls reject by themselves.
-  copy.on('error', () => {});
-  return copy;
 }

@@ -6,8 +6,9 @@
 import type { Job, QueueEvents, Worker } from 'bullmq';
 import { TypedEvents } from '../core/events.js';
 import { OAConfigError } from '../errors.js';
+import type { IORedis } from '../redis/client.js';
 import type { QueueConnection } from './connection.js';
-import type { BullMQ, IORedisLike } from './load.js';
+import type { BullMQ } from './load.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
 import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf } from './outbox-worker.js';
 
@@ -119,7 +120,7 @@ type Outcome = { [E in OutboxEventName]: [E, OutboxEvents[E]] }[OutboxEventName]
 export function reportOutcomes(
   worker: Worker,
   local: OutboxEmitter,
-  redis: () => Promise<IORedisLike>,
+  redis: () => Promise<IORedis>,
   keyPrefix: string,
 ): void {
   const report = ([name, event]: Outcome) => {
@@ -154,7 +155,7 @@ export function reportOutcomes(
       report(['unknown', base as OutboxUnknownEvent]);
     }
     // BullMQ's own rule (Job.shouldRetryJob), after its count of this try: tried again unless
-    // unrecoverable or out of tries; the backoff (exponential from 1 s) is then the job's delay.
+    // unrecoverable or out of tries; the backoff (outboxBackoff) is then the job's delay.
     else if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) {
       report(['failed', base]);
     } else report(['retry', { ...base, waitMs: job.delay }]);

@@ -1,6 +1,7 @@
 /** `createInbox`: inbound webhook events stored in Redis before the 200, processed by workers. */
 import { createHash, randomUUID } from 'node:crypto';
 import { OAConfigError } from '../errors.js';
+import { jobTraceOptions } from '../telemetry/jobs.js';
 import { dedupeKeyOf } from '../webhook/dedupe.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
@@ -97,6 +98,8 @@ export function createInbox(options: InboxOptions): Inbox {
       backoff: { type: 'exponential', delay: 1000 },
       removeOnComplete: { age: retention },
       removeOnFail: false,
+      // The webhook delivery's trace, continued by the worker that handles the event.
+      ...jobTraceOptions('parent'),
     });
   };
 
@@ -120,6 +123,6 @@ export function createInbox(options: InboxOptions): Inbox {
       await connection.close();
     },
   };
-  rejectUnreachable(inbox, 'inbox', ['store']);
+  rejectUnreachable(inbox, 'inbox', ['store'], (e) => connection.unreachable(e));
   return inbox;
 }

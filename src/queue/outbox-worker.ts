@@ -10,7 +10,8 @@ import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { BEFORE_SEND, NOT_DELIVERED } from '../core/call-control.js';
 import { isOAError } from '../errors.js';
-import type { BullMQ, IORedisLike } from './load.js';
+import type { IORedis } from '../redis/client.js';
+import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
 import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
 
@@ -44,7 +45,7 @@ export interface OutboxError {
 const UNKNOWN_PREFIX = 'outcome unknown: ';
 
 /** The message a job handed out again with its record in place fails with in BullMQ. */
-export const UNKNOWN_REASON = `${UNKNOWN_PREFIX}the request may have left before its worker stopped`;
+const UNKNOWN_REASON = `${UNKNOWN_PREFIX}the request may have left before its worker stopped`;
 
 /** Whether the processor ended its job `unknown` by throwing `error`. */
 export function endedUnknown(error: Error): boolean {
@@ -81,7 +82,7 @@ function describe(error: unknown): OutboxError {
  * method, params that pass its schema, a key), by the same check. Anything else (`generateToken`,
  * `close`, a name the client lacks) fails for good, before anything is sent or stored as its result.
  */
-async function refuseForeign(bull: BullMQ, redis: IORedisLike, jobKey: string, data: unknown) {
+async function refuseForeign(bull: BullMQ, redis: IORedis, jobKey: string, data: unknown) {
   const { method, params, key } = (typeof data === 'object' && data !== null ? data : {}) as Record<
     string,
     unknown
@@ -95,10 +96,34 @@ async function refuseForeign(bull: BullMQ, redis: IORedisLike, jobKey: string, d
   }
 }
 
+/** The backoff type of outbox jobs: {@link outboxBackoff}. */
+export const BACKOFF_TYPE = 'oa-outbox';
+
+/** How long BullMQ waits before its first run again of a job that was not sent; doubled each time. */
+export const FIRST_BACKOFF_MS = 1000;
+
+/** The longest `Retry-After` a job waits for before it runs again: a server's hour, not its day. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * BullMQ's wait before it runs a job again (its `backoffStrategy`): the job was not sent and its
+ * client's own retries are spent. Exponential from {@link FIRST_BACKOFF_MS}, and never sooner than a
+ * 429's `Retry-After` (up to an hour): a re-run before it would only meet the same 429 and use up a try.
+ * Another backoff type (a job added by another tool) is not run again (-1).
+ */
+export function outboxBackoff(attemptsMade: number, type?: string, error?: Error): number {
+  if (type !== BACKOFF_TYPE) return -1;
+  const exponential = FIRST_BACKOFF_MS * 2 ** Math.max(0, attemptsMade - 1);
+  const asked = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof asked === 'number' && Number.isFinite(asked)
+    ? Math.max(exponential, Math.min(asked, MAX_RETRY_AFTER_MS))
+    : exponential;
+}
+
 /** The job processor of `outbox.work`, for one client. */
 export function outboxProcessor(
   bull: BullMQ,
-  redis: IORedisLike,
+  redis: IORedis,
   keyPrefix: string,
   client: OAClient,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {

@@ -2,6 +2,7 @@
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
+import { jobTraceOptions } from '../telemetry/jobs.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
 import {
   OutboxEmitter,
@@ -20,7 +21,15 @@ import {
   type OutboxMethod,
   type OutboxParams,
 } from './methods.js';
-import { type OutboxError, type OutboxJobData, outboxProcessor } from './outbox-worker.js';
+import {
+  BACKOFF_TYPE,
+  endedUnknown,
+  FIRST_BACKOFF_MS,
+  type OutboxError,
+  type OutboxJobData,
+  outboxBackoff,
+  outboxProcessor,
+} from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
 import { countUnknown, FIELD } from './record.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
@@ -41,8 +50,11 @@ export interface OutboxOptions {
    */
   retentionMs?: number | undefined;
   /**
-   * How many times a send that was not sent (429, `JOB_BUSY`, Redis or connection failures before the
-   * request left) is tried, with exponential backoff from 1 s.
+   * How many times a job is run, in all. A run calls the worker's client, which spends its own retry
+   * budget first (`maxRetries`, `maxBusyWaitMs`); a job whose client then reports it not sent (a 429 or
+   * `JOB_BUSY` past `maxBusyWaitMs`, a refused connection, Redis unreachable) is run again later, with
+   * exponential backoff from 1 s and never sooner than a 429's `Retry-After`. Anything else ends it
+   * (`delivered`, `failed`, `unknown`).
    * @default 12
    */
   attempts?: number | undefined;
@@ -161,13 +173,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const open = () => queue.open();
   const subscription = new OutboxSubscription(connection, name, loadBullMQ);
 
-  const jobOf = (entry: {
-    method: OutboxMethod;
-    params: unknown;
-    key: string;
-    delay?: number | undefined;
-    priority?: number | undefined;
-  }) => ({
+  const jobOf = (
+    entry: {
+      method: OutboxMethod;
+      params: unknown;
+      key: string;
+      delay?: number | undefined;
+      priority?: number | undefined;
+    },
+    trace: ReturnType<typeof jobTraceOptions>,
+  ) => ({
     name: entry.method,
     data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
     opts: {
@@ -175,9 +190,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
       ...(entry.delay ? { delay: entry.delay } : {}),
       ...(entry.priority ? { priority: entry.priority } : {}),
       attempts,
-      backoff: { type: 'exponential', delay: 1000 },
+      backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
       removeOnComplete: { age: retention },
       removeOnFail: { age: retention },
+      ...trace,
     },
   });
 
@@ -190,16 +206,20 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const outbox: Outbox = {
     async add(method, params, addOptions) {
       const checked = checkEntry(method, params, addOptions);
-      await addChunk([jobOf({ ...checked, params })]);
+      // The send continues the trace that added it.
+      await addChunk([jobOf({ ...checked, params }, jobTraceOptions('parent'))]);
     },
 
     async addMany(entries) {
       if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
         throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
       }
+      // Each send of a batch is a trace of its own, linked to the one that added it: one trace of
+      // 10,000 sends would be unreadable.
+      const trace = jobTraceOptions('link');
       const toJob = (entry: unknown, index: number) => {
         const e = (entry ?? {}) as Partial<OutboxEntry>;
-        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params });
+        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params }, trace);
       };
       // An array is checked whole before anything is stored; any other iterable (a generator over a
       // database cursor) chunk by chunk, so that it never has to be held at once.
@@ -229,7 +249,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
           lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
+          endedUnknown,
         },
       );
       const worker: OutboxWorker = {
@@ -309,7 +331,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await connection.close();
     },
   };
-  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts']);
+  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts'], (e) => connection.unreachable(e));
   return outbox;
 }
 

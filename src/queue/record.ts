@@ -3,7 +3,8 @@
  * the job), written by the worker that holds the job's lock just before each request leaves, removed
  * when that request ends without delivering.
  */
-import type { IORedisLike } from './load.js';
+import type { RedisClient } from '../redis/client.js';
+import { runScript, script } from '../redis/script.js';
 
 /** The job hash fields this module adds (BullMQ ignores them). */
 export const FIELD = {
@@ -30,75 +31,79 @@ export interface SendRecord {
 // Written only by the lock holder, and only over nothing or its own run's record (each attempt of the
 // run writes it again): a worker whose lock was taken over (it stalled, another picked the job up)
 // cannot record, so its request does not leave.
-const RECORD = `
+const RECORD = script(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock' end
 local current = redis.call('HGET', KEYS[1], ARGV[3])
 if current and current ~= ARGV[2] then return 'taken' end
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
-return 'ok'`;
+return 'ok'`);
 
 // Only the run that wrote the record removes it, once its request certainly did not deliver.
-const CLEAR = `
+const CLEAR = script(`
 if redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[1], ARGV[2]) end
-return 1`;
+return 1`);
 
 /**
  * Writes `record` on the job unless the job is gone, its lock is not `token`'s or another run's record
  * is there; throws then, so that the request does not leave.
  */
 export async function writeRecord(
-  redis: IORedisLike,
+  redis: RedisClient,
   jobKey: string,
   token: string,
   record: string,
 ): Promise<void> {
-  const answer = await redis.eval(RECORD, 2, jobKey, `${jobKey}:lock`, token, record, FIELD.sent);
+  const answer = await runScript(redis, RECORD, [jobKey, `${jobKey}:lock`], [token, record, FIELD.sent]);
   if (answer !== 'ok') {
     throw new Error(`the outbox job is no longer this worker's to send (${String(answer)})`);
   }
 }
 
 /** Removes this run's record: its request certainly did not deliver, the next attempt may send. */
-export async function clearRecord(redis: IORedisLike, jobKey: string, record: string): Promise<void> {
-  await redis.eval(CLEAR, 1, jobKey, record, FIELD.sent);
+export async function clearRecord(redis: RedisClient, jobKey: string, record: string): Promise<void> {
+  await runScript(redis, CLEAR, [jobKey], [record, FIELD.sent]);
 }
 
 // Unknown jobs among the failed ones: an id counts once the job is in the failed set; ids whose job
 // is gone (past retention) are dropped.
-const COUNT_UNKNOWN = `
+const COUNT_UNKNOWN = script(`
 local n = 0
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if redis.call('ZSCORE', KEYS[2], id) then n = n + 1
   elseif redis.call('EXISTS', ARGV[1] .. id) == 0 then redis.call('ZREM', KEYS[1], id) end
 end
-return n`;
+return n`);
 
 /** How many jobs ended `unknown` and are still kept. */
-export async function countUnknown(redis: IORedisLike, keyPrefix: string): Promise<number> {
-  const n = await redis.eval(COUNT_UNKNOWN, 2, `${keyPrefix}oa:unknown`, `${keyPrefix}failed`, keyPrefix);
+export async function countUnknown(redis: RedisClient, keyPrefix: string): Promise<number> {
+  const n = await runScript(
+    redis,
+    COUNT_UNKNOWN,
+    [`${keyPrefix}oa:unknown`, `${keyPrefix}failed`],
+    [keyPrefix],
+  );
   return Number(n);
 }
 
+// Files the job among the unknown ones; marks its hash while the job is there.
+const MARK_UNKNOWN = script(`
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[3], 'unknown', ARGV[4], ARGV[5]) end
+return 1`);
+
 /** Files the job among the unknown ones (before it is moved to failed). */
 export async function markUnknown(
-  redis: IORedisLike,
+  redis: RedisClient,
   keyPrefix: string,
   jobId: string,
   error: string,
 ): Promise<void> {
   const jobKey = `${keyPrefix}${jobId}`;
-  await redis.eval(
-    `redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-     if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[3], 'unknown', ARGV[4], ARGV[5]) end
-     return 1`,
-    2,
-    `${keyPrefix}oa:unknown`,
-    jobKey,
-    Date.now(),
-    jobId,
-    FIELD.state,
-    FIELD.error,
-    error,
+  await runScript(
+    redis,
+    MARK_UNKNOWN,
+    [`${keyPrefix}oa:unknown`, jobKey],
+    [Date.now(), jobId, FIELD.state, FIELD.error, error],
   );
 }

@@ -1,9 +1,9 @@
 /** What the outbox and the inbox share: option checks and their BullMQ queue, opened on first use. */
 import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
+import { tracedProcessor } from '../telemetry/jobs.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
-import { whenReady } from './reach.js';
 
 /** `value` rounded up to a whole number, 1 or more; `fallback` when unset. */
 export function positiveInt(name: string, value: unknown, fallback: number): number {
@@ -47,8 +47,7 @@ export class LazyQueue {
         const bull = await loadBullMQ();
         // The producer calls' connection (it gives up on a lost connection), ready: BullMQ would wait for
         // a first connection without a bound.
-        const redis = await this.connection.producer();
-        await whenReady(redis);
+        const redis = await this.connection.producerReady();
         const queue = new bull.Queue(this.name, { connection: redis as never });
         // Without a listener BullMQ prints every reconnection failure; the calls reject themselves.
         queue.on('error', () => {});
@@ -71,12 +70,20 @@ export class LazyQueue {
   /** Starts a BullMQ worker on a connection of its own; `close()` of the result stops it. */
   worker(
     processor: (bull: BullMQ) => Promise<(job: never, token?: string) => Promise<unknown>>,
-    options: { concurrency: number; lockDurationMs: number; attach?: (worker: Worker) => void },
+    options: {
+      concurrency: number;
+      lockDurationMs: number;
+      /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
+      backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
+      attach?: (worker: Worker) => void;
+      /** Whether a job's error means it ended `unknown` (its span and count say so). */
+      endedUnknown?: (error: Error) => boolean;
+    },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
     const started = (async () => {
       const bull = await loadBullMQ();
-      const process = await processor(bull);
+      const process = tracedProcessor(this.what, this.name, await processor(bull), options.endedUnknown);
       const own = await this.connection.open();
       const worker = new bull.Worker(this.name, process as never, {
         connection: own as never,
@@ -86,6 +93,7 @@ export class LazyQueue {
         // A job handed out again after its worker died is the processor's to classify: BullMQ must
         // not fail it on its own for having stalled.
         maxStalledCount: 1000,
+        ...(options.backoffStrategy ? { settings: { backoffStrategy: options.backoffStrategy } } : {}),
       });
       // As for the queue: a failed job keeps its own error; the worker reconnects by itself.
       worker.on('error', () => {});

@@ -1,25 +1,21 @@
-/** The Redis connection of `oa-messaging/redis`: the caller's client, or one made from a URL on first use. */
-import { createHash } from 'node:crypto';
-import { OAConfigError, OAConnectionError } from '../errors.js';
-import { PRODUCER_OPTIONS } from '../queue/reach.js';
-import { quitOrDrop } from './quit.js';
+/**
+ * The one Redis connection wrapper of `oa-messaging/redis` and `oa-messaging/queue`: a client made
+ * from a URL on first use, or the caller's client (or a bounded copy of it), with its readiness wait,
+ * its bounded scripts and its closing (quit, or drop when Redis is gone).
+ */
+import { isOAError, OAConfigError, OAConnectionError } from '../errors.js';
+import { type IORedis, loadIoredis, type RedisClient, type RedisEntry } from './client.js';
+import { boundedOptions, Unreachable, unreachableReason, WAITING_OPTIONS, whenReady } from './reach.js';
+import { runScript, type Script } from './script.js';
 
 /**
  * How long one call to Redis may take by default, connecting included: long past any answer of a
  * Redis that works, short enough that a webhook still answers and a send still fails in seconds.
  */
-export const COMMAND_TIMEOUT_MS = 2_000;
+const COMMAND_TIMEOUT_MS = 2_000;
 
-/**
- * What `oa-messaging/redis` needs of a Redis client: Lua scripts, nothing else. An ioredis `Redis` or
- * `Cluster` fits (every script touches keys of one hash slot).
- */
-export interface RedisClient {
-  /** Runs a Lua script. */
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  /** Runs a Lua script by its SHA-1. */
-  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-}
+/** How long a ready connection's QUIT may take before the connection is dropped. */
+const QUIT_MS = 1000;
 
 /** Where to find Redis: a URL (ioredis, loaded on first use), or a client of yours. */
 export type RedisConnectionOptions =
@@ -47,163 +43,176 @@ export type RedisConnectionOptions =
       url?: undefined;
     };
 
-/** A client this module made, and so closes. */
-interface OwnedClient extends RedisClient {
-  /** `ready` once connected; `connecting`, `reconnecting`... while Redis cannot be reached. */
-  readonly status: string;
-  quit(): Promise<unknown>;
-  disconnect(): void;
-  on(event: 'error', listener: (error: Error) => void): unknown;
-}
-
-/** ioredis's `Redis` class, as far as it is used here. */
-type RedisConstructor = new (url: string, options: Record<string, unknown>) => OwnedClient;
-
-/** A Lua script and its SHA-1, so that Redis runs it from its script cache after the first call. */
-export interface Script {
-  source: string;
-  sha1: string;
-}
-
-export function script(source: string): Script {
-  return { source, sha1: createHash('sha1').update(source).digest('hex') };
-}
-
-const MISSING_IOREDIS =
-  'oa-messaging/redis needs the ioredis package, an optional peer dependency: npm install ioredis';
-
-/** ioredis, imported on first use so that loading `oa-messaging/redis` opens nothing and needs nothing. */
-async function loadIoredis(): Promise<RedisConstructor> {
-  let mod: { default?: unknown; Redis?: unknown };
-  try {
-    mod = (await import('ioredis')) as { default?: unknown; Redis?: unknown };
-  } catch (error) {
-    throw new OAConfigError(MISSING_IOREDIS, { cause: error });
-  }
-  const Redis = mod.Redis ?? mod.default;
-  if (typeof Redis !== 'function') throw new OAConfigError(MISSING_IOREDIS);
-  return Redis as RedisConstructor;
+/** How a {@link RedisConnection} behaves. */
+export interface ConnectionSettings {
+  /** Names the feature in its errors, e.g. `Redis coordination`. */
+  feature: string;
+  /** The entry point it serves, for the error of a missing ioredis. */
+  entry: RedisEntry;
+  /**
+   * How long a command (and the readiness wait) may take; the connection made from a URL, or the copy
+   * of a caller's client, gives up on a lost connection (see `boundedOptions`). `undefined`: it waits
+   * through reconnections instead, as BullMQ's workers need.
+   */
+  timeoutMs?: number | undefined;
+  /**
+   * Use a caller's client through a bounded copy of it (`duplicate()`, closed by `close()`) when it
+   * has one (not a `Cluster`); otherwise it is used as it is.
+   */
+  copyClient?: boolean | undefined;
 }
 
 /**
- * The connection shared by the token store, the renewal lock and the limiters of one coordination (or
- * used by one dedupe store). Every Redis call of `oa-messaging/redis` goes through {@link run}, which
- * gives up after `timeoutMs`.
+ * One Redis connection: opened on first use (a failed open is tried again on the next call), closed
+ * once. It closes only what it made; a caller's client stays open.
  */
-export class Connection {
-  readonly #url: string | undefined;
-  readonly #timeoutMs: number;
-  #client: Promise<RedisClient> | undefined;
-  #owned: OwnedClient | undefined;
+export class RedisConnection {
+  readonly #target: { url: string } | { client: RedisClient };
+  readonly #settings: ConnectionSettings;
+  #opening: Promise<IORedis> | undefined;
+  #owned: IORedis | undefined;
+  #lastError: Error | undefined;
   #closed = false;
-  /** Rejects when close() drops a connection that is not ready: the calls waiting on it fail then. */
+  /** Rejects when the connection is dropped: the calls still waiting on it fail then. */
   readonly #dropped: Promise<never>;
   #drop: (error: Error) => void = () => {};
 
-  constructor(target: { url: string } | { client: RedisClient }, timeoutMs = COMMAND_TIMEOUT_MS) {
-    this.#timeoutMs = timeoutMs;
+  constructor(target: { url: string } | { client: RedisClient }, settings: ConnectionSettings) {
+    this.#target = target;
+    this.#settings = settings;
     this.#dropped = new Promise<never>((_resolve, reject) => {
       this.#drop = reject;
     });
     // Only ever raced against commands, which handle it.
     this.#dropped.catch(() => {});
-    if ('client' in target) {
-      this.#url = undefined;
-      this.#client = Promise.resolve(target.client);
-    } else {
-      this.#url = target.url;
-    }
   }
 
-  #connect(): Promise<RedisClient> {
+  /** The client, opened on first use; rejects once closed. */
+  client(): Promise<IORedis> {
     if (this.#closed) {
       return Promise.reject(
-        new OAConnectionError('Not sent: the Redis coordination is closed', { failure: 'final' }),
+        new OAConnectionError(`Not sent: the ${this.#settings.feature} is closed`, { failure: 'final' }),
       );
     }
-    if (!this.#client) {
-      const connecting = loadIoredis().then((Redis) => {
-        // As the queue's producer connection: a command sent while Redis is down fails when the next
-        // reconnection attempt fails, dropped by ioredis instead of being run once Redis is back; one
-        // that Redis does not answer fails after the bound (a paused Redis may still run it later).
-        const client = new Redis(this.#url ?? '', { ...PRODUCER_OPTIONS, commandTimeout: this.#timeoutMs });
-        // Without a listener ioredis prints every reconnection failure; commands still reject.
-        client.on('error', () => {});
-        this.#owned = client;
-        return client;
+    if (!this.#opening) {
+      const opening = this.#open();
+      opening.catch(() => {
+        if (this.#opening === opening) this.#opening = undefined;
       });
-      // A failed import is tried again on the next call (the package may have been installed since).
-      connecting.catch(() => {
-        if (this.#client === connecting) this.#client = undefined;
-      });
-      this.#client = connecting;
+      this.#opening = opening;
     }
-    return this.#client;
+    return this.#opening;
+  }
+
+  async #open(): Promise<IORedis> {
+    const { timeoutMs, copyClient, entry } = this.#settings;
+    const options = timeoutMs === undefined ? WAITING_OPTIONS : boundedOptions(timeoutMs);
+    if ('client' in this.#target) {
+      const given = this.#target.client as IORedis;
+      if (!copyClient || typeof given.duplicate !== 'function' || given.isCluster === true) return given;
+      return this.#own(given.duplicate(options));
+    }
+    const Redis = await loadIoredis(entry);
+    return this.#own(new Redis(this.#target.url, options));
+  }
+
+  #own(client: IORedis): IORedis {
+    // Without a listener ioredis prints every reconnection failure; commands wait or reject anyway. The
+    // last one names the reason in an error (a refused connection).
+    client.on('error', (error) => {
+      this.#lastError = error;
+    });
+    this.#owned = client;
+    return client;
+  }
+
+  /** The client once it is connected and ready, within `timeoutMs` when bounded. */
+  async ready(): Promise<IORedis> {
+    const client = await this.client();
+    const { timeoutMs } = this.#settings;
+    if (timeoutMs !== undefined) await Promise.race([whenReady(client, timeoutMs), this.#dropped]);
+    return client;
   }
 
   /**
-   * Runs `script` with `keys` and `args`, within `timeoutMs` from now (a NOSCRIPT retry included).
-   * Failures of Redis itself, and no answer in time, become `OAConnectionError` (nothing was sent to
-   * the API); a missing ioredis stays `OAConfigError`. The bound is a timer raced with the command, so
-   * that it holds for a client of the caller's too, whatever its own settings.
+   * Runs `script` with `keys` and `args`, within `timeoutMs` from now when bounded (a NOSCRIPT retry
+   * included). Failures of Redis itself, and no answer in time, become `OAConnectionError` naming the
+   * feature (nothing was sent to the API); a missing ioredis stays `OAConfigError`. The bound is a
+   * timer raced with the command, so that it holds for a client of the caller's too, whatever its own
+   * settings.
    */
   async run(script: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const client = await this.client();
+    const { timeoutMs } = this.#settings;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${this.#timeoutMs} ms (commandTimeoutMs)`)),
-        this.#timeoutMs,
-      );
+      if (timeoutMs === undefined) return;
+      timer = setTimeout(() => reject(new Unreachable(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     // Only ever raced against commands, which handle it.
     late.catch(() => {});
     // ioredis keeps a command queued while it reconnects, and a disconnect() then does not fail it.
     const answer = (command: Promise<unknown>) => Promise.race([command, this.#dropped, late]);
     try {
-      return await this.#run(answer, script, keys, args);
+      return await runScript(client, script, keys, args, answer);
+    } catch (error) {
+      throw this.failure(error);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  async #run(
-    answer: (command: Promise<unknown>) => Promise<unknown>,
-    script: Script,
-    keys: readonly string[],
-    args: readonly (string | number)[],
-  ): Promise<unknown> {
-    const client = await this.#connect();
-    try {
-      try {
-        return await answer(client.evalsha(script.sha1, keys.length, ...keys, ...args));
-      } catch (error) {
-        // The script cache is empty after a restart, a failover or SCRIPT FLUSH.
-        if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-        return await answer(client.eval(script.source, keys.length, ...keys, ...args));
-      }
-    } catch (error) {
-      // Nothing was sent: the request waits on Redis before it leaves.
-      throw new OAConnectionError(`Redis coordination failed: ${(error as Error)?.message ?? error}`, {
-        cause: error,
-        failure: 'not_sent',
-      });
-    }
+  /**
+   * Why `error` of a command on this connection says Redis could not be reached (e.g. `connection
+   * refused`, `no answer within 2000 ms`), or `undefined` for any other error.
+   */
+  unreachable(error: unknown): string | undefined {
+    return unreachableReason(error, this.#settings.timeoutMs, this.#lastError);
   }
 
-  /** Quits the connection this module made; a client passed in stays open. */
+  /** `error` of a call of this connection as the `OAConnectionError` (not sent) it is for the API call. */
+  failure(error: unknown): unknown {
+    if (isOAError(error)) return error;
+    const reason = this.unreachable(error);
+    const { feature } = this.#settings;
+    const message =
+      reason === undefined
+        ? `${feature} failed: ${(error as Error)?.message ?? error}`
+        : `${feature}: Redis could not be reached (${reason})`;
+    return new OAConnectionError(message, { cause: error, failure: 'not_sent' });
+  }
+
+  /**
+   * Quits the connection it made (the answers to what was sent before still arrive), within 1 s; one
+   * that is not ready is dropped at once: a QUIT waits behind every command queued for a reconnection
+   * (forever on a connection made for BullMQ), and one on a connection that lost Redis without
+   * noticing yet waits for a reconnection, so a shutdown would stall. A caller's client stays open.
+   * Safe to call twice.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#url === undefined) return;
-    await this.#client?.catch(() => {});
+    await this.#opening?.catch(() => {});
     const owned = this.#owned;
     if (!owned) return;
-    await quitOrDrop(owned, () => this.#dropAll(owned));
+    if (owned.status !== 'ready') return this.drop();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), QUIT_MS);
+    });
+    try {
+      if ((await Promise.race([owned.quit(), late])) === 'late') this.drop();
+    } catch {
+      this.drop();
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
-  #dropAll(owned: OwnedClient): void {
-    owned.disconnect();
-    this.#drop(new Error('closed while Redis could not be reached'));
+  /** Drops the connection it made at once; the calls waiting on it fail. */
+  drop(): void {
+    this.#owned?.disconnect();
+    this.#drop(new Unreachable('closed while Redis could not be reached'));
   }
 }
 
@@ -217,24 +226,26 @@ export function positive(name: string, value: unknown, fallback: number): number
 }
 
 /**
- * The connection for `{ url }` or `{ client }` options, checked: exactly one of them, a non-empty URL,
- * a client with `eval` and `evalsha`, a positive `commandTimeoutMs`. `what` names the function in the
- * error.
+ * The connection of `oa-messaging/redis` for `{ url }` or `{ client }` options, checked: exactly one of
+ * them, a non-empty URL, a client with `eval` and `evalsha`, a positive `commandTimeoutMs`. `what`
+ * names the function in the error, `feature` the feature in the errors of its calls.
  */
 export function connectionFrom(
   options: { url?: unknown; client?: unknown; commandTimeoutMs?: unknown },
   what: string,
-): Connection {
+  feature: string,
+): RedisConnection {
   const { url, client } = options;
   if ((url === undefined) === (client === undefined)) {
     throw new OAConfigError(`${what} needs exactly one of url and client`);
   }
   const timeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs, COMMAND_TIMEOUT_MS);
+  const settings = { feature, entry: 'oa-messaging/redis', timeoutMs } as const;
   if (url !== undefined) {
     if (typeof url !== 'string' || url === '') {
       throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
     }
-    return new Connection({ url }, timeoutMs);
+    return new RedisConnection({ url }, settings);
   }
   const candidate = client as Partial<RedisClient> | null;
   if (typeof candidate?.eval !== 'function' || typeof candidate.evalsha !== 'function') {
@@ -242,5 +253,5 @@ export function connectionFrom(
       'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
     );
   }
-  return new Connection({ client: candidate as RedisClient }, timeoutMs);
+  return new RedisConnection({ client: candidate as RedisClient }, settings);
 }

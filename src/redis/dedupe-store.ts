@@ -49,7 +49,7 @@ export function createRedisDedupeStore(options: RedisDedupeStoreOptions): RedisD
   if (typeof options !== 'object' || options === null) {
     throw new OAConfigError('createRedisDedupeStore needs { url } or { client }');
   }
-  const connection = connectionFrom(options, 'createRedisDedupeStore');
+  const connection = connectionFrom(options, 'createRedisDedupeStore', 'webhook dedupe store');
   const prefix = options.prefix ?? 'oa:';
   if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
   const keyOf = (key: string) => `${prefix}dedupe:${key}`;

@@ -27,7 +27,8 @@ import { withRenewalLock } from './lock.js';
 import { RedisReadyVideos } from './ready-videos.js';
 import { RedisTokenStore } from './token-store.js';
 
-export type { RedisClient, RedisConnectionOptions } from './connection.js';
+export type { RedisClient } from './client.js';
+export type { RedisConnectionOptions } from './connection.js';
 export {
   createRedisDedupeStore,
   type RedisDedupeStore,
@@ -111,7 +112,7 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
   if (typeof options !== 'object' || options === null) {
     throw new OAConfigError('createRedisCoordination needs { url } or { client }');
   }
-  const connection = connectionFrom(options, 'createRedisCoordination');
+  const connection = connectionFrom(options, 'createRedisCoordination', 'Redis coordination');
   const prefix = options.prefix ?? 'oa:';
   if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
   const lockTtlMs = positive('lockTtlMs', options.lockTtlMs, 10_000);

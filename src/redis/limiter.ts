@@ -12,7 +12,7 @@ import type {
 } from '../core/rate-limit.js';
 import { marginMs } from '../core/rate-limit.js';
 import { OAConnectionError } from '../errors.js';
-import type { Connection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import { ACQUIRE, ENDED, RELEASE, RENEW_LEASES } from './scripts.js';
 
 export interface SharedLimiterOptions {
@@ -88,7 +88,7 @@ function lane(windows: [string, RateLimitWindow][]): Lane {
  * queue and, when the window is full, sleeps until the earliest moment a slot can come back.
  */
 export class RedisLimiter implements Limiter {
-  readonly #connection: Connection;
+  readonly #connection: RedisConnection;
   readonly #options: SharedLimiterOptions;
   readonly #general: Lane;
   readonly #upload: Lane;
@@ -104,7 +104,7 @@ export class RedisLimiter implements Limiter {
     }
   });
 
-  constructor(connection: Connection, key: string, limits: RateLimits, options: SharedLimiterOptions) {
+  constructor(connection: RedisConnection, key: string, limits: RateLimits, options: SharedLimiterOptions) {
     this.#connection = connection;
     this.#options = options;
     // One hash tag for both windows: a script may touch both, and on a Redis Cluster they must share a slot.

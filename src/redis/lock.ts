@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { abortError, sleep } from '../core/call-control.js';
 import type { Logger } from '../core/logger.js';
 import { keepLease } from '../webhook/lease.js';
-import type { Connection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import { EXTEND_LOCK, RELEASE_LOCK, TAKE_LOCK } from './scripts.js';
 
 export interface RenewalLockOptions {
@@ -23,7 +23,7 @@ const MAX_POLL_MS = 250;
  * delay and stop waiting, with `OAAbortError`, when `signal` fires.
  */
 export async function withRenewalLock<T>(
-  connection: Connection,
+  connection: RedisConnection,
   options: RenewalLockOptions,
   key: string,
   renew: () => Promise<T>,

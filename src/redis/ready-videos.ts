@@ -1,6 +1,7 @@
 /** The video tickets known to be ready, shared in Redis by every process of an api key. */
 import type { ReadyVideos } from '../video/ready-videos.js';
-import { type Connection, script } from './connection.js';
+import type { RedisConnection } from './connection.js';
+import { script } from './script.js';
 
 /** KEYS[1]: the ticket's key; ARGV[1]: how long it counts, in ms. */
 const MARK_READY = script(`return redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])`);
@@ -12,11 +13,11 @@ const IS_READY = script(`return redis.call('EXISTS', KEYS[1])`);
  * expires by itself (tickets are not forever; a forgotten one costs one probe send).
  */
 export class RedisReadyVideos implements ReadyVideos {
-  readonly #connection: Connection;
+  readonly #connection: RedisConnection;
   readonly #prefix: string;
   readonly #ttlMs: number;
 
-  constructor(connection: Connection, prefix: string, ttlMs: number) {
+  constructor(connection: RedisConnection, prefix: string, ttlMs: number) {
     this.#connection = connection;
     this.#prefix = prefix;
     this.#ttlMs = ttlMs;

@@ -2,7 +2,7 @@
  * The Lua scripts of `oa-messaging/redis`. Each runs atomically in Redis; the limiter's read Redis's own
  * clock (TIME), the one clock every process shares.
  */
-import { script } from './connection.js';
+import { script } from './script.js';
 
 /**
  * Redis before 5 refuses writes after TIME in a script unless it replicates effects; later versions

@@ -1,6 +1,6 @@
 /** The token pair of each api key, shared in Redis by every process. */
 import type { StoredToken, TokenStore } from '../core/auth.js';
-import type { Connection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import { DELETE_TOKEN, GET_TOKEN, SET_TOKEN } from './scripts.js';
 
 function isStoredToken(value: unknown): value is StoredToken {
@@ -21,11 +21,11 @@ function isStoredToken(value: unknown): value is StoredToken {
  * after a quiet spell, and then goes away by itself.
  */
 export class RedisTokenStore implements TokenStore {
-  readonly #connection: Connection;
+  readonly #connection: RedisConnection;
   readonly #prefix: string;
   readonly #keepAfterExpiryMs: number | false;
 
-  constructor(connection: Connection, prefix: string, keepAfterExpiryMs: number | false) {
+  constructor(connection: RedisConnection, prefix: string, keepAfterExpiryMs: number | false) {
     this.#connection = connection;
     this.#prefix = prefix;
     this.#keepAfterExpiryMs = keepAfterExpiryMs;

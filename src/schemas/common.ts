@@ -22,7 +22,7 @@ export const HttpUrlSchema = z.string().refine((s) => {
 }, 'Expected an absolute http(s) URL');
 
 /** The spec limits `desc` to 170 characters; counted in Unicode code points so an emoji counts once. */
-export const DESC_MAX_CHARS = 170;
+const DESC_MAX_CHARS = 170;
 export const DescSchema = z
   .string()
   .refine((s) => Array.from(s).length <= DESC_MAX_CHARS, `Must be at most ${DESC_MAX_CHARS} characters`);

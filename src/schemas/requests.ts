@@ -79,14 +79,14 @@ const userIdsSchema = (missing: string) =>
     .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
 
 /** Endpoint 6, `broadcast` to every user: no `user_ids`. */
-export const BroadcastToAllParamsSchema = z.strictObject({
+const BroadcastToAllParamsSchema = z.strictObject({
   /** Every user of the OA. */
   target: z.literal('all'),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
 });
 /** `broadcast` to the users in `user_ids`. */
-export const BroadcastToSelectedParamsSchema = z.strictObject({
+const BroadcastToSelectedParamsSchema = z.strictObject({
   /** The users in `user_ids`. */
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
@@ -98,7 +98,7 @@ export const BroadcastToSelectedParamsSchema = z.strictObject({
   items: ItemsSchema,
 });
 /** `broadcast` to one user. */
-export const BroadcastToSingleParamsSchema = z.strictObject({
+const BroadcastToSingleParamsSchema = z.strictObject({
   /** The one user in `user_ids`. */
   target: z.literal('single'),
   /** The recipient: exactly one. */
@@ -146,7 +146,7 @@ const callbackSchema = <F>() =>
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** A time limit in ms: more than 0 and at most {@link MAX_TIMEOUT_MS}. */
-export const TimeoutMsSchema = z
+const TimeoutMsSchema = z
   .number()
   .positive()
   .max(MAX_TIMEOUT_MS, `Must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`);
@@ -252,7 +252,7 @@ const WaitForTranscodeOptionsSchema: z.ZodType<WaitForTranscodeOptions, WaitForT
   WaitForTranscodeFields;
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
-export const WaitForTranscodeSchema = z.union([z.literal(false), WaitForTranscodeOptionsSchema]).optional();
+const WaitForTranscodeSchema = z.union([z.literal(false), WaitForTranscodeOptionsSchema]).optional();
 
 const SendVideoOptionsFields = z.object({
   /**

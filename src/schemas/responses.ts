@@ -62,7 +62,7 @@ export const GreetingSchema = z.looseObject({
 });
 
 /** One item as the API accepted it, inside a broadcast record. */
-export const AcceptedItemSchema = z.looseObject({
+const AcceptedItemSchema = z.looseObject({
   /** The item type, e.g. `message` or `video`. */
   type: z.string(),
   /** The item's content, as sent. */

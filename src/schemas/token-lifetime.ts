@@ -4,7 +4,7 @@
  */
 
 /** The documented `expires_in` (spec "Token pair"): filled in when an answer gives nothing usable. */
-export const DOCUMENTED_EXPIRES_IN = '1h';
+const DOCUMENTED_EXPIRES_IN = '1h';
 
 /** The documented lifetime of an access token, in ms. */
 export const DOCUMENTED_LIFETIME_MS = 60 * 60 * 1000;
@@ -22,7 +22,7 @@ export function parseExpiresIn(value: unknown): number | undefined {
 }
 
 /** The `iat` and `exp` claims of a JWT, when it decodes. The signature is the server's business. */
-export function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
+function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
   const payload = token.split('.')[1];
   if (!payload) return {};
   try {

@@ -73,7 +73,7 @@ export function topLevelErrorAnswer(status: number, code: string, info: string):
 }
 
 /** The text in `data` of a 429 (NestJS throttler's). */
-export const TOO_MANY_REQUESTS_TEXT = 'ThrottlerException: Too Many Requests';
+const TOO_MANY_REQUESTS_TEXT = 'ThrottlerException: Too Many Requests';
 
 /** A 429: `data` is a plain string (spec "Errors"). */
 export function tooManyRequestsAnswer(path: string, now: number, retryAfterSeconds?: number): Answer {
@@ -89,11 +89,6 @@ export function tooManyRequestsAnswer(path: string, now: number, retryAfterSecon
 /** A success envelope `{ data }`. */
 export function dataAnswer(status: number, data: unknown): Answer {
   return jsonAnswer(status, { data });
-}
-
-/** The `code` of an error answer in either layout (`TOO_MANY_REQUESTS` for a 429), for the records. */
-export function answerCode(answer: Answer): string | undefined {
-  return answerError(answer).code;
 }
 
 /** The `code` and `info` of an error answer, in either layout; nothing for a success or an HTML page. */

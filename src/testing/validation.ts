@@ -9,9 +9,9 @@ type Body = Record<string, unknown>;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Items per broadcast (spec "Limits", endpoints 6-8). */
-export const MAX_ITEMS = 5;
+const MAX_ITEMS = 5;
 /** Length of an item's `desc` (spec "Limits"), counted in code points. */
-export const DESC_MAX_CHARS = 170;
+const DESC_MAX_CHARS = 170;
 
 const ITEM_TYPES = ['message', 'oa_image_link', 'image', 'flex', 'video', 'audio'] as const;
 const TARGETS = ['all', 'selected', 'single'] as const;

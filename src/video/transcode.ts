@@ -20,7 +20,7 @@ export function transcodePollMs(waitedMs: number): number {
 }
 
 /** The 400 that `webhook/broadcast-video` answers while the ticket is converting. */
-export function isVideoConverting(error: unknown): error is OABadRequestError {
+function isVideoConverting(error: unknown): error is OABadRequestError {
   return error instanceof OABadRequestError && /convert/i.test(error.info ?? error.message);
 }
 

@@ -63,7 +63,15 @@ export class VideoReadiness {
    * own (its own deadline); the waits end on the caller's signal and on close(). Once it succeeds the
    * ticket is known ready.
    */
-  async sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
+  sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
+    const { telemetry } = this.#ctx;
+    // One span for the logical call: each try while the ticket converts is an attempt of it.
+    return telemetry
+      ? telemetry.call(endpoints.sendVideo, () => this.#sendVideo(params, options))
+      : this.#sendVideo(params, options);
+  }
+
+  async #sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
     const ctx = this.#ctx;
     const endpoint = endpoints.sendVideo;
     const checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);

@@ -5,6 +5,7 @@
  */
 import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
+import { type DeliveryNote, webhookTracing } from '../telemetry/webhook.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce } from './deliver-once.js';
 import { type ContentCoding, type Decoder, TOO_LARGE, UNREADABLE, UNSUPPORTED } from './encoding.js';
@@ -145,7 +146,13 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     return answer(500, { error: 'Internal error' });
   };
 
-  async function handle(request: Req, body: WebhookBody): Promise<WebhookResult> {
+  const traced = webhookTracing();
+
+  async function handle(
+    request: Req,
+    body: WebhookBody,
+    note: DeliveryNote | undefined,
+  ): Promise<WebhookResult> {
     // A body parser that ran before us may have had a higher limit than ours.
     if ('raw' in body && body.raw.byteLength > maxBodyBytes) return tooLarge();
     if (verify) {
@@ -170,6 +177,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       logger.warn?.(`oa-messaging webhook: not an event (400): ${error.message}`);
       return answer(400, { error: error.message });
     }
+    note?.event(event);
     if (event.issues.length > 0) {
       // Paths and reasons only, never values: the event itself still reaches onEvent.
       logger.debug?.(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
@@ -187,7 +195,10 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
         return answer(200, { ok: true });
       }
       const outcome = await deliverOnce(key, handleEvent);
-      if (outcome === 'duplicate') return answer(200, { ok: true, duplicate: true });
+      if (outcome === 'duplicate') {
+        note?.duplicate();
+        return answer(200, { ok: true, duplicate: true });
+      }
       if (outcome === 'processed') return answer(200, { ok: true });
       logger.warn?.('oa-messaging webhook: an earlier delivery of this message is still running (503)');
       return answer(
@@ -236,12 +247,14 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     },
     failed,
     log: logger,
-    async handle(request, body) {
-      try {
-        return await handle(request, body);
-      } catch (error) {
-        return failed('unexpected failure', error);
-      }
+    handle(request, body) {
+      return traced(async (note) => {
+        try {
+          return await handle(request, body, note);
+        } catch (error) {
+          return failed('unexpected failure', error);
+        }
+      });
     },
   };
 }

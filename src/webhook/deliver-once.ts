@@ -17,7 +17,7 @@ import {
 import { keepClaim } from './keep-claim.js';
 
 /** How a delivery ended: `onEvent` ran and succeeded, another delivery had done it, or the wait ran out. */
-export type DeliveryOutcome = 'processed' | 'duplicate' | 'timeout';
+type DeliveryOutcome = 'processed' | 'duplicate' | 'timeout';
 
 /** Runs `run` for `key` unless another delivery did or does; `run`'s failure is rethrown. */
 export type DeliverOnce = (key: string, run: () => Promise<void>) => Promise<DeliveryOutcome>;

@@ -33,13 +33,13 @@ export const StringLikeSchema = z.preprocess(
 );
 
 /** `TIMTextElem` content: plain text. */
-export const TextContentSchema = z.looseObject({
+const TextContentSchema = z.looseObject({
   /** The text. */
   Text: z.string(),
 });
 
 /** `TIMLocationElem` content: a place. */
-export const LocationContentSchema = z.looseObject({
+const LocationContentSchema = z.looseObject({
   /** A description; for a custom element, its text. */
   Desc: z.string().optional(),
   /** Its latitude. */
@@ -49,7 +49,7 @@ export const LocationContentSchema = z.looseObject({
 });
 
 /** `TIMFaceElem` content: an emoji/sticker; `Index` and `Data` are the app's own convention. */
-export const FaceContentSchema = z.looseObject({
+const FaceContentSchema = z.looseObject({
   /** The index of the face (sticker). */
   Index: NumberLikeSchema,
   /** The payload, as the sender gave it. */
@@ -57,7 +57,7 @@ export const FaceContentSchema = z.looseObject({
 });
 
 /** `TIMCustomElem` content: an app-defined payload (`Data` is often JSON in a string). */
-export const CustomContentSchema = z.looseObject({
+const CustomContentSchema = z.looseObject({
   /** The payload, as the sender gave it. */
   Data: z.string().optional(),
   /** A description; for a custom element, its text. */
@@ -69,7 +69,7 @@ export const CustomContentSchema = z.looseObject({
 });
 
 /** `TIMSoundElem` content: a voice message. `Url` is missing from SDK 2.x/3.x senders. */
-export const SoundContentSchema = z.looseObject({
+const SoundContentSchema = z.looseObject({
   /** Where to download it (signed, temporary: fetch it at once). */
   Url: z.string().optional(),
   /** The file's id in the IM service. */
@@ -83,7 +83,7 @@ export const SoundContentSchema = z.looseObject({
 });
 
 /** One variant of an image. `Type`: 1 original, 2 large, 3 thumbnail. Width/Height 0 mean unknown. */
-export const ImageInfoSchema = z.looseObject({
+const ImageInfoSchema = z.looseObject({
   /** The kind of entry: for an image, 1 original, 2 large, 3 thumbnail. */
   Type: NumberLikeSchema,
   /** Its size in bytes. */
@@ -97,7 +97,7 @@ export const ImageInfoSchema = z.looseObject({
 });
 
 /** `TIMImageElem` content. `ImageFormat`: 1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other. */
-export const ImageContentSchema = z.looseObject({
+const ImageContentSchema = z.looseObject({
   /** The file's id in the IM service. */
   UUID: z.string().optional(),
   /** The image format (1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other). */
@@ -107,7 +107,7 @@ export const ImageContentSchema = z.looseObject({
 });
 
 /** `TIMFileElem` content. `Url` is missing from SDK 2.x/3.x senders. */
-export const FileContentSchema = z.looseObject({
+const FileContentSchema = z.looseObject({
   /** Where to download it (signed, temporary: fetch it at once). */
   Url: z.string().optional(),
   /** The file's id in the IM service. */
@@ -121,7 +121,7 @@ export const FileContentSchema = z.looseObject({
 });
 
 /** `TIMVideoFileElem` content. `VideoUrl` and `ThumbUrl` are missing from SDK 2.x/3.x senders. */
-export const VideoFileContentSchema = z.looseObject({
+const VideoFileContentSchema = z.looseObject({
   /** Where to download the video (signed, temporary). */
   VideoUrl: z.string().optional(),
   /** The video's id in the IM service. */
@@ -154,7 +154,7 @@ export const VideoFileContentSchema = z.looseObject({
  * `TIMRelayElem` content: a merged forward of several messages. `MsgList` holds the forwarded messages
  * as Tencent sends them (not validated further); newer SDKs send `JsonMsgKey` instead.
  */
-export const RelayContentSchema = z.looseObject({
+const RelayContentSchema = z.looseObject({
   /** Its title. */
   Title: z.string().optional(),
   /** How many messages the relay holds. */

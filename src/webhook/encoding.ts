@@ -17,7 +17,7 @@ export const UNSUPPORTED = Symbol('oa-messaging.webhook.unsupported');
 export type ContentCoding = 'gzip' | 'deflate' | 'br';
 
 /** What a decoder gives: the decoded bytes, or why there are none. */
-export type Decoded = Uint8Array | typeof TOO_LARGE | typeof UNREADABLE | typeof UNSUPPORTED;
+type Decoded = Uint8Array | typeof TOO_LARGE | typeof UNREADABLE | typeof UNSUPPORTED;
 
 /** Decodes `bytes` in `coding`, stopping once the output passes `limit` bytes. */
 export type Decoder = (bytes: Uint8Array, coding: ContentCoding, limit: number) => Promise<Decoded>;

@@ -71,7 +71,6 @@ export {
   TIMMessageCallbackSchema,
   type WebhookEvent,
   type WebhookEventExtras,
-  WebhookEventSchema,
   type WebhookMessageEvent,
   WebhookMessageEventSchema,
   type WebhookUnknownEvent,

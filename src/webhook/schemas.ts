@@ -86,7 +86,7 @@ const MILLISECONDS_FROM = 1e11;
  * The envelope's `timestamp`: ISO 8601 UTC as the spec shows it (kept as the string it is); a number
  * of seconds or milliseconds since the epoch becomes that ISO string.
  */
-export const TimestampSchema = z.preprocess((value) => {
+const TimestampSchema = z.preprocess((value) => {
   if (typeof value !== 'number' || !Number.isFinite(value)) return value;
   const date = new Date(value >= MILLISECONDS_FROM ? value : value * 1000);
   return Number.isNaN(date.getTime()) ? value : date.toISOString();
@@ -151,12 +151,6 @@ export type WebhookEvent = WebhookMessageEvent | WebhookUnknownEvent;
 export function isMessageEvent(event: WebhookEvent): event is WebhookMessageEvent {
   return event.event_type === 'message';
 }
-
-/**
- * @deprecated Use {@link WebhookMessageEventSchema}; kept so existing imports compile. It describes the
- * typed view of a message event; `parseWebhookEvent` is what reads a body.
- */
-export const WebhookEventSchema = WebhookMessageEventSchema;
 
 /** Push notification settings of a message. */
 export type OfflinePushInfo = z.infer<typeof OfflinePushInfoSchema>;

@@ -49,7 +49,8 @@ export interface RedisServerOptions {
   appendonly?: boolean;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port nothing listens on (a connection to it is refused), free when it resolves. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -19,7 +19,7 @@ interface MockServerFlags extends MembersFlags {
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /** One request as a line: time, method, path, status (or how it ended), the fault that hit it, ms. */
-export function requestLine(r: RecordedRequest): string {
+function requestLine(r: RecordedRequest): string {
   const at = new Date(r.at);
   const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${pad(at.getMilliseconds(), 3)}`;
   const ended = r.outcome === 'answered' ? [] : [r.outcome];

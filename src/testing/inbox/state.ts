@@ -26,7 +26,7 @@ export interface InboxReply {
 }
 
 /** A message item with what the page needs to draw it. */
-export type ViewItem = Record<string, unknown> & {
+type ViewItem = Record<string, unknown> & {
   type: string;
   /** The inbox's own address of the media bytes (an upload of this fake). */
   src?: string;
@@ -39,7 +39,7 @@ export type ViewItem = Record<string, unknown> & {
 };
 
 /** One bubble of a conversation. */
-export type ConversationEntry =
+type ConversationEntry =
   | {
       key: string;
       from: 'oa';
@@ -53,7 +53,7 @@ export type ConversationEntry =
   | ({ key: string; from: 'user' } & InboxReply);
 
 /** One row of the timeline. */
-export interface TimelineEntry {
+interface TimelineEntry {
   n: number;
   at: number;
   method: string;

@@ -1,0 +1,319 @@
+/**
+ * A client's traces and metrics. The pipeline opens one span per logical call (`oa <method>`, or
+ * `oa token` for a renewal's exchange) and runs the call inside it; everything else is read from the
+ * client's own events (`request`, `response`, `retry`, `rateLimitWait`), which the pipeline already
+ * emits in the call's async context: one mechanism, no second set of call sites. Attributes hold ids,
+ * sizes, statuses and classes only: never a secret, a token or a message text.
+ *
+ * Each attempt's HTTP exchange is a child span with the HTTP client conventions, rather than those
+ * conventions on the call span: a call with retries makes several exchanges, each with its own status
+ * and duration, which one span cannot hold (the conventions count a resend as a span of its own).
+ */
+import type { Attributes, Context, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
+import type { ClientEvents, OARequestEvent, OAResponseEvent, OARetryEvent } from '../core/events.js';
+import type { RateLimits } from '../core/rate-limit.js';
+import { isOAError, OAConfigError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { type OAMeterProvider, type OATracerProvider, type OTelApi, otelApi } from './api.js';
+
+/** The instrumentation scope of every tracer and meter of the package. */
+export const SCOPE = 'oa-messaging';
+
+/** What the pipeline tells of the call it opens a span for. */
+export interface TracedEndpoint {
+  readonly name: string;
+  readonly path: string;
+  readonly bucket: 'general' | 'upload';
+}
+
+/** One call's span, and the attempt under way (the context value the event listeners read). */
+interface CallTrace {
+  readonly method: string;
+  readonly bucket: 'general' | 'upload';
+  readonly span: Span;
+  attempt: Span | undefined;
+  attempts: number;
+}
+
+interface Instruments {
+  calls: Counter;
+  attemptDuration: Histogram;
+  retries: Counter;
+  rateLimitWait: Histogram;
+}
+
+/** A safe description of a failure: its class, status and API code, never its message. */
+function errorSummary(error: unknown): { type: string; message: string } {
+  const e = error as { name?: unknown; status?: unknown; code?: unknown } | null;
+  const type = typeof e?.name === 'string' ? e.name : 'Error';
+  const status = typeof e?.status === 'number' ? ` ${e.status}` : '';
+  const code = typeof e?.code === 'string' ? ` ${e.code}` : '';
+  return { type, message: `${type}${status}${code}` };
+}
+
+/** Marks `span` failed with `error`, recorded by class, status and code only. */
+export function failSpan(api: OTelApi, span: Span, error: unknown): void {
+  const { type, message } = errorSummary(error);
+  span.setAttribute('error.type', type);
+  span.recordException({ name: type, message });
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message });
+}
+
+/** Options naming other providers than the global ones. */
+export interface TelemetryOptions {
+  tracerProvider?: OATracerProvider | undefined;
+  meterProvider?: OAMeterProvider | undefined;
+}
+
+/**
+ * The client's telemetry, or `undefined` when there is none to do (`@opentelemetry/api` absent, or no
+ * provider passed or registered): the pipeline then runs no tracing code at all.
+ */
+export function clientTelemetry(
+  options: TelemetryOptions,
+  events: ClientEvents,
+  baseUrl: URL,
+  limits: RateLimits | false,
+): ClientTelemetry | undefined {
+  const { tracerProvider, meterProvider } = options;
+  if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
+    throw new OAConfigError('tracerProvider must be an OpenTelemetry TracerProvider (with getTracer)');
+  }
+  if (meterProvider !== undefined && typeof meterProvider?.getMeter !== 'function') {
+    throw new OAConfigError('meterProvider must be an OpenTelemetry MeterProvider (with getMeter)');
+  }
+  const wanted = tracerProvider !== undefined || meterProvider !== undefined;
+  const api = otelApi(wanted);
+  if (wanted && !api) {
+    throw new OAConfigError(
+      'tracerProvider and meterProvider need the @opentelemetry/api package: npm install @opentelemetry/api',
+    );
+  }
+  return api ? new ClientTelemetry(api, options, events, baseUrl, limits) : undefined;
+}
+
+/** See {@link clientTelemetry}. */
+export class ClientTelemetry {
+  readonly #api: OTelApi;
+  readonly #tracer: Tracer;
+  readonly #meter: Meter;
+  readonly #instruments: Instruments;
+  readonly #key: symbol;
+  readonly #server: Attributes;
+  /** Request times per rate-limit bucket in the last window, for the utilisation gauge. */
+  readonly #sent = { general: [] as number[], upload: [] as number[] };
+  readonly #limits: RateLimits | false;
+
+  constructor(
+    api: OTelApi,
+    options: TelemetryOptions,
+    events: ClientEvents,
+    baseUrl: URL,
+    limits: RateLimits | false,
+  ) {
+    this.#api = api;
+    const tracerProvider = (options.tracerProvider ?? api.trace.getTracerProvider()) as {
+      getTracer(name: string, version?: string): Tracer;
+    };
+    const meterProvider = (options.meterProvider ?? api.metrics.getMeterProvider()) as {
+      getMeter(name: string, version?: string): Meter;
+    };
+    this.#tracer = tracerProvider.getTracer(SCOPE, VERSION);
+    this.#meter = meterProvider.getMeter(SCOPE, VERSION);
+    this.#key = api.createContextKey('oa-messaging call');
+    this.#limits = limits;
+    const port = baseUrl.port || (baseUrl.protocol === 'https:' ? '443' : '80');
+    this.#server = { 'server.address': baseUrl.hostname, 'server.port': Number(port) };
+    this.#instruments = this.#makeInstruments();
+    events.on('request', (e) => this.#request(e));
+    events.on('response', (e) => this.#response(e));
+    events.on('retry', (e) => this.#retry(e));
+    events.on('rateLimitWait', (e) => {
+      const trace = this.#current();
+      trace?.span.addEvent('oa.rate_limit_wait', {
+        'oa.wait_ms': e.waitedMs,
+        'oa.rate_limit.bucket': e.bucket,
+      });
+      this.#instruments.rateLimitWait.record(e.waitedMs / 1000, {
+        'oa.method': e.endpoint,
+        'oa.rate_limit.bucket': e.bucket,
+      });
+    });
+  }
+
+  #makeInstruments(): Instruments {
+    const meter = this.#meter;
+    const limits = this.#limits;
+    if (limits) {
+      const utilisation = meter.createObservableGauge('oa.client.rate_limit.utilization', {
+        description: "Share of the client's rate-limit window this process used",
+        unit: '1',
+      });
+      utilisation.addCallback((result) => {
+        for (const bucket of ['general', 'upload'] as const) {
+          const { max, windowMs } = limits[bucket];
+          result.observe(this.#inWindow(bucket, windowMs) / max, { 'oa.rate_limit.bucket': bucket });
+        }
+      });
+    }
+    return {
+      calls: meter.createCounter('oa.client.calls', {
+        description: 'Client calls, by method and outcome',
+        unit: '{call}',
+      }),
+      attemptDuration: meter.createHistogram('oa.client.attempt.duration', {
+        description: 'Duration of each HTTP exchange of a call, from sending to the last byte',
+        unit: 's',
+      }),
+      retries: meter.createCounter('oa.client.retries', {
+        description: 'Attempts tried again, by reason',
+        unit: '{retry}',
+      }),
+      rateLimitWait: meter.createHistogram('oa.client.rate_limit.wait.duration', {
+        description: "Time a request waited in the client's rate limiter",
+        unit: 's',
+      }),
+    };
+  }
+
+  #inWindow(bucket: 'general' | 'upload', windowMs: number): number {
+    const times = this.#sent[bucket];
+    const since = performance.now() - windowMs;
+    while (times.length > 0 && (times[0] as number) < since) times.shift();
+    return times.length;
+  }
+
+  #current(): CallTrace | undefined {
+    return this.#api.context.active().getValue(this.#key) as CallTrace | undefined;
+  }
+
+  /**
+   * Runs `fn` (the call) inside its span: `oa <method>`, kind CLIENT; with `token`, the renewal's
+   * exchange as `oa token`. A call of the same method made inside one (each try of `sendVideo` while
+   * its ticket converts) belongs to the outer span.
+   */
+  async call<T>(endpoint: TracedEndpoint, fn: () => Promise<T>, token = false): Promise<T> {
+    const api = this.#api;
+    const active: Context = api.context.active();
+    const outer = active.getValue(this.#key) as CallTrace | undefined;
+    if (!token && outer?.method === endpoint.name) return fn();
+    const span = this.#tracer.startSpan(
+      token ? 'oa token' : `oa ${endpoint.name}`,
+      {
+        kind: token ? api.SpanKind.INTERNAL : api.SpanKind.CLIENT,
+        attributes: { 'oa.method': endpoint.name, 'oa.endpoint': endpoint.path },
+      },
+      active,
+    );
+    const trace: CallTrace = {
+      method: token ? '' : endpoint.name,
+      bucket: endpoint.bucket,
+      span,
+      attempt: undefined,
+      attempts: 0,
+    };
+    const inside = api.trace.setSpan(active, span).setValue(this.#key, trace);
+    try {
+      const result = await api.context.with(inside, fn);
+      this.#end(trace, endpoint.name, undefined, token);
+      return result;
+    } catch (error) {
+      this.#end(trace, endpoint.name, error ?? new Error('rejected'), token);
+      throw error;
+    }
+  }
+
+  #end(trace: CallTrace, method: string, error: unknown, token: boolean): void {
+    const { span } = trace;
+    this.#endAttempt(trace, error);
+    span.setAttribute('oa.attempts', trace.attempts);
+    let outcome = 'ok';
+    if (error !== undefined) {
+      const deliveryUnknown = isOAError(error) && error.deliveryUnknown;
+      outcome = isOAError(error) ? error.retryClass : 'final';
+      span.setAttribute('oa.error.class', outcome);
+      span.setAttribute('oa.delivery_unknown', deliveryUnknown);
+      const details = error as { status?: unknown; requestId?: unknown };
+      if (typeof details.status === 'number') span.setAttribute('http.response.status_code', details.status);
+      if (typeof details.requestId === 'string') span.setAttribute('oa.request_id', details.requestId);
+      failSpan(this.#api, span, error);
+    } else {
+      span.setAttribute('oa.delivery_unknown', false);
+    }
+    span.end();
+    if (!token) this.#instruments.calls.add(1, { 'oa.method': method, 'oa.outcome': outcome });
+  }
+
+  #endAttempt(trace: CallTrace, error: unknown): void {
+    const attempt = trace.attempt;
+    if (!attempt) return;
+    trace.attempt = undefined;
+    if (error !== undefined) failSpan(this.#api, attempt, error);
+    attempt.end();
+  }
+
+  #request(e: OARequestEvent): void {
+    const trace = this.#current();
+    if (this.#limits) {
+      const now = performance.now();
+      this.#sent.general.push(now);
+      if (trace?.bucket === 'upload') this.#sent.upload.push(now);
+      // Bounded by the window's size: an idle gauge must not let it grow.
+      if (this.#sent.general.length > 2 * this.#limits.general.max) this.#sent.general.shift();
+      if (this.#sent.upload.length > 2 * this.#limits.upload.max) this.#sent.upload.shift();
+    }
+    if (!trace) return;
+    this.#endAttempt(trace, undefined);
+    trace.attempts++;
+    const attributes: Attributes = {
+      ...this.#server,
+      'http.request.method': e.method,
+      'url.template': e.path,
+      'oa.attempt': trace.attempts,
+    };
+    if (trace.attempts > 1) attributes['http.request.resend_count'] = trace.attempts - 1;
+    trace.attempt = this.#tracer.startSpan(
+      `${e.method} ${e.path}`,
+      { kind: this.#api.SpanKind.CLIENT, attributes },
+      this.#api.context.active(),
+    );
+  }
+
+  #response(e: OAResponseEvent): void {
+    this.#instruments.attemptDuration.record(e.durationMs / 1000, {
+      ...this.#server,
+      'oa.method': e.endpoint,
+      'http.request.method': e.method,
+      'http.response.status_code': e.status,
+    });
+    const trace = this.#current();
+    const attempt = trace?.attempt;
+    if (!trace || !attempt) return;
+    trace.attempt = undefined;
+    attempt.setAttribute('http.response.status_code', e.status);
+    if (e.requestId !== undefined) {
+      attempt.setAttribute('oa.request_id', e.requestId);
+      trace.span.setAttribute('oa.request_id', e.requestId);
+    }
+    trace.span.setAttribute('http.response.status_code', e.status);
+    if (e.status >= 400) {
+      attempt.setAttribute('error.type', String(e.status));
+      attempt.setStatus({ code: this.#api.SpanStatusCode.ERROR });
+    }
+    attempt.end();
+  }
+
+  #retry(e: OARetryEvent): void {
+    this.#instruments.retries.add(1, { 'oa.method': e.endpoint, 'oa.retry.reason': e.reason });
+    const trace = this.#current();
+    if (!trace) return;
+    // An exchange that failed without an answer (refused, reset, timed out) ends here, failed.
+    this.#endAttempt(trace, e.error);
+    trace.span.addEvent(e.reason === 'video_converting' ? 'oa.transcode_wait' : 'oa.retry', {
+      'oa.retry.reason': e.reason,
+      'oa.wait_ms': e.waitMs,
+      'oa.attempt': e.attempt,
+      'error.type': errorSummary(e.error).type,
+    });
+  }
+}

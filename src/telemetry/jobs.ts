@@ -1,0 +1,127 @@
+/**
+ * The trace context of queue jobs: the producer's span context goes into the job (BullMQ's
+ * `telemetry.metadata`, the field it keeps for context propagation) as a W3C `traceparent`, written
+ * here rather than through the global propagator so that it travels whatever propagator an app
+ * registers (or none). The worker's span continues that trace: as a child of the producer for a job
+ * added on its own (a webhook delivery's inbox job, the reply a handler adds), or linked to it for a
+ * job of `addMany` (a campaign of 10,000 sends is 10,000 traces, each linked to the one that added it).
+ */
+import type { Context, Link, Span } from '@opentelemetry/api';
+import { VERSION } from '../version.js';
+import { otelApi } from './api.js';
+import { failSpan, SCOPE } from './client.js';
+
+/** What a job's `telemetry.metadata` holds. */
+interface JobTrace {
+  traceparent: string;
+  /** The worker links to the producer instead of continuing its trace. */
+  link?: true;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * The job options that carry the active trace context, or `undefined` (no `@opentelemetry/api`, no
+ * provider, no span): spread into a job's options.
+ */
+export function jobTraceOptions(
+  relation: 'parent' | 'link',
+): { telemetry: { metadata: string } } | undefined {
+  const api = otelApi();
+  const span = api?.trace.getSpanContext(api.context.active());
+  if (!api || !span || !api.trace.isSpanContextValid(span)) return undefined;
+  const flags = span.traceFlags.toString(16).padStart(2, '0');
+  const trace: JobTrace = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
+  if (relation === 'link') trace.link = true;
+  return { telemetry: { metadata: JSON.stringify(trace) } };
+}
+
+/** The job as the wrapper reads it. */
+interface TracedJob {
+  id?: string | undefined;
+  attemptsMade?: number;
+  opts?: { attempts?: number | undefined; telemetry?: { metadata?: string | undefined } | undefined };
+}
+
+/** What became of an outbox job, for the `oa.outbox.jobs` counter. */
+type JobState = 'delivered' | 'processed' | 'retry' | 'failed' | 'unknown';
+
+/** Reads the producer's context from a job; anything unreadable is no context (a job from elsewhere). */
+function producerOf(metadata: string | undefined): { trace: JobTrace; match: RegExpExecArray } | undefined {
+  if (!metadata) return undefined;
+  try {
+    const trace = JSON.parse(metadata) as JobTrace;
+    const match = typeof trace?.traceparent === 'string' ? TRACEPARENT.exec(trace.traceparent) : null;
+    return match ? { trace, match } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The queue's job processor, each job run inside a CONSUMER span `process <queue>` that continues the
+ * producer's trace, counted by state (`oa.outbox.jobs`, `oa.inbox.jobs`). `process` itself when
+ * `@opentelemetry/api` is absent or nothing is registered.
+ */
+export function tracedProcessor<J extends TracedJob>(
+  what: string,
+  queue: string,
+  process: (job: J, token?: string) => Promise<unknown>,
+  endedUnknown?: (error: Error) => boolean,
+): (job: J, token?: string) => Promise<unknown> {
+  const api = otelApi();
+  if (!api) return process;
+  const tracer = api.trace.getTracer(SCOPE, VERSION);
+  const jobs = api.metrics.getMeter(SCOPE, VERSION).createCounter(`oa.${what}.jobs`, {
+    description: `${what} jobs processed, by state`,
+    unit: '{job}',
+  });
+  const stateOf = (job: J, error: unknown): JobState => {
+    const e = error as Error;
+    if (endedUnknown?.(e)) return 'unknown';
+    if (e?.name === 'UnrecoverableError') return 'failed';
+    return (job.attemptsMade ?? 0) + 1 >= (job.opts?.attempts ?? 1) ? 'failed' : 'retry';
+  };
+  return async (job, token) => {
+    const producer = producerOf(job.opts?.telemetry?.metadata);
+    let parent: Context = api.context.active();
+    const links: Link[] = [];
+    if (producer) {
+      const [, traceId = '', spanId = '', flags = '00'] = producer.match;
+      const context = { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
+      if (producer.trace.link) links.push({ context });
+      else parent = api.trace.setSpanContext(parent, context);
+    }
+    const span: Span = tracer.startSpan(
+      `process ${queue}`,
+      {
+        kind: api.SpanKind.CONSUMER,
+        links,
+        attributes: {
+          'messaging.system': 'bullmq',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': queue,
+          'messaging.message.id': job.id ?? '',
+          'oa.queue': what,
+          'oa.job.attempt': (job.attemptsMade ?? 0) + 1,
+        },
+      },
+      parent,
+    );
+    try {
+      const result = await api.context.with(api.trace.setSpan(parent, span), () => process(job, token));
+      const state: JobState = what === 'outbox' ? 'delivered' : 'processed';
+      span.setAttribute('oa.job.state', state);
+      jobs.add(1, { 'oa.job.state': state });
+      return result;
+    } catch (error) {
+      const state = stateOf(job, error);
+      span.setAttribute('oa.job.state', state);
+      jobs.add(1, { 'oa.job.state': state });
+      failSpan(api, span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+}
