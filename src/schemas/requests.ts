@@ -78,6 +78,31 @@ const userIdsSchema = (missing: string) =>
     })
     .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
 
+/** Whether `id` is a string with something besides white space (what `NonBlankSchema` accepts). */
+const isUserId = (id: unknown): boolean => {
+  if (typeof id !== 'string' || id.length === 0) return false;
+  const first = id.charCodeAt(0);
+  // A printable ASCII first character is not white space: most ids are settled without trim().
+  return (first > 0x20 && first < 0x7f) || id.trim().length > 0;
+};
+
+/**
+ * `full`, with a fast path: a list that passes (an array of non-blank user_ids, none repeated, of a
+ * length `fits` accepts) is accepted by one loop and one Set, not an element schema per user_id, which
+ * dominated the cost of a broadcast to 100,000 users. Any other value gets `full`'s issues, exactly.
+ */
+const quickUserIds = (full: z.ZodType<string[]>, fits: (length: number) => boolean) =>
+  z.custom<string[]>().check((ctx) => {
+    const ids = ctx.value;
+    if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && new Set(ids).size === ids.length) {
+      return;
+    }
+    const result = full.safeParse(ids);
+    if (result.success) return;
+    for (const issue of result.error.issues)
+      ctx.issues.push({ ...issue, input: ids } as (typeof ctx.issues)[number]);
+  });
+
 /** Endpoint 6, `broadcast` to every user: no `user_ids`. */
 const BroadcastToAllParamsSchema = z.strictObject({
   /** Every user of the OA. */
@@ -90,9 +115,12 @@ const BroadcastToSelectedParamsSchema = z.strictObject({
   /** The users in `user_ids`. */
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
-  user_ids: userIdsSchema("target 'selected' needs one or more user_ids (or use target 'all')").min(
-    1,
-    "target 'selected' needs one or more user_ids (or use target 'all')",
+  user_ids: quickUserIds(
+    userIdsSchema("target 'selected' needs one or more user_ids (or use target 'all')").min(
+      1,
+      "target 'selected' needs one or more user_ids (or use target 'all')",
+    ),
+    (length) => length >= 1,
   ),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
@@ -102,9 +130,12 @@ const BroadcastToSingleParamsSchema = z.strictObject({
   /** The one user in `user_ids`. */
   target: z.literal('single'),
   /** The recipient: exactly one. */
-  user_ids: userIdsSchema("target 'single' needs user_ids with exactly one user_id").length(
-    1,
-    "target 'single' takes exactly one user_id",
+  user_ids: quickUserIds(
+    userIdsSchema("target 'single' needs user_ids with exactly one user_id").length(
+      1,
+      "target 'single' takes exactly one user_id",
+    ),
+    (length) => length === 1,
   ),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
