@@ -14,7 +14,7 @@ export const DEFAULT_TRANSCODE_TIMEOUT_MS = 10 * 60_000;
 const TRANSCODE_POLL = { minMs: 250, fraction: 0.25, maxMs: 10_000 };
 
 /** How long to wait before the next poll, `waitedMs` into the wait. No jitter: see the caller. */
-export function transcodePollMs(waitedMs: number): number {
+function transcodePollMs(waitedMs: number): number {
   const { minMs, fraction, maxMs } = TRANSCODE_POLL;
   return Math.min(maxMs, Math.max(minMs, waitedMs * fraction));
 }
