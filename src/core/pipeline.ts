@@ -85,7 +85,11 @@ async function attemptOnce<R extends z.ZodType>(call: Call<R>): Promise<z.output
   // A replay after a 401 goes ahead of the queue: it already waited its turn once.
   const replay = call.previous?.reason === 'unauthorized';
   call.permit = await takeSlot(call, replay);
-  if (call.usesToken) call.token = await tokenFor(call, replay);
+  if (call.usesToken) {
+    // A fresh token (the usual case) is taken as it is: no renewal step, no extra await.
+    const current = replay ? undefined : call.ctx.tokens.current();
+    call.token = current ?? (await tokenFor(call, replay));
+  }
   return exchange(call);
 }
 
