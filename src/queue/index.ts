@@ -13,6 +13,7 @@
  *
  * @module oa-messaging/queue
  */
+export type { OutboxAddResult, OutboxCancelResult, OutboxWaitOptions } from './campaign.js';
 export type { QueueConnectionOptions } from './connection.js';
 export type {
   OutboxDeliveredEvent,

@@ -29,8 +29,13 @@ export interface OutboxAddOptions {
    * `order-123-shipped`: adding a key that is already known keeps its one job (see `retentionMs`).
    */
   key: string;
-  /** Milliseconds to wait before the send may start. @default 0 */
+  /** Milliseconds to wait before the send may start (or `at`, not both). @default 0 */
   delay?: number | undefined;
+  /**
+   * When the send may start, at the earliest (or `delay`, not both): a date in the past means now. It
+   * becomes the job's delay from the moment it is added, on this machine's clock.
+   */
+  at?: Date | undefined;
   /** 1 (first) to 2,097,152 (last); jobs without one go before any with one, as in BullMQ. */
   priority?: number | undefined;
 }
@@ -84,7 +89,7 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
     throw new OAValidationError(`entry ${at.join('.')}: ${error.message}`, issues);
   }
   if (typeof options !== 'object' || options === null) invalid('options need a key', [...at, 'key']);
-  const { key, delay, priority } = options as Partial<OutboxAddOptions>;
+  const { key, delay, priority, at: sendAt } = options as Partial<OutboxAddOptions>;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {
     invalid(`key must be a string of 1 to ${MAX_KEY} characters`, [...at, 'key']);
   }
@@ -97,6 +102,13 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
     !(Number.isSafeInteger(priority) && priority >= 1 && priority <= MAX_PRIORITY)
   ) {
     invalid(`priority must be a whole number from 1 to ${MAX_PRIORITY}`, [...at, 'priority']);
+  }
+  if (sendAt !== undefined) {
+    if (!(sendAt instanceof Date) || Number.isNaN(sendAt.getTime())) {
+      invalid('at must be a valid Date', [...at, 'at']);
+    }
+    if (delay !== undefined) invalid('give delay or at, not both', [...at, 'at']);
+    return { method: name, key, delay: Math.max(0, sendAt.getTime() - Date.now()), priority };
   }
   return { method: name, key, delay, priority };
 }

@@ -3,6 +3,15 @@ import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
+import {
+  cancelJob,
+  type OutboxAddResult,
+  type OutboxCancelResult,
+  type OutboxWaitOptions,
+  openKeys,
+  storedAlready,
+  waitForJobs,
+} from './campaign.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
 import {
   OutboxEmitter,
@@ -117,20 +126,45 @@ export interface OutboxWorker {
  * been stored (add the key again: it keeps one job). Workers wait through a reconnection.
  */
 export interface Outbox {
-  /** Queues one send under `key`; resolves once stored (or once known: a key is stored once). */
-  add<M extends OutboxMethod>(method: M, params: OutboxParams<M>, options: OutboxAddOptions): Promise<void>;
+  /**
+   * Queues one send under `key`; resolves once stored, or once found known (a key is stored once), and
+   * says which: `{ added: 1, known: 0 }` or `{ added: 0, known: 1 }`.
+   */
+  add<M extends OutboxMethod>(
+    method: M,
+    params: OutboxParams<M>,
+    options: OutboxAddOptions,
+  ): Promise<OutboxAddResult>;
   /**
    * Queues many sends, stored in chunks of 1,000 (no one huge command). An array is checked whole
    * before anything is stored; another iterable is read and stored chunk by chunk (a bad entry stops
-   * it there: the chunks before stay stored, and adding them again keeps one job per key).
+   * it there: the chunks before stay stored, and adding them again keeps one job per key). Resolves
+   * with how many jobs it stored and which keys were already known. Known is read just before each
+   * chunk is stored: a key added by another process at that very moment may be counted added by both.
    */
-  addMany(entries: Iterable<OutboxEntry>): Promise<void>;
+  addMany(entries: Iterable<OutboxEntry>): Promise<OutboxAddResult>;
   /** Starts a worker in this process. */
   work(options: OutboxWorkOptions): OutboxWorker;
   /** Jobs per state; agrees with `get` over all keys. */
   counts(): Promise<OutboxCounts>;
   /** The job of `key`, or `undefined` for a key never added or past its retention. */
   get(key: string): Promise<OutboxJobStatus | undefined>;
+  /**
+   * Waits for jobs to end (`delivered`, `failed` or `unknown`) and resolves with their final states, by
+   * key, as `get` gives them: `keys` (each must be known: else `OAValidationError`), or `'all'`: every
+   * job not final at the call. A key already final resolves at once; the others as their outcomes are
+   * told (the events of `on`, not a polling loop). Rejects with `OATimeoutError` (naming how many keys
+   * are still open) after `timeoutMs`, with `OAAbortError` when `signal` aborts. A job cancelled
+   * meanwhile never ends: bound the wait.
+   * @example const states = await outbox.waitFor('all', { timeoutMs: 3_600_000 });
+   */
+  waitFor(keys: Iterable<string> | 'all', options?: OutboxWaitOptions): Promise<Map<string, OutboxJobStatus>>;
+  /**
+   * Removes the job of `key` if it is not sent yet (`waiting` or `delayed`): it is never sent, and its key
+   * is free again. An `active` job (a worker is sending it) or a final one is kept, and the result
+   * says its state.
+   */
+  cancel(key: string): Promise<OutboxCancelResult>;
   /**
    * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
    * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
@@ -197,17 +231,31 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
   });
 
-  const addChunk = async (chunk: ReturnType<typeof jobOf>[]) => {
-    if (chunk.length === 0) return;
+  /** Stores a chunk in one command, as before; counts what it adds, and pushes the keys it found known. */
+  const addChunk = async (chunk: ReturnType<typeof jobOf>[], knownKeys: string[]): Promise<number> => {
+    if (chunk.length === 0) return 0;
     const { queue: q } = await open();
+    const stored = await storedAlready(
+      await connection.producer(),
+      keyPrefix,
+      chunk.map((job) => job.opts.jobId),
+    );
+    const adding = new Set<string>();
+    for (const [i, job] of chunk.entries()) {
+      if (stored[i] || adding.has(job.opts.jobId)) knownKeys.push(job.data.key);
+      else adding.add(job.opts.jobId);
+    }
     await q.addBulk(chunk);
+    return adding.size;
   };
 
   const outbox: Outbox = {
     async add(method, params, addOptions) {
       const checked = checkEntry(method, params, addOptions);
+      const knownKeys: string[] = [];
       // The send continues the trace that added it.
-      await addChunk([jobOf({ ...checked, params }, jobTraceOptions('parent'))]);
+      const added = await addChunk([jobOf({ ...checked, params }, jobTraceOptions('parent'))], knownKeys);
+      return { added, known: knownKeys.length, knownKeys };
     },
 
     async addMany(entries) {
@@ -230,14 +278,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
             for (const entry of entries) yield toJob(entry, index++);
           })();
       let chunk: ReturnType<typeof jobOf>[] = [];
+      const knownKeys: string[] = [];
+      let added = 0;
       for (const job of jobs) {
         chunk.push(job);
         if (chunk.length === CHUNK) {
-          await addChunk(chunk);
+          added += await addChunk(chunk, knownKeys);
           chunk = [];
         }
       }
-      await addChunk(chunk);
+      added += await addChunk(chunk, knownKeys);
+      return { added, known: knownKeys.length, knownKeys };
     },
 
     work(workOptions) {
@@ -325,13 +376,23 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return status;
     },
 
+    waitFor(keys, waitOptions) {
+      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions);
+    },
+
+    async cancel(key) {
+      return cancelJob(outbox, async () => [await connection.producer(), (await open()).queue], key);
+    },
+
     async close() {
       if (queue.closed) return;
       await Promise.all([queue.close(), subscription.close()]);
       await connection.close();
     },
   };
-  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts'], (e) => connection.unreachable(e));
+  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts', 'cancel', 'waitFor'], (e) =>
+    connection.unreachable(e),
+  );
   return outbox;
 }
 

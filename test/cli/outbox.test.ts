@@ -1,7 +1,9 @@
 // `oa outbox add|work|status` run as the built binary, against a real redis-server and the fake API.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createOutbox } from '../../src/queue/index.js';
+import { tsBlocks } from '../helpers/readme-blocks.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import { fakeServer, oa, workDir } from './run-oa.js';
 
@@ -22,7 +24,7 @@ describe.skipIf(!REDIS_SERVER)('oa outbox', () => {
 
     const added = await oa(['outbox', 'add', ...redis, '--file', file, '--json'], { env });
     expect(added.code, added.stderr).toBe(0);
-    expect(JSON.parse(added.stdout)).toMatchObject({ added: 21, counts: { waiting: 20 } });
+    expect(JSON.parse(added.stdout)).toMatchObject({ added: 20, known: 1, counts: { waiting: 20 } });
 
     const worked = await oa(['outbox', 'work', ...redis, '--until-done', '--concurrency', '3'], {
       env,
@@ -73,7 +75,9 @@ describe.skipIf(!REDIS_SERVER)('oa outbox', () => {
       { env },
     );
     expect(good.code, good.stderr).toBe(0);
-    expect(good.stdout).toBe('added 1\ndelivered 0, failed 0, unknown 0, waiting 1, delayed 0, active 0\n');
+    expect(good.stdout).toBe(
+      'added 1, already known 0\ndelivered 0, failed 0, unknown 0, waiting 1, delayed 0, active 0\n',
+    );
   });
 
   it('a send whose answer never came: work and status say unknown, and what the operator does', async ({
@@ -95,5 +99,79 @@ describe.skipIf(!REDIS_SERVER)('oa outbox', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ state: 'unknown', error: { deliveryUnknown: true } });
     const text = await oa(['outbox', 'status', ...redis, '--key', 'k'], { env });
     expect(text.stdout).toMatch(/^k: unknown: it may have been delivered; check before sending it again/);
+  });
+
+  it('the same file added twice: the second run adds nothing and says the keys were already known', async ({
+    onTestFinished,
+  }) => {
+    const { env } = await fakeServer(onTestFinished);
+    const redis = ['--redis', shared.server.url, '--name', 'twice'];
+    const file = join(workDir, 'twice.jsonl');
+    const lines = Array.from({ length: 5 }, (_, i) =>
+      JSON.stringify({ method: 'sendText', params: { user_id: `u${i}`, msg: 'hi' }, key: `t-${i}` }),
+    );
+    await writeFile(file, lines.join('\n'));
+    const first = await oa(['outbox', 'add', ...redis, '--file', file], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^added 5, already known 0\n/);
+    const second = await oa(['outbox', 'add', ...redis, '--file', file], { env });
+    expect(second.stdout).toMatch(/^added 0, already known 5\n/);
+    expect(second.stdout).toMatch(/waiting 5,/);
+    const json = await oa(['outbox', 'add', ...redis, '--file', file, '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ added: 0, known: 5, counts: { waiting: 5 } });
+  });
+
+  it("a job added by the README's outbox code is known to `oa outbox status` without --name", async ({
+    onTestFinished,
+  }) => {
+    const { env } = await fakeServer(onTestFinished);
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = tsBlocks(readme).find((b) => b.code.includes('createOutbox('));
+    const line = block?.code.split('\n').find((l) => l.includes('createOutbox('));
+    expect(line).toBeDefined();
+    // The README's own call, with this test's Redis as its `connection`.
+    const make = new Function('createOutbox', 'connection', `${line}\nreturn outbox;`) as (
+      create: typeof createOutbox,
+      connection: { url: string },
+    ) => ReturnType<typeof createOutbox>;
+    const outbox = make(createOutbox, { url: shared.server.url });
+    onTestFinished(() => outbox.close());
+    await outbox.add('sendText', { user_id: 'u1', msg: 'hi' }, { key: 'readme-1' });
+    const status = await oa(['outbox', 'status', '--redis', shared.server.url, '--key', 'readme-1'], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^readme-1: waiting/);
+  });
+
+  it('add --at sends no sooner than that time; cancel removes a job not sent yet', async ({
+    onTestFinished,
+  }) => {
+    const { env } = await fakeServer(onTestFinished);
+    const redis = ['--redis', shared.server.url, '--name', 'at-cancel'];
+    const send = (key: string) => [
+      '--method',
+      'sendText',
+      '--params',
+      '{"user_id":"u1","msg":"x"}',
+      '--key',
+      key,
+    ];
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const added = await oa(['outbox', 'add', ...redis, ...send('later'), '--at', at], { env });
+    expect(added.code, added.stderr).toBe(0);
+    const status = await oa(['outbox', 'status', ...redis, '--key', 'later', '--json'], { env });
+    expect(JSON.parse(status.stdout)).toEqual({ state: 'delayed' });
+
+    const bad = await oa(['outbox', 'add', ...redis, ...send('bad'), '--at', 'next tuesday'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--at/);
+
+    const cancelled = await oa(['outbox', 'cancel', ...redis, '--key', 'later'], { env });
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toBe('later: cancelled\n');
+    const gone = await oa(['outbox', 'status', ...redis, '--key', 'later'], { env });
+    expect(gone.stdout).toBe('later: not known\n');
+    const again = await oa(['outbox', 'cancel', ...redis, '--key', 'later', '--json'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ cancelled: false });
   });
 });

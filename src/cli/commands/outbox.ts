@@ -1,6 +1,6 @@
-/** `oa outbox add|work|status`: a campaign kept in Redis (`oa-messaging/queue`), sent by workers. */
+/** `oa outbox add|work|status|cancel`: a campaign kept in Redis (`oa-messaging/queue`), sent by workers. */
 import { readFile } from 'node:fs/promises';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { OAValidationError } from '../../index.js';
 import {
   createOutbox,
@@ -93,9 +93,13 @@ function addCommand(): Command {
       .option('--file <path>', 'the campaign file')
       .option('--method <method>', 'one send: the client method, e.g. sendText')
       .option('--params <json>', 'one send: its params as JSON')
-      .option('--key <key>', 'one send: its idempotency key'),
+      .option('--key <key>', 'one send: its idempotency key')
+      .option('--at <date>', 'send no sooner than this time (ISO 8601, e.g. 2026-12-01T09:00:00Z)', sendTime),
   ).action(
-    (flags: OutboxFlags & { file?: string; method?: string; params?: string; key?: string }, command) =>
+    (
+      flags: OutboxFlags & { file?: string; method?: string; params?: string; key?: string; at?: Date },
+      command,
+    ) =>
       runAction(command, async (out) => {
         let entries: OutboxEntry[];
         let places = ['--params'];
@@ -112,12 +116,17 @@ function addCommand(): Command {
         } else {
           throw new UsageError('give --file, or --method, --params and --key');
         }
+        const at = flags.at;
+        if (at) entries = entries.map((entry) => ({ ...entry, at }));
         await withOutbox(flags, async (outbox) => {
-          await outbox.addMany(entries).catch((error: unknown) => {
+          const { added, known } = await outbox.addMany(entries).catch((error: unknown) => {
             throw queueRefusal(error, places);
           });
           const counts = await outbox.counts();
-          out.result({ added: entries.length, counts }, [`added ${entries.length}`, countsLine(counts)]);
+          out.result({ added, known, counts }, [
+            `added ${added}, already known ${known}`,
+            countsLine(counts),
+          ]);
         });
       }),
   );
@@ -205,11 +214,41 @@ function statusCommand(): Command {
   );
 }
 
+/** `--at`: a date and time `Date` can read, refused as a usage error otherwise. */
+function sendTime(value: string): Date {
+  const at = new Date(value);
+  if (value.trim() === '' || Number.isNaN(at.getTime())) {
+    throw new InvalidArgumentError('Not a date and time (ISO 8601, e.g. 2026-12-01T09:00:00Z).');
+  }
+  return at;
+}
+
+function cancelCommand(): Command {
+  return withJsonOption(
+    withOutboxOptions(new Command('cancel'))
+      .description('remove a job not sent yet (waiting or delayed); an active or ended one is kept')
+      .requiredOption('--key <key>', 'the job, by its idempotency key'),
+  ).action((flags: OutboxFlags & { key: string }, command) =>
+    runAction(command, (out) =>
+      withOutbox(flags, async (outbox) => {
+        const result = await outbox.cancel(flags.key);
+        const why = result.cancelled
+          ? ''
+          : result.state === undefined
+            ? ': not known'
+            : `: ${result.state}: ${TO_DO[result.state]}`;
+        out.result(result, `${flags.key}: ${result.cancelled ? 'cancelled' : `not cancelled${why}`}`);
+      }),
+    ),
+  );
+}
+
 /** `oa outbox`. */
 export function outboxCommands(): Command {
   return new Command('outbox')
     .description('a campaign kept in Redis: add sends, run workers, watch the counts (needs bullmq, ioredis)')
     .addCommand(addCommand())
     .addCommand(workCommand())
-    .addCommand(statusCommand());
+    .addCommand(statusCommand())
+    .addCommand(cancelCommand());
 }

@@ -1,0 +1,247 @@
+/**
+ * What a campaign needs of an outbox beyond storing and sending: which keys an add found already known,
+ * cancelling a job not sent yet, and waiting for jobs to end (`waitFor`), driven by the outbox's events.
+ */
+import type { Queue } from 'bullmq';
+import { OAAbortError, OATimeoutError, OAValidationError } from '../errors.js';
+import type { RedisClient } from '../redis/client.js';
+import { runScript, script } from '../redis/script.js';
+import type { OutboxEventName, OutboxEvents, OutboxListener } from './events.js';
+import { checkKeyText, jobIdOf, keyOfJobId } from './methods.js';
+import type { OutboxJobStatus, OutboxState } from './outbox.js';
+
+/** What `outbox.add` and `outbox.addMany` stored. */
+export interface OutboxAddResult {
+  /** Jobs this call stored. */
+  added: number;
+  /** Entries whose key was already known (added before, or earlier in this call): each keeps its one job. */
+  known: number;
+  /** Those entries' keys, in the order given (a key given twice and known twice is there twice). */
+  knownKeys: string[];
+}
+
+/** What `outbox.cancel` did. */
+export type OutboxCancelResult =
+  | {
+      /** The job was waiting or delayed: it is removed, never sent, and its key is free again. */
+      cancelled: true;
+    }
+  | {
+      /** Nothing was removed. */
+      cancelled: false;
+      /**
+       * Why: `active` (a worker is sending it: it cannot be taken back), a final state (it already
+       * ended), or `undefined` for a key never added or past its retention.
+       */
+      state: OutboxState | undefined;
+    };
+
+/** Options of `outbox.waitFor`. */
+export interface OutboxWaitOptions {
+  /**
+   * How long to wait at most; then it rejects with `OATimeoutError` naming how many keys are still open.
+   * @default no bound
+   */
+  timeoutMs?: number | undefined;
+  /** Stops the wait: it rejects with `OAAbortError` (`cause`: the signal's reason). */
+  signal?: AbortSignal | undefined;
+}
+
+// Which of KEYS (job hashes) exist, as 1 or 0: read in one step, before the chunk is stored.
+const EXISTING = script(`
+local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('EXISTS', key) end
+return out`);
+
+/** For each job id, whether its job is stored already (by any process). */
+export async function storedAlready(
+  redis: RedisClient,
+  keyPrefix: string,
+  jobIds: readonly string[],
+): Promise<boolean[]> {
+  const answer = (await runScript(
+    redis,
+    EXISTING,
+    jobIds.map((id) => `${keyPrefix}${id}`),
+    [],
+  )) as number[];
+  return answer.map((n) => n === 1);
+}
+
+// Takes the job out of the lists a worker takes jobs from, and only if it is in one: once out, no
+// worker can start it, so a job that is active or has ended is never removed. Then its hash and logs
+// go (the key is free again), told on the queue's event stream as BullMQ tells a removal.
+const CANCEL = script(`
+local id = ARGV[1]
+local taken = redis.call('LREM', KEYS[2], 0, id) + redis.call('LREM', KEYS[3], 0, id)
+  + redis.call('ZREM', KEYS[4], id) + redis.call('ZREM', KEYS[5], id)
+if taken == 0 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[7])
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jobId', id, 'prev', 'waiting')
+return 1`);
+
+/** Removes the job of `key` if it is waiting or delayed; else says the job's state. */
+export async function cancelJob(
+  outbox: Pick<WaitSource, 'get'>,
+  open: () => Promise<[RedisClient, Queue]>,
+  key: unknown,
+): Promise<OutboxCancelResult> {
+  if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
+  checkKeyText(key);
+  const [redis, queue] = await open();
+  const id = jobIdOf(key);
+  const keys = [id, 'wait', 'paused', 'prioritized', 'delayed', 'events', `${id}:logs`].map((name) =>
+    queue.toKey(name),
+  );
+  if ((await runScript(redis, CANCEL, keys, [id, 10_000])) === 1) return { cancelled: true };
+  return { cancelled: false, state: (await outbox.get(key))?.state };
+}
+
+/** The keys of the jobs that are not final: waiting, delayed or active. */
+export async function openKeys(queue: Queue): Promise<string[]> {
+  const ids = await queue.getRanges(
+    ['waiting', 'prioritized', 'waiting-children', 'delayed', 'active'],
+    0,
+    -1,
+  );
+  return ids.map(keyOfJobId);
+}
+
+const FINAL: readonly OutboxState[] = ['delivered', 'failed', 'unknown'];
+const OUTCOMES = ['delivered', 'failed', 'unknown'] as const;
+
+/** What `waitFor` needs of its outbox. */
+export interface WaitSource {
+  on<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): unknown;
+  off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): unknown;
+  get(key: string): Promise<OutboxJobStatus | undefined>;
+}
+
+function statusOf<E extends (typeof OUTCOMES)[number]>(name: E, event: OutboxEvents[E]): OutboxJobStatus {
+  return 'result' in event ? { state: name, result: event.result } : { state: name, error: event.error };
+}
+
+/**
+ * Waits for `keys` (or every job not final now) to end. Listens first, then reads each key once: a key
+ * that ends after the listener came is heard, one that ended before is read final.
+ */
+export async function waitForJobs(
+  source: WaitSource,
+  listOpen: () => Promise<string[]>,
+  keys: Iterable<string> | 'all',
+  options: OutboxWaitOptions = {},
+): Promise<Map<string, OutboxJobStatus>> {
+  const { timeoutMs, signal } = (options ?? {}) as OutboxWaitOptions;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs < 2 ** 31)) {
+    throw new OAValidationError('timeoutMs must be a number of ms, more than 0', [
+      { path: ['timeoutMs'], message: 'must be more than 0' },
+    ]);
+  }
+  const wanted = keys === 'all' ? undefined : checkKeys(keys);
+  if (signal?.aborted) throw new OAAbortError('outbox.waitFor was aborted', { cause: signal.reason });
+
+  const heard = new Map<string, OutboxJobStatus>();
+  const results = new Map<string, OutboxJobStatus>();
+  let open: Set<string> | undefined;
+  let settle: (() => void) | undefined;
+  const listeners = OUTCOMES.map((name) => {
+    const listener = (event: OutboxEvents[typeof name]) => {
+      const status = statusOf(name, event as never);
+      if (!open) heard.set(event.key, status);
+      else if (open.delete(event.key)) {
+        results.set(event.key, status);
+        if (open.size === 0) settle?.();
+      }
+    };
+    source.on(name, listener);
+    return [name, listener] as const;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    const pending = new Set<string>();
+    if (wanted === undefined) {
+      for (const key of await listOpen()) pending.add(key);
+    } else {
+      const missing: string[] = [];
+      for (let i = 0; i < wanted.length; i += 100) {
+        const batch = wanted.slice(i, i + 100);
+        const statuses = await Promise.all(batch.map((key) => source.get(key)));
+        batch.forEach((key, j) => {
+          const status = statuses[j];
+          if (status === undefined) missing.push(key);
+          else if (FINAL.includes(status.state)) results.set(key, status);
+          else pending.add(key);
+        });
+      }
+      if (missing.length > 0) {
+        const shown = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ', ...' : '');
+        throw new OAValidationError(
+          `outbox.waitFor: ${missing.length} key(s) not known (never added, or past their retention): ${shown}`,
+          missing.map((key) => ({ path: ['keys', key], message: 'not known' })),
+        );
+      }
+    }
+    for (const key of pending) {
+      const status = heard.get(key);
+      if (status) {
+        results.set(key, status);
+        pending.delete(key);
+      }
+    }
+    open = pending;
+    const total = results.size + pending.size;
+    if (pending.size > 0) {
+      await new Promise<void>((resolve, reject) => {
+        settle = resolve;
+        if (timeoutMs !== undefined) {
+          timer = setTimeout(() => {
+            // An outcome whose report was lost (its worker died after storing it) is read here.
+            void Promise.all([...pending].map(async (key) => [key, await source.get(key)] as const))
+              .then((read) => {
+                for (const [key, status] of read) {
+                  if (status && FINAL.includes(status.state) && pending.delete(key)) results.set(key, status);
+                }
+                if (pending.size === 0) return resolve();
+                reject(
+                  new OATimeoutError(
+                    `outbox.waitFor: ${pending.size} of ${total} keys still open after ${timeoutMs} ms`,
+                  ),
+                );
+              })
+              .catch(reject);
+          }, timeoutMs);
+        }
+        if (signal) {
+          onAbort = () => reject(new OAAbortError('outbox.waitFor was aborted', { cause: signal.reason }));
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+      });
+    }
+    return results;
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    for (const [name, listener] of listeners) source.off(name, listener as never);
+  }
+}
+
+function checkKeys(keys: unknown): string[] {
+  if (
+    keys === null ||
+    typeof keys === 'string' ||
+    typeof (keys as Iterable<unknown>)?.[Symbol.iterator] !== 'function'
+  ) {
+    throw new OAValidationError("waitFor needs keys (an array of strings) or 'all'", []);
+  }
+  const list = [...(keys as Iterable<unknown>)];
+  list.forEach((key, i) => {
+    if (typeof key !== 'string' || key === '') {
+      throw new OAValidationError('waitFor: each key must be a non-empty string', [
+        { path: ['keys', i], message: 'must be a non-empty string' },
+      ]);
+    }
+    checkKeyText(key, ['keys', i]);
+  });
+  return [...new Set(list as string[])];
+}
