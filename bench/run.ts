@@ -24,6 +24,7 @@ const BENCHES = [
   'broadcast.bench.ts',
   'upload-memory.bench.ts',
   'webhook-parse.bench.ts',
+  'webhook-throughput.bench.ts',
   'limiter.bench.ts',
   'outbox.bench.ts',
   'import.bench.ts',

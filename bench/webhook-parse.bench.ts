@@ -98,6 +98,8 @@ report({
       sdk: `${fmt(full)}/s`,
       baseline: `${fmt(baseline)}/s (JSON.parse)`,
       ratio: `${(full / baseline).toFixed(2)}x`,
+      goal: '>= 0.5',
+      pass: full / baseline >= 0.5,
     },
   ],
   details: [

@@ -48,8 +48,8 @@ try {
   console.log(`  -> ${audio.audio_duration} s, ${formatBytes(audio.audio_size)}, uuid ${audio.audio_uuid}`);
 
   console.log(`  sendImage: ${await client.sendImage({ user_id: userId, image_url: image.url })}`);
-  // sendVideo waits for the transcode: about 1 s between tries at first, growing to 10 s, for up to 10
-  // minutes (`{ waitForTranscode: { timeoutMs } }` changes that; `false` fails at once).
+  // sendVideo waits for the transcode, trying again after a quarter of the time waited so far (250 ms
+  // at first, at most 10 s), for up to 10 minutes (`{ waitForTranscode: { timeoutMs } }` changes that; `false` fails at once).
   let started = performance.now();
   const sent = await client.sendVideo({ user_id: userId, ticket_id: video.ticket_id });
   console.log(`  sendVideo: ${sent} after ${seconds(started)}`);

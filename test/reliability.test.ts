@@ -184,7 +184,7 @@ describe('sendVideo waits for the transcode', () => {
     const events = record(client);
     expect(await client.sendVideo({ user_id: 'u1', ticket_id: TICKET })).toBe('success');
     expect(events.retry.map((r) => r.reason)).toEqual(['video_converting', 'video_converting']);
-    expect(events.retry[0]!.waitMs).toBeGreaterThanOrEqual(500);
+    expect(events.retry[0]!.waitMs).toBeGreaterThanOrEqual(250);
     expect(sends()).toHaveLength(3);
   });
 

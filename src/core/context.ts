@@ -13,11 +13,12 @@ import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
+import { type PipelineContext, RequestHeaders } from './call.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
 import { type Logger, loggerFor } from './logger.js';
 import { checkOptions, type OAClientOptions, type RequestOptions, resolveOptions } from './options.js';
-import { call, callUpload, type PipelineContext, RequestHeaders, tokenExchange } from './pipeline.js';
+import { call, callUpload, tokenExchange } from './pipeline.js';
 import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
 import { Transport } from './transport.js';
 

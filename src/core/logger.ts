@@ -1,5 +1,3 @@
-import { OAConfigError } from '../errors.js';
-
 /**
  * Where the SDK reports what it does: requests, retries, token renewals. Any of the four methods may be
  * left out; `console` fits. The SDK never passes a secret (key secret, token, auth header) to it.
@@ -19,6 +17,8 @@ export interface Logger {
 export const silentLogger: Logger = {};
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+/** What `logLevel` takes. */
+export const LOG_LEVELS: readonly LogLevel[] = [...LEVELS, 'off'];
 
 /** How much a logger receives: a level and the ones above it, or nothing (`off`). */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
@@ -36,9 +36,6 @@ export function loggerFor(
   logLevel: LogLevel | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Logger {
-  if (logLevel !== undefined && !isLevel(logLevel)) {
-    throw new OAConfigError(`logLevel must be one of ${[...LEVELS, 'off'].join(', ')}`);
-  }
   let level = logLevel;
   const fromEnv = env.OA_LOG?.trim().toLowerCase();
   if (level === undefined && fromEnv) {
@@ -73,11 +70,14 @@ export function containLogger(logger: Logger): Logger {
     const report = (error: unknown) => {
       if (reported) return;
       reported = true;
-      process.emitWarning(
-        `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
-          'its lines are dropped, the calls go on',
-        'OALoggerWarning',
-      );
+      // Where there is no `process` (a Worker without Node compatibility), nothing is left to tell.
+      try {
+        globalThis.process?.emitWarning?.(
+          `oa-messaging: the logger's ${level}() threw (${error instanceof Error ? error.message : String(error)}); ` +
+            'its lines are dropped, the calls go on',
+          'OALoggerWarning',
+        );
+      } catch {}
     };
     contained[level] = (message, details) => {
       try {

@@ -1,7 +1,8 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type { z } from 'zod';
 import { OAConfigError, OAConnectionError } from '../errors.js';
-import { MAX_TIMEOUT_MS, RequestOptionsSchema } from '../schemas/requests.js';
+import { OAClientOptionsSchema } from '../schemas/client-options.js';
+import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import type { OAMeterProvider, OATracerProvider } from '../telemetry/api.js';
 import { VERSION } from '../version.js';
@@ -10,8 +11,9 @@ import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
-import { MIN_SECRET_LENGTH } from './redact.js';
 import type { DispatcherLike, TransportResponse } from './transport.js';
+
+export type { OAResponseInfo, RequestOptions } from '../schemas/requests.js';
 
 /** Options of `new OAClient(options)`. */
 export interface OAClientOptions {
@@ -145,136 +147,34 @@ export interface ResolvedOptions {
   proxyFromEnv: boolean;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-function checkedNumber(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  min: 'zero' | 'positive',
-  /** A time in ms: a Node timer takes at most 2^31-1 (a longer one fires after 1 ms). */
-  isTime = true,
-): number {
-  if (value === undefined) return fallback;
-  const max = isTime ? MAX_TIMEOUT_MS : Number.MAX_SAFE_INTEGER;
-  const ok =
-    typeof value === 'number' &&
-    Number.isFinite(value) &&
-    (min === 'zero' ? value >= 0 : value > 0) &&
-    value <= max;
-  if (!ok) {
-    const least = min === 'zero' ? 'from 0' : 'above 0';
-    throw new OAConfigError(
-      isTime
-        ? `${name} must be a number of ms ${least} to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`
-        : `${name} must be a whole number ${least}`,
-    );
-  }
-  return value;
-}
-
 /** Fills in defaults and the environment, and refuses a configuration that cannot work safely. */
 export function resolveOptions(
   options: OAClientOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedOptions {
-  const rawUrl = options.baseUrl ?? env.OA_BASE_URL;
-  const apiKey = options.apiKey ?? env.OA_API_KEY;
-  const apiSecret = options.apiSecret ?? env.OA_API_SECRET;
-  // Every missing setting at once: a first run should not need three tries to learn what it needs.
-  const missing = [
-    rawUrl ? undefined : 'baseUrl (OA_BASE_URL)',
-    apiKey ? undefined : 'apiKey (OA_API_KEY)',
-    apiSecret ? undefined : 'apiSecret (OA_API_SECRET)',
-  ].filter((name) => name !== undefined);
-  if (!rawUrl || !apiKey || !apiSecret) {
-    throw new OAConfigError(
-      `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
-    );
-  }
-  if (apiSecret.length < MIN_SECRET_LENGTH) {
-    // The value itself stays out of the message, like everywhere else.
-    throw new OAConfigError(
-      `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
-        'could not be kept out of error messages and log lines without mangling them',
-    );
-  }
-  checkDefaultHeaders(options.defaultHeaders);
-  let baseUrl: URL;
-  try {
-    baseUrl = new URL(rawUrl);
-  } catch (cause) {
-    throw new OAConfigError(`baseUrl is not a URL: ${rawUrl}`, { cause });
-  }
-  if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:') {
-    throw new OAConfigError(`baseUrl must be an https URL, got ${baseUrl.protocol}`);
-  }
-  if (baseUrl.protocol === 'http:' && !LOOPBACK_HOSTS.has(baseUrl.hostname) && !options.allowInsecureHttp) {
-    throw new OAConfigError(
-      `baseUrl ${baseUrl.origin} is plain http: tokens and the key secret would travel in clear. ` +
-        'Use https, or pass { allowInsecureHttp: true } for a trusted network.',
-    );
-  }
-  if (baseUrl.search || baseUrl.hash) throw new OAConfigError('baseUrl must not have a query or a fragment');
+  const given = {
+    ...options,
+    baseUrl: options.baseUrl ?? env.OA_BASE_URL,
+    apiKey: options.apiKey ?? env.OA_API_KEY,
+    apiSecret: options.apiSecret ?? env.OA_API_SECRET,
+  };
+  const result = OAClientOptionsSchema.safeParse(given);
+  // The messages name each option already: no path before them.
+  if (!result.success) throw new OAConfigError(result.error.issues.map((issue) => issue.message).join('; '));
+  // The schema refused a missing one.
+  const { baseUrl, apiKey, apiSecret } = given as { baseUrl: string; apiKey: string; apiSecret: string };
   return {
-    baseUrl,
+    baseUrl: new URL(baseUrl),
     apiKey,
     apiSecret,
-    timeoutMs: checkedNumber('timeoutMs', options.timeoutMs, 30_000, 'positive'),
-    uploadTimeoutMs: checkedNumber('uploadTimeoutMs', options.uploadTimeoutMs, 600_000, 'positive'),
-    maxRetries: Math.floor(checkedNumber('maxRetries', options.maxRetries, 2, 'zero', false)),
-    maxBusyWaitMs: checkedNumber('maxBusyWaitMs', options.maxBusyWaitMs, 60_000, 'zero'),
+    timeoutMs: options.timeoutMs ?? 30_000,
+    uploadTimeoutMs: options.uploadTimeoutMs ?? 600_000,
+    maxRetries: Math.floor(options.maxRetries ?? 2),
+    maxBusyWaitMs: options.maxBusyWaitMs ?? 60_000,
     rateLimit: resolveRateLimit(options.rateLimit),
-    refreshBeforeExpiryMs: checkedNumber(
-      'refreshBeforeExpiryMs',
-      options.refreshBeforeExpiryMs,
-      5 * 60_000,
-      'zero',
-    ),
+    refreshBeforeExpiryMs: options.refreshBeforeExpiryMs ?? 5 * 60_000,
     proxyFromEnv: Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy),
   };
-}
-
-/** Per-call options, the last argument of every method. Every property also accepts `undefined`. */
-export interface RequestOptions {
-  /**
-   * Cancels the call wherever it is (the rate limiter's queue, the token, a backoff, the transcode
-   * wait, the request itself); the call rejects with `OAAbortError`.
-   */
-  signal?: AbortSignal | undefined;
-  /**
-   * The call's deadline in ms (1 to 2^31-1): it bounds everything the call waits for (the rate
-   * limiter's queue, a login or refresh, Redis round trips, backoffs) and each attempt. Past it the
-   * call rejects with `OATimeoutError`; `deliveryUnknown` says whether a send may have gone out.
-   * @default none: each attempt is bounded by the client's `timeoutMs`, and a call waits its turn in
-   * the rate limiter however long the queue
-   */
-  timeoutMs?: number | undefined;
-  /**
-   * This call's own retry budget, in place of the client's `maxRetries` (0: no retry). Retries that
-   * wait on 429 and `JOB_BUSY` do not use it up.
-   * @default the client's `maxRetries`
-   */
-  maxRetries?: number | undefined;
-  /**
-   * Called with the answer that settled the call, before the call resolves: its status, headers and
-   * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
-   * (`OAApiError.requestId`) instead.
-   * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
-   */
-  onResponse?: ((response: OAResponseInfo) => void) | undefined;
-}
-
-/** The answer that settled a call, as `onResponse` receives it. */
-export interface OAResponseInfo {
-  /** The HTTP status, a 2xx. */
-  status: number;
-  /** The answer's headers, names in lower case. */
-  headers: Record<string, string | string[] | undefined>;
-  /** The `x-request-id` header, when the server sent one. */
-  requestId: string | undefined;
-  /** Which attempt of the call this was: 1, then 2 after a retry... */
-  attempt: number;
 }
 
 /**
@@ -349,33 +249,10 @@ export interface AppInfo {
   url?: string | undefined;
 }
 
-/** Headers the SDK sets itself: a default header must not replace them. */
-const OWNED = new Set(['authorization', 'content-type', 'content-length', 'accept', 'host', 'user-agent']);
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const APP_NAME = /^[\w.-]+$/;
-
-/** Refuses default headers that are not valid HTTP, or that would replace one the SDK owns. */
-function checkDefaultHeaders(headers: Record<string, string> | undefined): void {
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!TOKEN.test(name))
-      throw new OAConfigError(`defaultHeaders: ${JSON.stringify(name)} is not a header name`);
-    if (OWNED.has(name.toLowerCase())) {
-      const hint = name.toLowerCase() === 'user-agent' ? ' (use appInfo to name your application)' : '';
-      throw new OAConfigError(`defaultHeaders: ${name} is set by the SDK${hint}`);
-    }
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) {
-      throw new OAConfigError(`defaultHeaders: the value of ${name} must be a string on one line`);
-    }
-  }
-}
-
 /** `oa-messaging/1.2.3 node/v20.19.0`, then the application when there is one. */
 export function userAgent(app: AppInfo | undefined): string {
   const sdk = `oa-messaging/${VERSION} node/${process.version}`;
   if (!app) return sdk;
-  if (typeof app.name !== 'string' || !APP_NAME.test(app.name)) {
-    throw new OAConfigError('appInfo.name must be letters, digits, ".", "-" or "_"');
-  }
   const version = app.version ? `/${app.version.replace(/[^\w.+-]/g, '')}` : '';
   const url = app.url ? ` (+${app.url.replace(/[()\r\n]/g, '')})` : '';
   return `${sdk} ${app.name}${version}${url}`;

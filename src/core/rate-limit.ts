@@ -2,7 +2,7 @@
  * The client's rate limiter: its windows, the permit a request holds, and the slot a call waiting for
  * a token lends to the renewal.
  */
-import { OAConfigError, OAConnectionError } from '../errors.js';
+import { OAConnectionError } from '../errors.js';
 import { abortError, SignalWatch } from './call-control.js';
 
 const QUEUE_WAIT = 'waiting for the rate limit';
@@ -51,26 +51,13 @@ export function marginMs(windowMs: number): number {
   return Math.min(250, Math.ceil(windowMs * 0.01));
 }
 
-function checkWindow(name: string, value: RateLimitWindow | undefined, fallback: RateLimitWindow) {
-  if (value === undefined) return fallback;
-  const { max, windowMs } = value;
-  if (!Number.isInteger(max) || max < 1 || !Number.isFinite(windowMs) || windowMs <= 0) {
-    throw new OAConfigError(
-      `rateLimit.${name} must be { max: a positive integer, windowMs: a positive number }`,
-    );
-  }
-  return { max, windowMs };
-}
-
-/** Fills in the spec's limits; `false` turns the limiter off. */
+/** Fills in the spec's limits (the option was checked by `OAClientOptionsSchema`); `false` turns the limiter off. */
 export function resolveRateLimit(option: RateLimitOptions | false | undefined): RateLimits | false {
   if (option === false) return false;
-  if (option !== undefined && (typeof option !== 'object' || option === null)) {
-    throw new OAConfigError('rateLimit must be an object or false');
-  }
+  const window = ({ max, windowMs }: RateLimitWindow) => ({ max, windowMs });
   return {
-    general: checkWindow('general', option?.general, SPEC_RATE_LIMITS.general),
-    upload: checkWindow('upload', option?.upload, SPEC_RATE_LIMITS.upload),
+    general: window(option?.general ?? SPEC_RATE_LIMITS.general),
+    upload: window(option?.upload ?? SPEC_RATE_LIMITS.upload),
   };
 }
 

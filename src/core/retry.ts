@@ -77,7 +77,7 @@ function retryClassOf(error: unknown) {
 }
 
 /** Exponential backoff with jitter: a random wait between half and all of the step. */
-export function backoffMs(step: number, { initialMs, maxMs }: { initialMs: number; maxMs: number }): number {
+function backoffMs(step: number, { initialMs, maxMs }: { initialMs: number; maxMs: number }): number {
   const ceiling = Math.min(maxMs, initialMs * 2 ** Math.max(0, step - 1));
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }

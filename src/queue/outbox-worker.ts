@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { BEFORE_SEND, NOT_DELIVERED } from '../core/call-control.js';
-import { isOAError } from '../errors.js';
+import { isOAError, OAConnectionError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
@@ -166,8 +166,10 @@ export function outboxProcessor(
         throw thrown(new bull.UnrecoverableError(`${UNKNOWN_PREFIX}${kept.name}: ${kept.message}`), kept);
       }
       await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
-      if (kind === 'rejected' || kind === 'not_sent') {
-        // Nothing left: the retry (BullMQ's backoff) may send.
+      // Nothing left: the retry (BullMQ's backoff) may send. A call stopped before it delivered (its
+      // client closed while it waited, in a shutdown) is such a failure too: a later run may send it.
+      const stopped = error instanceof OAConnectionError;
+      if (kind === 'rejected' || kind === 'not_sent' || stopped) {
         await clearRecord(redis, jobKey, record);
         throw typeof error === 'object' && error !== null ? thrown(error as Error, kept) : error;
       }

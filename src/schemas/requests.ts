@@ -78,6 +78,31 @@ const userIdsSchema = (missing: string) =>
     })
     .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
 
+/** Whether `id` is a string with something besides white space (what `NonBlankSchema` accepts). */
+const isUserId = (id: unknown): boolean => {
+  if (typeof id !== 'string' || id.length === 0) return false;
+  const first = id.charCodeAt(0);
+  // A printable ASCII first character is not white space: most ids are settled without trim().
+  return (first > 0x20 && first < 0x7f) || id.trim().length > 0;
+};
+
+/**
+ * `full`, with a fast path: a list that passes (an array of non-blank user_ids, none repeated, of a
+ * length `fits` accepts) is accepted by one loop and one Set, not an element schema per user_id, which
+ * dominated the cost of a broadcast to 100,000 users. Any other value gets `full`'s issues, exactly.
+ */
+const quickUserIds = (full: z.ZodType<string[]>, fits: (length: number) => boolean) =>
+  z.custom<string[]>().check((ctx) => {
+    const ids = ctx.value;
+    if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && new Set(ids).size === ids.length) {
+      return;
+    }
+    const result = full.safeParse(ids);
+    if (result.success) return;
+    for (const issue of result.error.issues)
+      ctx.issues.push({ ...issue, input: ids } as (typeof ctx.issues)[number]);
+  });
+
 /** Endpoint 6, `broadcast` to every user: no `user_ids`. */
 const BroadcastToAllParamsSchema = z.strictObject({
   /** Every user of the OA. */
@@ -90,9 +115,12 @@ const BroadcastToSelectedParamsSchema = z.strictObject({
   /** The users in `user_ids`. */
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
-  user_ids: userIdsSchema("target 'selected' needs one or more user_ids (or use target 'all')").min(
-    1,
-    "target 'selected' needs one or more user_ids (or use target 'all')",
+  user_ids: quickUserIds(
+    userIdsSchema("target 'selected' needs one or more user_ids (or use target 'all')").min(
+      1,
+      "target 'selected' needs one or more user_ids (or use target 'all')",
+    ),
+    (length) => length >= 1,
   ),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
@@ -102,9 +130,12 @@ const BroadcastToSingleParamsSchema = z.strictObject({
   /** The one user in `user_ids`. */
   target: z.literal('single'),
   /** The recipient: exactly one. */
-  user_ids: userIdsSchema("target 'single' needs user_ids with exactly one user_id").length(
-    1,
-    "target 'single' takes exactly one user_id",
+  user_ids: quickUserIds(
+    userIdsSchema("target 'single' needs user_ids with exactly one user_id").length(
+      1,
+      "target 'single' takes exactly one user_id",
+    ),
+    (length) => length === 1,
   ),
   /** One to five message items, sent in order. */
   items: ItemsSchema,
@@ -138,9 +169,9 @@ export const BroadcastToMemberSessionParamsSchema = z.strictObject({
 /** Endpoints 9-11 take a multipart file, checked by the upload layer rather than a schema. */
 export const UploadParamsSchema = z.unknown();
 
-const OptionalCallbackSchema = z
-  .custom<(value: never) => void>((value) => typeof value === 'function', 'Must be a function')
-  .optional();
+/** A callback: a function when given. */
+const callbackSchema = <F>() =>
+  z.custom<F>((value) => typeof value === 'function', 'Must be a function').optional();
 
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -161,38 +192,114 @@ const AbortSignalSchema = z.custom<AbortSignal>(
   'Must be an AbortSignal',
 );
 
-/** Every method's last argument (`RequestOptions`); methods with more options extend it. */
-export const RequestOptionsSchema = z.looseObject({
-  /** Cancels the call. */
+/** The answer that settled a call, as `onResponse` receives it. */
+export interface OAResponseInfo {
+  /** The HTTP status, a 2xx. */
+  status: number;
+  /** The answer's headers, names in lower case. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The `x-request-id` header, when the server sent one. */
+  requestId: string | undefined;
+  /** Which attempt of the call this was: 1, then 2 after a retry... */
+  attempt: number;
+}
+
+/** How much of the file has gone out. `total` is unknown for a stream of unknown length. */
+export interface UploadProgress {
+  /** Bytes sent so far. */
+  loaded: number;
+  /** All the bytes, when known. */
+  total: number | undefined;
+}
+
+// Each option type is the `z.input` of its `...Fields` object, whose TSDoc on each property is what
+// editors and the API reference show. The schemas that check them are loose (an unknown option is
+// let through at run time), but a loose object's `z.input` has an index signature, which would let a
+// misspelt option through the compiler: hence the fields apart.
+
+const RequestOptionsFields = z.object({
+  /**
+   * Cancels the call wherever it is (the rate limiter's queue, the token, a backoff, the transcode
+   * wait, the request itself); the call rejects with `OAAbortError`.
+   */
   signal: AbortSignalSchema.optional(),
-  /** The call's deadline in ms. */
+  /**
+   * The call's deadline in ms (1 to 2^31-1): it bounds everything the call waits for (the rate
+   * limiter's queue, a login or refresh, Redis round trips, backoffs) and each attempt. Past it the
+   * call rejects with `OATimeoutError`; `deliveryUnknown` says whether a send may have gone out.
+   * @default none: each attempt is bounded by the client's `timeoutMs`, and a call waits its turn in
+   * the rate limiter however long the queue
+   */
   timeoutMs: TimeoutMsSchema.optional(),
-  /** This call's retry budget. */
+  /**
+   * This call's own retry budget, in place of the client's `maxRetries` (0: no retry). Retries that
+   * wait on 429 and `JOB_BUSY` do not use it up.
+   * @default the client's `maxRetries`
+   */
   maxRetries: z.number().int('maxRetries must be a whole number').min(0).max(100).optional(),
-  /** Told of the answer that settled the call. */
-  onResponse: OptionalCallbackSchema,
+  /**
+   * Called with the answer that settled the call, before the call resolves: its status, headers and
+   * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
+   * (`OAApiError.requestId`) instead.
+   * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
+   */
+  onResponse: callbackSchema<(response: OAResponseInfo) => void>(),
+});
+
+/** Every method's last argument (`RequestOptions`); methods with more options extend it. */
+export const RequestOptionsSchema = RequestOptionsFields.loose();
+
+/** Per-call options, the last argument of every method. Every property also accepts `undefined`. */
+export interface RequestOptions extends z.input<typeof RequestOptionsFields> {}
+
+const UploadOptionsFields = z.object({
+  /**
+   * The file name sent in the multipart part; by default the path's base name, else a File's `name`,
+   * else `<kind>.<ext>` from the detected format.
+   */
+  filename: z.string().optional(),
+  /** A hint for the format when the bytes alone are ambiguous; what is sent follows the bytes. */
+  contentType: z.string().optional(),
+  /** Called as the file's bytes go out (and again from 0 if the upload is retried). */
+  onProgress: callbackSchema<(progress: UploadProgress) => void>(),
 });
 
 /** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */
-export const UploadOptionsSchema = RequestOptionsSchema.extend({
-  /** The file name sent with the upload; by default from the path or the input. */
-  filename: z.string().optional(),
-  /** The content type sent; by default from the file's bytes. */
-  contentType: z.string().optional(),
-  /** Called as the bytes leave: `{ loaded, total }`. */
-  onProgress: OptionalCallbackSchema,
+export const UploadOptionsSchema = RequestOptionsSchema.extend(UploadOptionsFields.shape);
+
+/** Options of `uploadImage`, `uploadVideo` and `uploadAudio`. */
+export interface UploadOptions extends RequestOptions, z.input<typeof UploadOptionsFields> {}
+
+const WaitForTranscodeFields = z.strictObject({
+  /** @default 600_000 (10 minutes) */
+  timeoutMs: TimeoutMsSchema.optional(),
 });
+
+/** How long `sendVideo` waits for a ticket still in convert status. */
+export interface WaitForTranscodeOptions extends z.input<typeof WaitForTranscodeFields> {}
+
+/** `waitForTranscode` as an object, typed by its interface so that signatures name it. */
+const WaitForTranscodeOptionsSchema: z.ZodType<WaitForTranscodeOptions, WaitForTranscodeOptions> =
+  WaitForTranscodeFields;
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
-const WaitForTranscodeSchema = z
-  .union([z.literal(false), z.strictObject({ timeoutMs: TimeoutMsSchema.optional() })])
-  .optional();
+const WaitForTranscodeSchema = z.union([z.literal(false), WaitForTranscodeOptionsSchema]).optional();
 
-/** `sendVideo`'s options. */
-export const SendVideoOptionsSchema = RequestOptionsSchema.extend({
-  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
+const SendVideoOptionsFields = z.object({
+  /**
+   * While the ticket is in convert status, wait and try again (after a quarter of the time waited so
+   * far: 250 ms at first, at most 10 s) for up to `timeoutMs`, then `OATranscodeTimeoutError`.
+   * `false` fails at once with the API's `OABadRequestError`.
+   * @default { timeoutMs: 600_000 }
+   */
   waitForTranscode: WaitForTranscodeSchema,
 });
+
+/** `sendVideo`'s options. */
+export const SendVideoOptionsSchema = RequestOptionsSchema.extend(SendVideoOptionsFields.shape);
+
+/** Options of `sendVideo` and `sendVideoFile`. */
+export interface SendVideoOptions extends RequestOptions, z.input<typeof SendVideoOptionsFields> {}
 
 /** The one-call helpers: who gets the file, and for images an optional link. */
 export const SendFileParamsSchema = z.strictObject({
@@ -208,8 +315,34 @@ export const SendFileParamsSchema = z.strictObject({
  */
 export const SendFileOptionsSchema = UploadOptionsSchema.extend({
   /** Called with the upload's answer once the file is stored, before the send. */
-  onUploaded: OptionalCallbackSchema,
-  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
+  onUploaded: callbackSchema<(upload: never) => void>(),
+  waitForTranscode: WaitForTranscodeSchema,
+});
+
+/** Options of the one-call helpers `sendImageFile`, `sendAudioFile` and `sendVideoFile`. */
+export interface SendFileOptions<U> extends UploadOptions {
+  // By hand: a schema cannot carry the type parameter; `SendFileOptionsSchema` checks it is a function.
+  /**
+   * Called with the upload's answer once the file is stored, before the send. Should the send fail,
+   * this is what lets you send the stored file without uploading it again (a video's `ticket_id`, an
+   * image's `url`, the values `sendAudio` takes).
+   */
+  onUploaded?: ((upload: U) => void) | undefined;
+}
+
+const BroadcastOptionsFields = z.object({
+  /**
+   * Confirms a video ticket not known to be ready by sending the video to this user first (your own
+   * test account), waiting while it converts; overrides the client's `videoProbeUserId`.
+   * @default the client's `videoProbeUserId`
+   */
+  videoProbeUserId: NonBlankSchema.optional(),
+  /**
+   * How long to wait for a video ticket in convert status before broadcasting it (probe sends spaced
+   * as `sendVideo` spaces its tries), then `OATranscodeTimeoutError` with nothing broadcast. `false`
+   * broadcasts at once: a ticket still converting then makes the broadcast's job fail.
+   * @default { timeoutMs: 600_000 }
+   */
   waitForTranscode: WaitForTranscodeSchema,
 });
 
@@ -217,22 +350,29 @@ export const SendFileOptionsSchema = UploadOptionsSchema.extend({
  * The mass broadcasts' own options: the probe user that confirms a video ticket first, and whether to
  * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
  */
-export const BroadcastOptionsSchema = RequestOptionsSchema.extend({
-  /** The user who receives a video first, to confirm its transcode. */
-  videoProbeUserId: NonBlankSchema.optional(),
-  /** `false`, or `{ timeoutMs }`: how long to wait while the video converts. */
-  waitForTranscode: WaitForTranscodeSchema,
-});
+export const BroadcastOptionsSchema = RequestOptionsSchema.extend(BroadcastOptionsFields.shape);
+
+/** Options of `broadcast`, `broadcastToGroup` and `broadcastToMemberSession`. */
+export interface BroadcastOptions extends RequestOptions, z.input<typeof BroadcastOptionsFields> {}
 
 /** `waitForVideo`'s options. */
 export const WaitForVideoOptionsSchema = z.strictObject({
-  /** The user who receives the video first, to confirm its transcode. */
+  /**
+   * The user who receives the video if the ticket is not known to be ready.
+   * @default the client's `videoProbeUserId`
+   */
   probeUserId: NonBlankSchema.optional(),
-  /** The call's deadline in ms. */
+  /**
+   * The longest wait while the ticket converts, then `OATranscodeTimeoutError`.
+   * @default 600_000 (10 minutes)
+   */
   timeoutMs: z.number().positive().optional(),
-  /** Cancels the call. */
+  /** Cancels the wait (`OAAbortError`). */
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal').optional(),
 });
+
+/** Options of `waitForVideo`. */
+export interface WaitForVideoOptions extends z.input<typeof WaitForVideoOptionsSchema> {}
 
 // Interfaces rather than aliases of z.input: signatures (in editors and the API reference) then show
 // `params: SendTextParams` instead of the type spelled out.

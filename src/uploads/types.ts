@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import type FormData from 'form-data';
-import type { RequestOptions } from '../core/options.js';
+import type { UploadProgress } from '../schemas/requests.js';
+
+export type { UploadOptions, UploadProgress } from '../schemas/requests.js';
 
 /** The three upload endpoints (9-11 of the spec). */
 export type UploadKind = 'image' | 'video' | 'audio';
@@ -22,27 +24,6 @@ export type FileInput =
       /** The content type sent with it; by default from the file's bytes. */
       contentType?: string | undefined;
     };
-
-/** How much of the file has gone out. `total` is unknown for a stream of unknown length. */
-export interface UploadProgress {
-  /** Bytes sent so far. */
-  loaded: number;
-  /** All the bytes, when known. */
-  total: number | undefined;
-}
-
-/** Options of `uploadImage`, `uploadVideo` and `uploadAudio`. */
-export interface UploadOptions extends RequestOptions {
-  /**
-   * The file name sent in the multipart part; by default the path's base name, else a File's `name`,
-   * else `<kind>.<ext>` from the detected format.
-   */
-  filename?: string | undefined;
-  /** A hint for the format when the bytes alone are ambiguous; what is sent follows the bytes. */
-  contentType?: string | undefined;
-  /** Called as the file's bytes go out (and again from 0 if the upload is retried). */
-  onProgress?: ((progress: UploadProgress) => void) | undefined;
-}
 
 /** One multipart body for one attempt. */
 export interface UploadBody {

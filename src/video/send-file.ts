@@ -5,33 +5,14 @@
  */
 
 import type { RequestOptions } from '../core/options.js';
+import type { SendFileOptions, SendVideoOptions, UploadOptions } from '../schemas/requests.js';
 import * as req from '../schemas/requests.js';
 import type * as res from '../schemas/responses.js';
 import { validate } from '../schemas/validate.js';
 import { discardInput } from '../uploads/source.js';
-import type { FileInput, UploadOptions } from '../uploads/types.js';
-import type { WaitForTranscodeOptions } from './transcode.js';
+import type { FileInput } from '../uploads/types.js';
 
-/** Options of the one-call helpers `sendImageFile`, `sendAudioFile` and `sendVideoFile`. */
-export interface SendFileOptions<U> extends UploadOptions {
-  /**
-   * Called with the upload's answer once the file is stored, before the send. Should the send fail,
-   * this is what lets you send the stored file without uploading it again (a video's `ticket_id`, an
-   * image's `url`, the values `sendAudio` takes).
-   */
-  onUploaded?: ((upload: U) => void) | undefined;
-}
-
-/** Options of `sendVideo` and `sendVideoFile`. */
-export interface SendVideoOptions extends RequestOptions {
-  /**
-   * While the ticket is in convert status, wait and try again (about 1 s growing to 10 s between
-   * tries) for up to `timeoutMs`, then `OATranscodeTimeoutError`. `false` fails at once with the API's
-   * `OABadRequestError`.
-   * @default { timeoutMs: 600_000 }
-   */
-  waitForTranscode?: WaitForTranscodeOptions | false | undefined;
-}
+export type { SendFileOptions, SendVideoOptions } from '../schemas/requests.js';
 
 /** What the helpers need of the client: its public upload and send methods. */
 export interface FileSender {

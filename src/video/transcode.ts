@@ -1,17 +1,23 @@
 import type { CallControl } from '../core/call-control.js';
-import { backoffMs } from '../core/retry.js';
 import { OABadRequestError, OATranscodeTimeoutError } from '../errors.js';
+import type { WaitForTranscodeOptions } from '../schemas/requests.js';
 
-/** How long `sendVideo` waits for a ticket still in convert status. */
-export interface WaitForTranscodeOptions {
-  /** @default 600_000 (10 minutes) */
-  timeoutMs?: number | undefined;
-}
+export type { WaitForTranscodeOptions } from '../schemas/requests.js';
 
 /** The longest wait for a ticket in convert status unless told otherwise. */
 export const DEFAULT_TRANSCODE_TIMEOUT_MS = 10 * 60_000;
-/** About 1 s at first, growing to 10 s. */
-const POLL_BACKOFF = { initialMs: 1_000, maxMs: 10_000 };
+/**
+ * The transcode wait polls again after a quarter of the time waited so far, at least 250 ms and at
+ * most 10 s: a video is sent at most ~25% later than it became ready (plus one request), in about one
+ * poll per 25% more waiting: 16 polls for 10 s, then one each 10 s (6 a minute, of the 200 allowed).
+ */
+const TRANSCODE_POLL = { minMs: 250, fraction: 0.25, maxMs: 10_000 };
+
+/** How long to wait before the next poll, `waitedMs` into the wait. No jitter: see the caller. */
+function transcodePollMs(waitedMs: number): number {
+  const { minMs, fraction, maxMs } = TRANSCODE_POLL;
+  return Math.min(maxMs, Math.max(minMs, waitedMs * fraction));
+}
 
 /** The 400 that `webhook/broadcast-video` answers while the ticket is converting. */
 function isVideoConverting(error: unknown): error is OABadRequestError {
@@ -20,7 +26,8 @@ function isVideoConverting(error: unknown): error is OABadRequestError {
 
 /**
  * Runs `send` until the ticket is no longer converting: a 400 "in convert status" is waited out
- * (each try is a new call, so it goes through the rate limiter), up to `timeoutMs`, then
+ * (each try is a new call, so it goes through the rate limiter; {@link transcodePollMs} spaces them),
+ * up to `timeoutMs`, then
  * `OATranscodeTimeoutError`. With `wait: false` the first 400 is the answer.
  */
 export async function untilTranscoded<T>(
@@ -35,7 +42,8 @@ export async function untilTranscoded<T>(
 ): Promise<T> {
   if (opts.wait === false) return send();
   const timeoutMs = opts.wait?.timeoutMs ?? DEFAULT_TRANSCODE_TIMEOUT_MS;
-  const deadline = performance.now() + timeoutMs;
+  const started = performance.now();
+  const deadline = started + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await send();
@@ -49,7 +57,9 @@ export async function untilTranscoded<T>(
           { cause: error },
         );
       }
-      const waitMs = Math.min(left, backoffMs(attempt, POLL_BACKOFF));
+      // Jitter would only add to the overshoot: the polls of many waits are spread by when each began,
+      // and every poll goes through the rate limiter like any call.
+      const waitMs = Math.min(left, transcodePollMs(performance.now() - started));
       opts.onWait(Math.round(waitMs), attempt, error);
       await opts.control.sleep(waitMs, 'waiting for the video transcode');
     }

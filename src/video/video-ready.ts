@@ -8,62 +8,32 @@
 import type { z } from 'zod';
 import { type CallControl, sleep } from '../core/call-control.js';
 import type { ClientContext } from '../core/context.js';
-import { checkOptions, type OAClientOptions, type RequestOptions } from '../core/options.js';
+import { checkOptions, type OAClientOptions } from '../core/options.js';
 import { callChecked } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import {
   isOAError,
-  OAConfigError,
   OAConnectionError,
   OATranscodeTimeoutError,
   OAVideoNotConfirmedError,
 } from '../errors.js';
 import { UuidSchema } from '../schemas/common.js';
 import {
+  type BroadcastOptions,
   BroadcastOptionsSchema,
+  type SendVideoOptions,
   SendVideoOptionsSchema,
   type SendVideoParams,
   SendVideoParamsSchema,
+  type WaitForVideoOptions,
   WaitForVideoOptionsSchema,
 } from '../schemas/requests.js';
 import type { SendResult } from '../schemas/responses.js';
 import { validate } from '../schemas/validate.js';
 import { MemoryReadyVideos, type ReadyVideos } from './ready-videos.js';
-import type { SendVideoOptions } from './send-file.js';
-import { DEFAULT_TRANSCODE_TIMEOUT_MS, untilTranscoded, type WaitForTranscodeOptions } from './transcode.js';
+import { DEFAULT_TRANSCODE_TIMEOUT_MS, untilTranscoded } from './transcode.js';
 
-/** Options of `broadcast`, `broadcastToGroup` and `broadcastToMemberSession`. */
-export interface BroadcastOptions extends RequestOptions {
-  /**
-   * Confirms a video ticket not known to be ready by sending the video to this user first (your own
-   * test account), waiting while it converts; overrides the client's `videoProbeUserId`.
-   * @default the client's `videoProbeUserId`
-   */
-  videoProbeUserId?: string | undefined;
-  /**
-   * How long to wait for a video ticket in convert status before broadcasting it (about 1 s growing to
-   * 10 s between probe sends), then `OATranscodeTimeoutError` with nothing broadcast. `false`
-   * broadcasts at once: a ticket still converting then makes the broadcast's job fail.
-   * @default { timeoutMs: 600_000 }
-   */
-  waitForTranscode?: WaitForTranscodeOptions | false | undefined;
-}
-
-/** Options of `waitForVideo`. */
-export interface WaitForVideoOptions {
-  /**
-   * The user who receives the video if the ticket is not known to be ready.
-   * @default the client's `videoProbeUserId`
-   */
-  probeUserId?: string | undefined;
-  /**
-   * The longest wait while the ticket converts, then `OATranscodeTimeoutError`.
-   * @default 600_000 (10 minutes)
-   */
-  timeoutMs?: number | undefined;
-  /** Cancels the wait (`OAAbortError`). */
-  signal?: AbortSignal | undefined;
-}
+export type { BroadcastOptions, WaitForVideoOptions } from '../schemas/requests.js';
 
 type Items = readonly { type: string; msg?: unknown }[];
 
@@ -82,12 +52,9 @@ export class VideoReadiness {
   readonly #probes = new Map<string, Promise<unknown>>();
 
   constructor(ctx: ClientContext, options: Pick<OAClientOptions, 'videoProbeUserId' | 'coordination'>) {
-    const probeUserId = options.videoProbeUserId;
-    if (probeUserId !== undefined && (typeof probeUserId !== 'string' || probeUserId.trim() === '')) {
-      throw new OAConfigError('videoProbeUserId must be a user_id (a non-empty string)');
-    }
+    // Checked with the client's other options, by `OAClientOptionsSchema`.
     this.#ctx = ctx;
-    this.#probeUserId = probeUserId;
+    this.#probeUserId = options.videoProbeUserId;
     this.#shared = options.coordination?.readyVideos;
   }
 

@@ -18,19 +18,23 @@ const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
  * A number that may arrive as a numeric string (Tencent's samples carry `EventTime` as `"1670574414123"`).
  * A non-numeric string is refused with zod's usual "expected number" message.
  */
-export const NumberLikeSchema = z.preprocess(
-  (value) => (typeof value === 'string' && NUMERIC_STRING.test(value) ? Number(value) : value),
-  z.number(),
-);
+export const NumberLikeSchema = z.preprocess(numberLike, z.number());
+
+/** What {@link NumberLikeSchema} checks: a numeric string as a number, anything else as it is. */
+export function numberLike(value: unknown): unknown {
+  return typeof value === 'string' && NUMERIC_STRING.test(value) ? Number(value) : value;
+}
 
 /**
  * A string that may arrive as a number: Tencent UserIDs and group IDs are strings, but numeric ones are
  * sometimes sent as JSON numbers. Only finite numbers become strings; anything else is refused.
  */
-export const StringLikeSchema = z.preprocess(
-  (value) => (typeof value === 'number' && Number.isFinite(value) ? String(value) : value),
-  z.string(),
-);
+export const StringLikeSchema = z.preprocess(stringLike, z.string());
+
+/** What {@link StringLikeSchema} checks: a finite number as a string, anything else as it is. */
+export function stringLike(value: unknown): unknown {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+}
 
 /** `TIMTextElem` content: plain text. */
 const TextContentSchema = z.looseObject({
@@ -265,22 +269,23 @@ export function isKnownMsgBodyElement(element: MsgBodyElement): element is Known
   return KNOWN_MSG_TYPES.has(element.MsgType);
 }
 
+/** What every element has: its type. The first step of {@link MsgBodyElementSchema}. */
+export const ElementTypeSchema = z.looseObject({
+  /** The element type. */
+  MsgType: z.string(),
+});
+
 /**
  * One element of `MsgBody`. Reads `MsgType` first and validates a known type against its own schema (so
  * a broken known element is an error with a precise path, which `parseWebhookEvent` lists in
  * `event.issues`); any other type passes through as an {@link UnknownMsgBodyElement}.
  */
-export const MsgBodyElementSchema = z
-  .looseObject({
-    /** The element type. */
-    MsgType: z.string(),
-  })
-  .transform((value, ctx): MsgBodyElement => {
-    if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
-    const result = KnownMsgBodyElementSchema.safeParse(value);
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) {
-      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
-    }
-    return z.NEVER;
-  });
+export const MsgBodyElementSchema = ElementTypeSchema.transform((value, ctx): MsgBodyElement => {
+  if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
+  const result = KnownMsgBodyElementSchema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
+  }
+  return z.NEVER;
+});

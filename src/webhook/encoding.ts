@@ -37,7 +37,9 @@ const CODINGS: Record<string, ContentCoding> = {
 export function contentCoding(
   header: string | string[] | null | undefined,
 ): ContentCoding | undefined | { unsupported: string } {
-  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  // The common case, no header at all, without building the list.
+  if (header === undefined || header === null || header === '') return undefined;
+  const text = Array.isArray(header) ? header.join(',') : header;
   const codings = text
     .split(',')
     .map((coding) => coding.trim().toLowerCase())

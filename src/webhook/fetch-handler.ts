@@ -1,6 +1,9 @@
 import { createWebhookCore, type WebhookHandlerOptions, type WebhookResult } from './core.js';
 import { contentCoding, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
 
+/** A well-formed Content-Length (one the precheck has compared with the limit). */
+const DIGITS = /^\d+$/;
+
 /** A webhook endpoint for runtimes built on `Request`/`Response` (Hono, Next.js route handlers, Bun, Deno). */
 export type FetchWebhookHandler = (request: Request) => Promise<Response>;
 
@@ -34,10 +37,18 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
       await request.body?.cancel().catch(() => undefined);
       return core.unsupportedEncoding(coding.unsupported);
     }
-    // The body as sent is held within the limit too, then decoded within it.
+    // The body as sent is held within the limit too, then decoded within it. With a Content-Length
+    // (already checked against the limit) it is read whole with arrayBuffer(): adapters such as
+    // @hono/node-server answer that from the socket, while touching `request.body` makes them build
+    // a web stream and an abort signal first. Without one, it is streamed and counted as it comes.
+    const declared = request.headers.get('content-length');
     const sent =
-      request.body === null ? new Uint8Array(0) : await readCapped(request.body, core.maxBodyBytes);
-    if (sent === TOO_LARGE) return core.tooLarge();
+      declared !== null && DIGITS.test(declared)
+        ? new Uint8Array(await request.arrayBuffer())
+        : request.body === null
+          ? new Uint8Array(0)
+          : await readCapped(request.body, core.maxBodyBytes);
+    if (sent === TOO_LARGE || sent.byteLength > core.maxBodyBytes) return core.tooLarge();
     const raw = await core.decode(sent, coding, decodeWithStreams);
     if (!(raw instanceof Uint8Array)) return raw;
     return core.handle(request, { raw });

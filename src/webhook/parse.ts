@@ -56,15 +56,21 @@ function decodeBody(body: unknown): unknown {
   return body;
 }
 
-/** Whether `value` nests objects or arrays deeper than `limit` levels. Iterative: the depth is the attack. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [node, depth] = next;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node as object)) {
-      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+/**
+ * Whether `value` (at level `depth`) nests objects or arrays deeper than `limit` levels. Recursive, but
+ * never more than `limit` calls deep: it stops descending there.
+ */
+function nestedDeeperThan(value: object, limit: number, depth = 1): boolean {
+  if (depth > limit) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) {
+      if (typeof child === 'object' && child !== null && nestedDeeperThan(child, limit, depth + 1))
+        return true;
     }
+    return false;
+  }
+  for (const child of Object.values(value)) {
+    if (typeof child === 'object' && child !== null && nestedDeeperThan(child, limit, depth + 1)) return true;
   }
   return false;
 }

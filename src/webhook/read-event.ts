@@ -7,11 +7,23 @@
 import type { z } from 'zod';
 import type { OAValidationIssue } from '../errors.js';
 import { toIssues } from '../schemas/validate.js';
-import { type MsgBodyElement, MsgBodyElementSchema, type UnknownMsgBodyElement } from './element-schemas.js';
+import { compileReader, type Reader, SLOW } from './compiled.js';
+import {
+  ElementTypeSchema,
+  KnownMsgBodyElementSchema,
+  type MsgBodyElement,
+  MsgBodyElementSchema,
+  NumberLikeSchema,
+  numberLike,
+  StringLikeSchema,
+  stringLike,
+  type UnknownMsgBodyElement,
+} from './element-schemas.js';
 import {
   OfflinePushInfoSchema,
   type TIMMessageCallback,
   TIMMessageCallbackSchema,
+  TimestampSchema,
   WebhookEnvelopeSchema,
   type WebhookEvent,
 } from './schemas.js';
@@ -25,6 +37,52 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 const issue = (path: Path, message: string): OAValidationIssue => ({ path, message });
+
+/**
+ * The schemas that normalise, read fast with their own normalisation when its result passes their
+ * check (a finite number, a string); anything else is left to the schema.
+ */
+const NORMALISING = new Map<z.ZodType, Reader>([
+  [
+    NumberLikeSchema,
+    (value) => {
+      const number = numberLike(value);
+      return typeof number === 'number' && Number.isFinite(number) ? number : SLOW;
+    },
+  ],
+  [
+    StringLikeSchema,
+    (value) => {
+      const string = stringLike(value);
+      return typeof string === 'string' ? string : SLOW;
+    },
+  ],
+  [TimestampSchema, (value) => (typeof value === 'string' ? value : SLOW)],
+]);
+
+/** The fast reader of each field of a shape that has one (compiled once per schema). */
+const fieldReaders = new WeakMap<Record<string, z.ZodType>, Map<string, Reader>>();
+function readersOf(shape: Record<string, z.ZodType>): Map<string, Reader> {
+  let readers = fieldReaders.get(shape);
+  if (!readers) {
+    readers = new Map();
+    for (const [key, schema] of Object.entries(shape)) {
+      const read = compileReader(schema, NORMALISING);
+      if (read) readers.set(key, read);
+    }
+    fieldReaders.set(shape, readers);
+  }
+  return readers;
+}
+
+/** Each known element type's fast reader, and one for the types the SDK does not know. */
+const ELEMENT_READERS = new Map<string, Reader | undefined>(
+  KnownMsgBodyElementSchema.options.map((option) => [
+    option.shape.MsgType.value,
+    compileReader(option, NORMALISING),
+  ]),
+);
+const readUnknownElement = compileReader(ElementTypeSchema, NORMALISING);
 
 /** zod's issues for one field, moved under that field's path. */
 function addIssues(issues: Issues, path: Path, error: z.ZodError): void {
@@ -43,7 +101,8 @@ function readFields(
   nested: Record<string, (field: unknown, at: Path) => unknown> = {},
 ): Record<string, unknown> {
   const typed: Record<string, unknown> = { ...value };
-  for (const [key, schema] of Object.entries(shape)) {
+  const fast = readersOf(shape);
+  for (const key in shape) {
     const field = value[key];
     if (field === undefined) continue;
     const read = nested[key];
@@ -53,7 +112,12 @@ function readFields(
       else typed[key] = result;
       continue;
     }
-    const result = schema.safeParse(field);
+    const quick = fast.get(key)?.(field) ?? SLOW;
+    if (quick !== SLOW) {
+      typed[key] = quick;
+      continue;
+    }
+    const result = (shape[key] as z.ZodType).safeParse(field);
     if (result.success) {
       typed[key] = result.data;
     } else {
@@ -74,11 +138,17 @@ function readElement(value: unknown, path: Path, issues: Issues): MsgBodyElement
     issues.push(issue(path, 'expected an element object'));
     return undefined;
   }
+  const type = value.MsgType;
+  if (typeof type === 'string') {
+    const read = ELEMENT_READERS.has(type) ? ELEMENT_READERS.get(type) : readUnknownElement;
+    const quick = read?.(value) ?? SLOW;
+    if (quick !== SLOW) return quick as MsgBodyElement;
+  }
   const result = MsgBodyElementSchema.safeParse(value);
   if (result.success) return result.data;
   addIssues(issues, path, result.error);
-  const type = typeof value.MsgType === 'string' ? `${value.MsgType} (invalid)` : '(invalid)';
-  return { ...value, MsgType: type } as unknown as UnknownMsgBodyElement;
+  const marked = typeof type === 'string' ? `${type} (invalid)` : '(invalid)';
+  return { ...value, MsgType: marked } as unknown as UnknownMsgBodyElement;
 }
 
 function readMsgBody(value: unknown, path: Path, issues: Issues): MsgBodyElement[] {
@@ -134,13 +204,18 @@ export function readWebhookEvent(value: Record<string, unknown>): WebhookEvent {
     if (value[key] === undefined) issues.push(issue([key], 'missing'));
   }
   const type = value.event_type;
+  // `envelope` is already this event's own copy of the body: completed in place, keys in the same order.
   if (type === 'message') {
-    const data = readCallback(value.data, issues);
-    return { ...envelope, event_type: 'message', data, issues, raw: value };
+    envelope.event_type = 'message';
+    envelope.data = readCallback(value.data, issues);
+  } else {
+    if (typeof type !== 'string') {
+      issues.push(issue(['event_type'], type === undefined ? 'missing' : 'expected a string'));
+    }
+    envelope.event_type = typeof type === 'string' ? type : '';
+    envelope.data = value.data;
   }
-  if (typeof type !== 'string') {
-    issues.push(issue(['event_type'], type === undefined ? 'missing' : 'expected a string'));
-  }
-  const event_type = typeof type === 'string' ? type : '';
-  return { ...envelope, event_type, data: value.data, issues, raw: value };
+  envelope.issues = issues;
+  envelope.raw = value;
+  return envelope as WebhookEvent;
 }

@@ -86,7 +86,7 @@ const MILLISECONDS_FROM = 1e11;
  * The envelope's `timestamp`: ISO 8601 UTC as the spec shows it (kept as the string it is); a number
  * of seconds or milliseconds since the epoch becomes that ISO string.
  */
-const TimestampSchema = z.preprocess((value) => {
+export const TimestampSchema = z.preprocess((value) => {
   if (typeof value !== 'number' || !Number.isFinite(value)) return value;
   const date = new Date(value >= MILLISECONDS_FROM ? value : value * 1000);
   return Number.isNaN(date.getTime()) ? value : date.toISOString();

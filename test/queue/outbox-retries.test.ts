@@ -76,6 +76,46 @@ describe.skipIf(!REDIS_SERVER)('outbox retries', () => {
     expect(mock.deliveries).toHaveLength(1);
   });
 
+  it('a send cut short by close() of its client while it waits (not sent) is run again later, not failed', async () => {
+    const mock = await createMockServer();
+    // The client waits out the 429 itself (within maxBusyWaitMs): it is closed during that wait.
+    const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
+    const outbox = createOutbox({ connection: { url: shared.server.url }, name: 'closed-while-waiting' });
+    closing.push(
+      () => mock.close(),
+      () => outbox.close(),
+    );
+    mock.injectFault(
+      { kind: 'rate-limit', retryAfterSeconds: 5 },
+      { path: '/webhook/broadcast-message', times: 1 },
+    );
+    await outbox.add('sendText', { user_id: 'u1', msg: 'after a restart' }, { key: 'restart' });
+    const worker = outbox.work({ client });
+    const until = watch(worker);
+    // The first try was answered 429: the client is now waiting to retry.
+    const start = Date.now();
+    while (mock.requests.filter((r) => r.status === 429).length === 0) {
+      if (Date.now() - start > 10_000) throw new Error('no 429 within 10 s');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // A shutdown: the app closes its client, then its worker.
+    await client.close();
+    const [first] = await until(1);
+    await worker.close();
+    expect(first?.[0]).toBe('retry');
+    expect((await outbox.get('restart'))?.state).toMatch(/^(waiting|delayed)$/);
+    expect(mock.deliveries).toHaveLength(0);
+
+    // Another process (a new client) sends it, once.
+    const next = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
+    closing.push(() => next.close());
+    const again = outbox.work({ client: next });
+    closing.push(() => again.close());
+    await watch(again)(1, 20_000);
+    expect(await outbox.get('restart')).toEqual({ state: 'delivered', result: 'success' });
+    expect(mock.deliveries).toHaveLength(1);
+  }, 40_000);
+
   it("a refused connection: the client's own retries in each run, then BullMQ's `attempts` runs, then failed", async () => {
     const mock = await createMockServer();
     const url = mock.url;

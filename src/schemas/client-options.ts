@@ -1,0 +1,164 @@
+/**
+ * `new OAClient(options)`'s options, checked once at construction (each call's options are checked
+ * by the schemas in `requests.ts`, only when given). Every message names the option and what it
+ * takes; the values themselves stay out of them.
+ */
+import { z } from 'zod';
+import { LOG_LEVELS } from '../core/logger.js';
+import { MIN_SECRET_LENGTH } from '../core/redact.js';
+import { MAX_TIMEOUT_MS } from './requests.js';
+
+/** A check of one option: `ok` says whether a value that is not `undefined` passes. */
+const checked = (ok: (value: unknown) => boolean, error: string) =>
+  z
+    .unknown()
+    .refine((value) => value === undefined || ok(value), { error })
+    .optional();
+
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/** A time in ms a Node timer can wait: at most 2^31-1 (a longer one fires after 1 ms). */
+const ms = (name: string, least: 'from 0' | 'above 0') =>
+  checked(
+    (v) => isNumber(v) && (least === 'from 0' ? v >= 0 : v > 0) && v <= MAX_TIMEOUT_MS,
+    `${name} must be a number of ms ${least} to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`,
+  );
+
+const isWindow = (v: unknown) => {
+  if (v === undefined) return true;
+  const { max, windowMs } = (v ?? {}) as { max?: unknown; windowMs?: unknown };
+  return Number.isInteger(max) && (max as number) >= 1 && isNumber(windowMs) && windowMs > 0;
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/** Headers the SDK sets itself: a default header must not replace them. */
+const OWNED = new Set(['authorization', 'content-type', 'content-length', 'accept', 'host', 'user-agent']);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const APP_NAME = /^[\w.-]+$/;
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Refuses default headers that are not valid HTTP, or that would replace one the SDK owns. */
+const DefaultHeadersSchema = z
+  .unknown()
+  .superRefine((headers, ctx) => {
+    if (headers === undefined) return;
+    if (!isObject(headers))
+      return void ctx.addIssue({ code: 'custom', message: 'defaultHeaders must be an object' });
+    for (const [name, value] of Object.entries(headers)) {
+      const owned = OWNED.has(name.toLowerCase());
+      const message = !TOKEN.test(name)
+        ? `defaultHeaders: ${JSON.stringify(name)} is not a header name`
+        : owned
+          ? `defaultHeaders: ${name} is set by the SDK${name.toLowerCase() === 'user-agent' ? ' (use appInfo to name your application)' : ''}`
+          : typeof value !== 'string' || /[\r\n\0]/.test(value)
+            ? `defaultHeaders: the value of ${name} must be a string on one line`
+            : undefined;
+      if (message) ctx.addIssue({ code: 'custom', message });
+    }
+  })
+  .optional();
+
+/**
+ * The client's options with `baseUrl`, `apiKey` and `apiSecret` already filled in from the
+ * environment. Checks what a client cannot work safely without; the defaults are filled in after.
+ */
+export const OAClientOptionsSchema = z
+  .looseObject({
+    baseUrl: z.string().optional(),
+    apiKey: z.string().optional(),
+    apiSecret: z.string().optional(),
+    timeoutMs: ms('timeoutMs', 'above 0'),
+    uploadTimeoutMs: ms('uploadTimeoutMs', 'above 0'),
+    maxRetries: checked(
+      (v) => isNumber(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER,
+      'maxRetries must be a whole number from 0',
+    ),
+    maxBusyWaitMs: ms('maxBusyWaitMs', 'from 0'),
+    refreshBeforeExpiryMs: ms('refreshBeforeExpiryMs', 'from 0'),
+    rateLimit: checked((v) => v === false || isObject(v), 'rateLimit must be an object or false')
+      .pipe(
+        z.unknown().superRefine((v, ctx) => {
+          if (!isObject(v)) return;
+          for (const name of ['general', 'upload'] as const) {
+            if (!isWindow(v[name])) {
+              ctx.addIssue({
+                code: 'custom',
+                message: `rateLimit.${name} must be { max: a positive integer, windowMs: a positive number }`,
+              });
+            }
+          }
+        }),
+      )
+      .optional(),
+    videoProbeUserId: checked(
+      (v) => typeof v === 'string' && v.trim() !== '',
+      'videoProbeUserId must be a user_id (a non-empty string)',
+    ),
+    logLevel: checked(
+      (v) => (LOG_LEVELS as readonly unknown[]).includes(v),
+      `logLevel must be one of ${LOG_LEVELS.join(', ')}`,
+    ),
+    defaultHeaders: DefaultHeadersSchema,
+    appInfo: checked(
+      (v) => isObject(v) && typeof v.name === 'string' && APP_NAME.test(v.name),
+      'appInfo.name must be letters, digits, ".", "-" or "_"',
+    ),
+  })
+  .superRefine(
+    (options, ctx) => {
+      const { baseUrl, apiKey, apiSecret } = options as {
+        baseUrl?: unknown;
+        apiKey?: unknown;
+        apiSecret?: unknown;
+      };
+      // Every missing setting at once: a first run should not need three tries to learn what it needs.
+      const missing = [
+        baseUrl ? undefined : 'baseUrl (OA_BASE_URL)',
+        apiKey ? undefined : 'apiKey (OA_API_KEY)',
+        apiSecret ? undefined : 'apiSecret (OA_API_SECRET)',
+      ].filter((name) => name !== undefined);
+      if (missing.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
+        });
+        return;
+      }
+      if (typeof apiSecret === 'string' && apiSecret.length < MIN_SECRET_LENGTH) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
+            'could not be kept out of error messages and log lines without mangling them',
+        });
+      }
+      if (typeof baseUrl === 'string') {
+        const problem = baseUrlProblem(baseUrl, Boolean(options.allowInsecureHttp));
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }
+    },
+    // Also when an option above failed: the missing settings are the first thing to tell.
+    { when: () => true },
+  );
+
+/** Why `raw` cannot be the base URL, or `undefined` when it can. */
+function baseUrlProblem(raw: string, allowInsecureHttp: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `baseUrl is not a URL: ${raw}`;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return `baseUrl must be an https URL, got ${url.protocol}`;
+  }
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname) && !allowInsecureHttp) {
+    return (
+      `baseUrl ${url.origin} is plain http: tokens and the key secret would travel in clear. ` +
+      'Use https, or pass { allowInsecureHttp: true } for a trusted network.'
+    );
+  }
+  if (url.search || url.hash) return 'baseUrl must not have a query or a fragment';
+  return undefined;
+}

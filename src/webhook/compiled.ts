@@ -1,0 +1,124 @@
+/**
+ * Fast readers compiled once from the webhook schemas. A reader returns exactly what the schema's
+ * `safeParse` would give as `data` (same values, same key order) when the value is already in the form
+ * the schema outputs (numbers as finite numbers, strings as strings, no field missing that is required),
+ * and {@link SLOW} for anything else, which is then left to zod. So a well-formed event costs a few
+ * property checks, and an odd one is judged, normalised and reported by the schemas as before.
+ */
+import type { z } from 'zod';
+
+/** What a reader returns when zod must decide: the value is not in the schema's output form. */
+export const SLOW = Symbol('oa-messaging.webhook.slow');
+
+/** Reads a value the way a schema would, or returns {@link SLOW}. */
+export type Reader = (value: unknown) => unknown;
+
+interface Field {
+  key: string;
+  read: Reader;
+  optional: boolean;
+}
+
+/** The zod internals a compiler reads: the definition's kind and its parts. */
+interface Def {
+  type: string;
+  checks?: unknown[];
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  values?: unknown[];
+}
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+const readString: Reader = (value) => (typeof value === 'string' ? value : SLOW);
+
+/** Whether a value is an object as `JSON.parse` makes them; anything else goes to zod. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function objectReader(
+  shape: Record<string, z.ZodType>,
+  known: ReadonlyMap<z.ZodType, Reader>,
+): Reader | undefined {
+  const fields: Field[] = [];
+  for (const [key, schema] of Object.entries(shape)) {
+    const def = defOf(schema);
+    const optional = def.type === 'optional';
+    const read = compileReader(optional && def.innerType ? def.innerType : schema, known);
+    if (!read) return undefined;
+    fields.push({ key, read, optional });
+  }
+  const inShape = new Set(Object.keys(shape));
+  return (value) => {
+    if (!isPlainObject(value)) return SLOW;
+    // As zod builds its output: the shape's fields in shape order, then the others in input order.
+    const out: Record<string, unknown> = {};
+    for (const { key, read, optional } of fields) {
+      const field = value[key];
+      if (field === undefined) {
+        if (!optional || key in value) return SLOW;
+        continue;
+      }
+      const result = read(field);
+      if (result === SLOW) return SLOW;
+      out[key] = result;
+    }
+    for (const key in value) {
+      if (inShape.has(key)) continue;
+      // An own `__proto__` key would set the prototype here; zod knows how to copy it.
+      if (key === '__proto__') return SLOW;
+      out[key] = value[key];
+    }
+    return out;
+  };
+}
+
+/**
+ * A reader for `schema`, or `undefined` when it uses something the compiler does not know (a check, a
+ * refinement, a transform other than those in `known`): then the schema alone reads such values.
+ * `known` gives the readers of schemas that normalise (a number that may arrive as a string...): each
+ * must accept only values the schema outputs unchanged.
+ */
+export function compileReader(schema: z.ZodType, known: ReadonlyMap<z.ZodType, Reader>): Reader | undefined {
+  const given = known.get(schema);
+  if (given) return given;
+  const def = defOf(schema);
+  if (def.checks !== undefined && def.checks.length > 0) return undefined;
+  switch (def.type) {
+    case 'optional':
+      // A missing value is the caller's to skip (an object reader knows which fields may be missing);
+      // `undefined` itself goes to zod.
+      return def.innerType && compileReader(def.innerType, known);
+    case 'string':
+      return readString;
+    case 'literal': {
+      const values = def.values ?? [];
+      return (value) => (values.includes(value) ? value : SLOW);
+    }
+    case 'array': {
+      const element = def.element && compileReader(def.element, known);
+      if (!element) return undefined;
+      return (value) => {
+        if (!Array.isArray(value)) return SLOW;
+        const out = new Array<unknown>(value.length);
+        for (let index = 0; index < value.length; index++) {
+          const result = element(value[index]);
+          if (result === SLOW) return SLOW;
+          out[index] = result;
+        }
+        return out;
+      };
+    }
+    case 'object':
+      // Only loose objects (unknown fields kept as they are): the webhook schemas are all loose.
+      if (!def.shape || !def.catchall || defOf(def.catchall).type !== 'unknown') return undefined;
+      return objectReader(def.shape, known);
+    default:
+      return undefined;
+  }
+}
