@@ -1,12 +1,14 @@
 // One message end to end across three processes sharing a real redis-server: a webhook delivery
 // (receiver), its inbox job, the handler that adds a reply to the outbox (handler) and the reply's
 // send with a 429 retry (sender) are one trace, read back from the spans each process wrote.
-import { mkdtempSync, rmSync } from 'node:fs';
+// With OA_TRACE_PICTURE=docs/trace.svg, the trace is also drawn there (the README's picture).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockServer, type MockServer, sendInboundMessage } from '../../src/testing/index.js';
+import { traceSvg } from '../helpers/trace-svg.js';
 import { kill, type Running, startScript } from '../queue/processes.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
 import { readSpans, type SpanLine } from './span-file.js';
@@ -107,5 +109,14 @@ describe.skipIf(!REDIS_SERVER)('one trace from webhook to reply, across three pr
     expect(text).not.toContain('Where is my parcel');
     expect(text).not.toContain('Thanks, we got it');
     expect(text).not.toContain(fake.apiSecret);
+
+    const picture = process.env.OA_TRACE_PICTURE;
+    if (picture) {
+      const trace = spans.filter((s) => s.traceId === webhook.traceId);
+      writeFileSync(
+        resolve(picture),
+        traceSvg(trace, 'One inbound message and its reply: webhook -> inbox -> handler -> outbox -> send'),
+      );
+    }
   });
 });
