@@ -18,7 +18,7 @@ const COLOURS: Record<string, string> = {
 };
 const KINDS = ['internal', 'server', 'client', 'producer', 'consumer'];
 
-const escape = (text: string) =>
+const escapeXml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** The spans of one trace, parents before their children, siblings by start time, with their depth. */
@@ -56,9 +56,10 @@ export function traceSvg(spans: readonly SpanLine[], title: string): string {
   const x = (ms: number) => LABELS + ((ms - start) / total) * plot;
   const height = TOP + rows.length * ROW + 56;
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="13">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="13" role="img" aria-labelledby="trace-title">`,
+    `<title id="trace-title">${escapeXml(title)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
-    `<text x="16" y="26" font-size="16" font-weight="bold" fill="#222">${escape(title)}</text>`,
+    `<text x="16" y="26" font-size="16" font-weight="bold" fill="#222">${escapeXml(title)}</text>`,
   ];
   const every = step(total);
   for (let t = 0; t <= total; t += every) {
@@ -75,8 +76,8 @@ export function traceSvg(spans: readonly SpanLine[], title: string): string {
     const status = span.attributes['http.response.status_code'];
     if (i % 2 === 1) out.push(`<rect x="0" y="${y}" width="${WIDTH}" height="${ROW}" fill="#f7f7f7"/>`);
     out.push(
-      `<text x="${16 + depth * 16}" y="${y + 19}" fill="#222">${escape(span.name)}</text>`,
-      `<text x="${NAMES}" y="${y + 19}" fill="${colour}" font-size="11">${escape(
+      `<text x="${16 + depth * 16}" y="${y + 19}" fill="#222">${escapeXml(span.name)}</text>`,
+      `<text x="${NAMES}" y="${y + 19}" fill="${colour}" font-size="11">${escapeXml(
         `${span.process} · ${KINDS[span.kind] ?? span.kind}`,
       )}</text>`,
     );
@@ -93,13 +94,13 @@ export function traceSvg(spans: readonly SpanLine[], title: string): string {
     out.push(
       `<text x="${(inside ? left - 6 : after).toFixed(1)}" y="${y + 19}" text-anchor="${inside ? 'end' : 'start'}" fill="${
         failed ? '#c0392b' : '#555'
-      }" font-size="11">${escape(note)}</text>`,
+      }" font-size="11">${escapeXml(note)}</text>`,
     );
     for (const event of span.events) {
       const at = x(event.ms).toFixed(1);
       out.push(
         `<line x1="${at}" y1="${y + 3}" x2="${at}" y2="${y + ROW - 3}" stroke="#222" stroke-width="2"/>`,
-        `<text x="${(Number(at) + 5).toFixed(1)}" y="${y + 12}" fill="#222" font-size="10" font-weight="bold" stroke="#fff" stroke-width="3" paint-order="stroke">${escape(event.name)}</text>`,
+        `<text x="${(Number(at) + 5).toFixed(1)}" y="${y + 12}" fill="#222" font-size="10" font-weight="bold" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(event.name)}</text>`,
       );
     }
   });
