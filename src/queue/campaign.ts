@@ -6,9 +6,14 @@ import type { Queue } from 'bullmq';
 import { OAAbortError, OATimeoutError, OAValidationError } from '../errors.js';
 import type { RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
-import type { OutboxEventName, OutboxEvents, OutboxListener } from './events.js';
+import type {
+  OutboxEventName,
+  OutboxEvents,
+  OutboxJobStatus,
+  OutboxListener,
+  OutboxState,
+} from './events.js';
 import { checkKeyText, jobIdOf, keyOfJobId } from './methods.js';
-import type { OutboxJobStatus, OutboxState } from './outbox.js';
 
 /** What `outbox.add` and `outbox.addMany` stored. */
 export interface OutboxAddResult {

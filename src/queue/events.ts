@@ -12,6 +12,29 @@ import type { BullMQ } from './load.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
 import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf } from './outbox-worker.js';
 
+/**
+ * Where an outbox job stands. `unknown`: it may have been delivered (its call rejected with
+ * `deliveryUnknown`, or its worker died with its request in flight); it is never sent again.
+ * `failed`: it certainly was not delivered.
+ */
+export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
+
+/** One key's job, as `outbox.get` reads it. */
+export interface OutboxJobStatus {
+  /** Where the job is: `waiting`, `delayed`, `active`, `delivered`, `failed` or `unknown`. */
+  state: OutboxState;
+  /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
+  result?: unknown;
+  /**
+   * Why it failed or ended unknown (also the last not-sent failure of a job still retrying); for
+   * `unknown`, `deliveryUnknown` is `true` and `record` names the worker that may have sent it.
+   */
+  error?: OutboxError;
+}
+
+/** How many jobs are in each state. */
+export type OutboxCounts = Record<OutboxState, number>;
+
 /** What every outbox event names: the job's key and method, and which try this is. */
 export interface OutboxJobEvent {
   /** The app's idempotency key. */

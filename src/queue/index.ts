@@ -16,13 +16,16 @@
 export type { OutboxAddResult, OutboxCancelResult, OutboxWaitOptions } from './campaign.js';
 export type { QueueConnectionOptions } from './connection.js';
 export type {
+  OutboxCounts,
   OutboxDeliveredEvent,
   OutboxEventName,
   OutboxEvents,
   OutboxFailedEvent,
   OutboxJobEvent,
+  OutboxJobStatus,
   OutboxListener,
   OutboxRetryEvent,
+  OutboxState,
   OutboxUnknownEvent,
 } from './events.js';
 export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
@@ -36,10 +39,7 @@ export {
 export {
   createOutbox,
   type Outbox,
-  type OutboxCounts,
-  type OutboxJobStatus,
   type OutboxOptions,
-  type OutboxState,
   type OutboxWorker,
   type OutboxWorkOptions,
 } from './outbox.js';

@@ -14,9 +14,12 @@ import {
 } from './campaign.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
 import {
+  type OutboxCounts,
   OutboxEmitter,
   type OutboxEventName,
+  type OutboxJobStatus,
   type OutboxListener,
+  type OutboxState,
   OutboxSubscription,
   reportOutcomes,
 } from './events.js';
@@ -82,29 +85,6 @@ export interface OutboxWorkOptions {
    */
   lockDurationMs?: number | undefined;
 }
-
-/**
- * Where an outbox job stands. `unknown`: it may have been delivered (its call rejected with
- * `deliveryUnknown`, or its worker died with its request in flight); it is never sent again.
- * `failed`: it certainly was not delivered.
- */
-export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
-
-/** One key's job, as `outbox.get` reads it. */
-export interface OutboxJobStatus {
-  /** Where the job is: `waiting`, `delayed`, `active`, `delivered`, `failed` or `unknown`. */
-  state: OutboxState;
-  /** The API's answer, unwrapped (`'success'`, a broadcast record), once delivered. */
-  result?: unknown;
-  /**
-   * Why it failed or ended unknown (also the last not-sent failure of a job still retrying); for
-   * `unknown`, `deliveryUnknown` is `true` and `record` names the worker that may have sent it.
-   */
-  error?: OutboxError;
-}
-
-/** How many jobs are in each state. */
-export type OutboxCounts = Record<OutboxState, number>;
 
 /** A running worker of an outbox. */
 export interface OutboxWorker {
