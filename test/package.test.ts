@@ -142,7 +142,7 @@ describe('the packed tarball', () => {
       'examples',
       'package.json',
     ]);
-    expect((await readdir(join(installed, 'docs'))).sort()).toEqual(['api', 'inbox.png']);
+    expect((await readdir(join(installed, 'docs'))).sort()).toEqual(['api', 'inbox.png', 'trace.svg']);
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
       sideEffects: unknown;
     };
