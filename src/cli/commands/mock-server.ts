@@ -83,6 +83,8 @@ export function mockServerCommand(): Command {
       });
       // The fake's own test credentials: printing them is the point, they open nothing real.
       const env = { OA_BASE_URL: mock.url, OA_API_KEY: mock.apiKey, OA_API_SECRET: mock.apiSecret };
+      // Listening for the signals before saying the server is up: a reader may stop it at that line.
+      const stopped = untilSignalled();
       // One JSON line with --json: the server keeps running, so a reader goes by lines.
       out.event({ url: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret, members }, [
         `Fake OA API listening at ${mock.url}`,
@@ -97,7 +99,7 @@ export function mockServerCommand(): Command {
       for (const line of membersLines(members)) out.notice(line);
       out.notice(`Web inbox: open ${mock.url}/ in a browser.`);
       out.notice('Press Ctrl+C to stop.');
-      await untilSignalled();
+      await stopped;
       await mock.close();
       out.notice(`Stopped. The fake received ${mock.requests.length} requests.`);
     }),

@@ -37,8 +37,10 @@ async function listen(options: ListenFlags, out: Output): Promise<void> {
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Listening for the signals before saying the receiver is up: a reader may stop it at that line.
+  const stopped = untilSignalled();
   out.notice(`Listening for OA webhook events at http://${host}:${address.port}${path} (Ctrl+C to stop)`);
-  await untilSignalled();
+  await stopped;
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   out.notice('Stopped.');
