@@ -103,6 +103,11 @@ export class ClientTelemetry {
   /** Request times per rate-limit bucket in the last window, for the utilisation gauge. */
   readonly #sent = { general: [] as number[], upload: [] as number[] };
   readonly #limits: RateLimits | false;
+  /**
+   * `false` with the API's no-op meter (no meter provider registered or passed): then no metric is
+   * recorded, not even into the no-op instruments, whose attributes a call would still build.
+   */
+  readonly #metered: boolean;
 
   constructor(
     api: OTelApi,
@@ -120,6 +125,8 @@ export class ClientTelemetry {
     };
     this.#tracer = tracerProvider.getTracer(SCOPE, VERSION);
     this.#meter = meterProvider.getMeter(SCOPE, VERSION);
+    // The metrics API has no proxy: a meter that is the no-op one now stays so.
+    this.#metered = Object.getPrototypeOf(this.#meter) !== Object.getPrototypeOf(api.createNoopMeter());
     this.#key = api.createContextKey('oa-messaging call');
     this.#limits = limits;
     const port = baseUrl.port || (baseUrl.protocol === 'https:' ? '443' : '80');
@@ -134,10 +141,11 @@ export class ClientTelemetry {
         'oa.wait_ms': e.waitedMs,
         'oa.rate_limit.bucket': e.bucket,
       });
-      this.#instruments.rateLimitWait.record(e.waitedMs / 1000, {
-        'oa.method': e.endpoint,
-        'oa.rate_limit.bucket': e.bucket,
-      });
+      if (this.#metered)
+        this.#instruments.rateLimitWait.record(e.waitedMs / 1000, {
+          'oa.method': e.endpoint,
+          'oa.rate_limit.bucket': e.bucket,
+        });
     });
   }
 
@@ -192,7 +200,7 @@ export class ClientTelemetry {
    * exchange as `oa token`. A call of the same method made inside one (each try of `sendVideo` while
    * its ticket converts) belongs to the outer span.
    */
-  async call<T>(endpoint: TracedEndpoint, fn: () => Promise<T>, token = false): Promise<T> {
+  call<T>(endpoint: TracedEndpoint, fn: () => Promise<T>, token = false): Promise<T> {
     const api = this.#api;
     const active: Context = api.context.active();
     const outer = active.getValue(this.#key) as CallTrace | undefined;
@@ -205,6 +213,10 @@ export class ClientTelemetry {
       },
       active,
     );
+    // A span that records nothing (the no-op tracer, or a trace sampled out) and no metrics: the call
+    // runs under the span's context, so that what it starts keeps the sampling decision, and nothing
+    // else; the event listeners find no call to follow.
+    if (!this.#metered && !span.isRecording()) return api.context.with(api.trace.setSpan(active, span), fn);
     const trace: CallTrace = {
       method: token ? '' : endpoint.name,
       bucket: endpoint.bucket,
@@ -212,7 +224,24 @@ export class ClientTelemetry {
       attempt: undefined,
       attempts: 0,
     };
-    const inside = api.trace.setSpan(active, span).setValue(this.#key, trace);
+    return this.#follow(
+      trace,
+      api.trace.setSpan(active, span).setValue(this.#key, trace),
+      endpoint,
+      fn,
+      token,
+    );
+  }
+
+  /** Runs the call in `inside`, the context that holds its trace, and ends the trace as it settles. */
+  async #follow<T>(
+    trace: CallTrace,
+    inside: Context,
+    endpoint: TracedEndpoint,
+    fn: () => Promise<T>,
+    token: boolean,
+  ): Promise<T> {
+    const api = this.#api;
     try {
       const result = await api.context.with(inside, fn);
       this.#end(trace, endpoint.name, undefined, token);
@@ -241,7 +270,8 @@ export class ClientTelemetry {
       span.setAttribute('oa.delivery_unknown', false);
     }
     span.end();
-    if (!token) this.#instruments.calls.add(1, { 'oa.method': method, 'oa.outcome': outcome });
+    if (!token && this.#metered)
+      this.#instruments.calls.add(1, { 'oa.method': method, 'oa.outcome': outcome });
   }
 
   #endAttempt(trace: CallTrace, error: unknown): void {
@@ -254,7 +284,7 @@ export class ClientTelemetry {
 
   #request(e: OARequestEvent): void {
     const trace = this.#current();
-    if (this.#limits) {
+    if (this.#limits && this.#metered) {
       const now = performance.now();
       this.#sent.general.push(now);
       if (trace?.bucket === 'upload') this.#sent.upload.push(now);
@@ -280,12 +310,14 @@ export class ClientTelemetry {
   }
 
   #response(e: OAResponseEvent): void {
-    this.#instruments.attemptDuration.record(e.durationMs / 1000, {
-      ...this.#server,
-      'oa.method': e.endpoint,
-      'http.request.method': e.method,
-      'http.response.status_code': e.status,
-    });
+    if (this.#metered) {
+      this.#instruments.attemptDuration.record(e.durationMs / 1000, {
+        ...this.#server,
+        'oa.method': e.endpoint,
+        'http.request.method': e.method,
+        'http.response.status_code': e.status,
+      });
+    }
     const trace = this.#current();
     const attempt = trace?.attempt;
     if (!trace || !attempt) return;
@@ -304,7 +336,8 @@ export class ClientTelemetry {
   }
 
   #retry(e: OARetryEvent): void {
-    this.#instruments.retries.add(1, { 'oa.method': e.endpoint, 'oa.retry.reason': e.reason });
+    if (this.#metered)
+      this.#instruments.retries.add(1, { 'oa.method': e.endpoint, 'oa.retry.reason': e.reason });
     const trace = this.#current();
     if (!trace) return;
     // An exchange that failed without an answer (refused, reset, timed out) ends here, failed.

@@ -137,6 +137,32 @@ describe('tracing a client', () => {
     });
   });
 
+  it('a tracer without a meter traces each attempt; a meter without a tracer counts each call', async () => {
+    const fake = await fixture.start();
+    const traced = telemetry();
+    const metered = telemetry();
+    const onlyTraced = fixture.connect(fake, { tracerProvider: traced.tracerProvider });
+    const onlyMetered = fixture.connect(fake, { meterProvider: metered.meterProvider });
+    fake.injectFault({ kind: 'rate-limit', retryAfterSeconds: 1 }, { path: SEND, times: 1 });
+    await onlyTraced.sendText({ user_id: 'user-1', msg: TEXT });
+    await onlyMetered.sendText({ user_id: 'user-1', msg: TEXT });
+
+    const spans = traced.spans();
+    const [call] = named(spans, 'oa sendText');
+    expect(call?.attributes).toMatchObject({ 'oa.attempts': 2, 'http.response.status_code': 201 });
+    expect(childrenOf(spans, call as ReadableSpan).filter((s) => s.name.startsWith('POST '))).toHaveLength(2);
+    expect(await traced.points('oa.client.calls')).toEqual([]);
+
+    expect(metered.spans()).toEqual([]);
+    expect(await metered.points('oa.client.calls')).toContainEqual({
+      attributes: { 'oa.method': 'sendText', 'oa.outcome': 'ok' },
+      value: 1,
+    });
+    expect(await metered.points('oa.client.attempt.duration')).toContainEqual(
+      expect.objectContaining({ value: 1 }),
+    );
+  });
+
   it('refuses a tracerProvider or meterProvider that is not one', async () => {
     const fake = await fixture.start();
     expect(() => fixture.connect(fake, { tracerProvider: {} as never })).toThrow(OAConfigError);
