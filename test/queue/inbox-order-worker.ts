@@ -1,7 +1,7 @@
 // Run as a child process by the inbox order test and bench/inbox-order.bench.ts: one inbox worker.
 // Args: the Redis URL, the concurrency, the queue's name, the order ('sender' or 'none'). For each
-// message event its handler RPUSHes the event's MsgSeq to `handled:<From_Account>` (after a trivial
-// async step) before it returns. Prints `ready`; runs until it is killed.
+// message event its handler RPUSHes the event's MsgSeq to `handled:<From_Account>` and counts it in
+// `handled` (after a trivial async step) before it returns. Prints `ready`; runs until it is killed.
 import { Redis } from 'ioredis';
 import { createInbox } from '../../src/queue/index.js';
 import { isMessageEvent } from '../../src/webhook/index.js';
@@ -13,7 +13,11 @@ inbox.work(
   async (event) => {
     if (!isMessageEvent(event)) return;
     await new Promise((resolve) => setImmediate(resolve));
-    await redis.rpush(`handled:${event.data.From_Account}`, String(event.data.MsgSeq));
+    await redis
+      .multi()
+      .rpush(`handled:${event.data.From_Account}`, String(event.data.MsgSeq))
+      .incr('handled')
+      .exec();
   },
   { concurrency: Number(concurrency), lockDurationMs: 2000 },
 );
