@@ -2,6 +2,7 @@
 // a time and in the OA's order, two senders in parallel, a redelivery stored once, a failing handler
 // retried in place then dead-lettered while the sender's next event waits for it.
 import { afterEach, describe, expect, it } from 'vitest';
+import { OAConnectionError } from '../../src/index.js';
 import { createInbox, type Inbox } from '../../src/queue/index.js';
 import { isMessageEvent, type WebhookEvent } from '../../src/webhook/index.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
@@ -160,5 +161,33 @@ describe.skipIf(!REDIS_SERVER)("inbox order: 'sender'", () => {
     await until(() => seen.length === 1);
     await worker.close();
     expect(seen).toEqual([expect.objectContaining({ event_type: 'follow' })]);
+  });
+
+  it('a store while Redis is gone rejects with OAConnectionError in bounded time, and works once it is back', async () => {
+    const box = open('down');
+    await box.store(message('frank', 1));
+    // The test's own connection reconnects by itself.
+    shared.redis.on('error', () => {});
+    await shared.server.shutdown();
+    try {
+      const started = Date.now();
+      const error = await box.store(message('frank', 2)).then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(OAConnectionError);
+      expect(Date.now() - started).toBeLessThan(8000);
+    } finally {
+      await shared.server.start();
+    }
+    await until(async () => {
+      try {
+        await box.store(message('frank', 3));
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(await shared.redis.zcard('bull:down:oa:{oa_shop/frank}:pending')).toBe(1);
   });
 });
