@@ -54,8 +54,41 @@ function objectReader(
     fields.push({ key, read, optional });
   }
   const inShape = new Set(Object.keys(shape));
+  const position = new Map(fields.map(({ key }, index) => [key, index]));
+  /** The fields read into a copy of `value`, or `undefined` when the copy's key order would not be zod's. */
+  const readInOrder = (value: Record<string, unknown>): unknown => {
+    // zod writes the shape's fields first, in shape order, then the others in input order: a value whose
+    // keys already come so is copied whole (fast), and only the fields read differently are replaced.
+    let next = 0;
+    let others = false;
+    for (const key in value) {
+      const at = position.get(key);
+      if (at === undefined) {
+        if (key === '__proto__') return SLOW;
+        others = true;
+      } else if (others || at < next) {
+        return undefined;
+      } else {
+        next = at + 1;
+      }
+    }
+    const out: Record<string, unknown> = { ...value };
+    for (const { key, read, optional } of fields) {
+      const field = value[key];
+      if (field === undefined) {
+        if (!optional || key in value) return SLOW;
+        continue;
+      }
+      const result = read(field);
+      if (result === SLOW) return SLOW;
+      if (result !== field) out[key] = result;
+    }
+    return out;
+  };
   return (value) => {
     if (!isPlainObject(value)) return SLOW;
+    const copied = readInOrder(value);
+    if (copied !== undefined) return copied;
     // As zod builds its output: the shape's fields in shape order, then the others in input order.
     const out: Record<string, unknown> = {};
     for (const { key, read, optional } of fields) {

@@ -11,8 +11,7 @@
  * - numbers that arrive as numeric strings are accepted and become numbers.
  */
 import { z } from 'zod';
-
-const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+import { NUMERIC_STRING } from './well-formed.js';
 
 /**
  * A number that may arrive as a numeric string (Tencent's samples carry `EventTime` as `"1670574414123"`).
