@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { OAValidationIssue } from '../errors.js';
 import { toIssues } from '../schemas/validate.js';
-import { compileReader, type Reader, SLOW } from './compiled.js';
+import { compileReader, plainNumber, plainString, type Reader, SLOW } from './compiled.js';
 import {
   ElementTypeSchema,
   KnownMsgBodyElementSchema,
@@ -25,7 +25,7 @@ import {
   WebhookEnvelopeSchema,
   type WebhookEvent,
 } from './schemas.js';
-import { plainNumber, plainString, readWellFormedEvent } from './well-formed.js';
+import { readWellFormedEvent } from './well-formed.js';
 
 type Path = (string | number)[];
 type Issues = OAValidationIssue[];
@@ -70,8 +70,12 @@ const ELEMENT_READERS = new Map<string, Reader | undefined>(
   ]),
 );
 const readUnknownElement = compileReader(ElementTypeSchema, NORMALISING);
-/** `AndroidInfo` and `ApnsInfo`: any plain object, copied. */
-const readLooseObject = compileReader(OfflinePushInfoSchema.shape.AndroidInfo, NORMALISING) ?? (() => SLOW);
+/** `AndroidInfo` and `ApnsInfo`: any plain object, copied (`undefined` for anything else). */
+const readLooseObject = compileReader(OfflinePushInfoSchema.shape.AndroidInfo, NORMALISING);
+const plainLooseObject = (value: unknown): unknown => {
+  const read = readLooseObject ? readLooseObject(value) : SLOW;
+  return read === SLOW ? undefined : read;
+};
 
 /** `MsgBody` when each element reads fast (a plain object of its type), or `undefined`. */
 function readPlainElements(value: unknown[]): unknown[] | undefined {
@@ -203,7 +207,7 @@ function readCallback(value: unknown, issues: Issues): TIMMessageCallback {
  * `event_type` (or none) gives a {@link WebhookUnknownEvent} with `data` as it arrived.
  */
 export function readWebhookEvent(value: Record<string, unknown>): WebhookEvent {
-  return readWellFormedEvent(value, readPlainElements, readLooseObject) ?? readAnyEvent(value);
+  return readWellFormedEvent(value, readPlainElements, plainLooseObject) ?? readAnyEvent(value);
 }
 
 /** Reads any JSON object as an event, field by field, listing in `issues` what did not match. */

@@ -6,28 +6,8 @@
  * then read field by field and judged by the schemas as before. A test runs both readers on the
  * fixtures and on mutations of every field, and compares their results.
  */
-import { type Reader, SLOW } from './compiled.js';
+import { onlyString, plainNumber, plainString } from './compiled.js';
 import type { TIMMessageCallback, WebhookEvent } from './schemas.js';
-
-/** A number written as a string, as `NumberLikeSchema` takes one. */
-export const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
-
-/**
- * A `NumberLikeSchema` field when it needs no judging: a finite number, or a numeric string as one;
- * `undefined` for anything else.
- */
-export function plainNumber(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value !== 'string' || !NUMERIC_STRING.test(value)) return undefined;
-  const number = Number(value);
-  return Number.isFinite(number) ? number : undefined;
-}
-
-/** A `StringLikeSchema` field when it needs no judging: a string, or a finite number as a string. */
-export function plainString(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
-}
 
 /** A JSON object (not an array, not null), as `isJsonObject` tells it. */
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -38,51 +18,32 @@ type ElementsReader = (value: unknown[]) => unknown[] | undefined;
 
 type Typed = Record<string, unknown>;
 
-// Each `put` takes a field as `readFields` does: a missing one is skipped, a plain one is put in `typed`
-// (normalised), and anything else answers `false`: the schemas must judge it.
+/** What a field is when it needs no judging (normalised), or `undefined`: the schemas must judge it. */
+type Plain = (value: unknown) => unknown;
 
-function putString(typed: Typed, key: string, field: unknown): boolean {
+/**
+ * Takes a field as `readFields` does: a missing one is skipped, a plain one is put in `typed`
+ * (normalised), and anything else answers `false`.
+ */
+function put(typed: Typed, key: string, field: unknown, plain: Plain): boolean {
   if (field === undefined) return true;
-  if (typeof field !== 'string') return false;
-  typed[key] = field;
-  return true;
-}
-
-function putStringLike(typed: Typed, key: string, field: unknown): boolean {
-  if (field === undefined) return true;
-  const string = plainString(field);
-  if (string === undefined) return false;
-  typed[key] = string;
-  return true;
-}
-
-function putNumber(typed: Typed, key: string, field: unknown): boolean {
-  if (field === undefined) return true;
-  const number = plainNumber(field);
-  if (number === undefined) return false;
-  typed[key] = number;
-  return true;
-}
-
-function putRead(typed: Typed, key: string, field: unknown, read: Reader): boolean {
-  if (field === undefined) return true;
-  const result = read(field);
-  if (result === SLOW) return false;
-  typed[key] = result;
+  const read = plain(field);
+  if (read === undefined) return false;
+  typed[key] = read;
   return true;
 }
 
 /** `OfflinePushInfo` as `readObject` reads it, or `undefined`. */
-function readPushInfo(value: unknown, readLoose: Reader): Typed | undefined {
+function readPushInfo(value: unknown, readLoose: Plain): Typed | undefined {
   if (!isObject(value)) return undefined;
   const typed: Typed = { ...value };
   const plain =
-    putNumber(typed, 'PushFlag', value.PushFlag) &&
-    putString(typed, 'Title', value.Title) &&
-    putString(typed, 'Desc', value.Desc) &&
-    putString(typed, 'Ext', value.Ext) &&
-    putRead(typed, 'AndroidInfo', value.AndroidInfo, readLoose) &&
-    putRead(typed, 'ApnsInfo', value.ApnsInfo, readLoose);
+    put(typed, 'PushFlag', value.PushFlag, plainNumber) &&
+    put(typed, 'Title', value.Title, onlyString) &&
+    put(typed, 'Desc', value.Desc, onlyString) &&
+    put(typed, 'Ext', value.Ext, onlyString) &&
+    put(typed, 'AndroidInfo', value.AndroidInfo, readLoose) &&
+    put(typed, 'ApnsInfo', value.ApnsInfo, readLoose);
   return plain ? typed : undefined;
 }
 
@@ -90,7 +51,7 @@ function readPushInfo(value: unknown, readLoose: Reader): Typed | undefined {
  * `data` of a well-formed message event, as `readCallback` reads it, or `undefined`. The fields go in
  * the schema's order, as `readFields` takes them.
  */
-function readCallback(value: Typed, readElements: ElementsReader, readLoose: Reader): Typed | undefined {
+function readCallback(value: Typed, readElements: ElementsReader, readLoose: Plain): Typed | undefined {
   // What readCallback lists as missing makes an event with issues: the schemas' part.
   if (value.From_Account === undefined || value.MsgBody === undefined) return undefined;
   if (value.To_Account === undefined && value.GroupId === undefined) return undefined;
@@ -98,32 +59,32 @@ function readCallback(value: Typed, readElements: ElementsReader, readLoose: Rea
   if (!Array.isArray(msgBody)) return undefined;
   const typed: Typed = { ...value };
   const head =
-    putString(typed, 'CallbackCommand', value.CallbackCommand) &&
-    putStringLike(typed, 'From_Account', value.From_Account) &&
-    putStringLike(typed, 'To_Account', value.To_Account) &&
-    putStringLike(typed, 'GroupId', value.GroupId) &&
-    putString(typed, 'Type', value.Type) &&
-    putStringLike(typed, 'Operator_Account', value.Operator_Account);
+    put(typed, 'CallbackCommand', value.CallbackCommand, onlyString) &&
+    put(typed, 'From_Account', value.From_Account, plainString) &&
+    put(typed, 'To_Account', value.To_Account, plainString) &&
+    put(typed, 'GroupId', value.GroupId, plainString) &&
+    put(typed, 'Type', value.Type, onlyString) &&
+    put(typed, 'Operator_Account', value.Operator_Account, plainString);
   if (!head) return undefined;
   const body = readElements(msgBody);
   if (!body) return undefined;
   typed.MsgBody = body;
   const tail =
-    putNumber(typed, 'MsgVersion', value.MsgVersion) &&
-    putNumber(typed, 'InstanceId', value.InstanceId) &&
-    putNumber(typed, 'MsgRandom', value.MsgRandom) &&
-    putNumber(typed, 'Random', value.Random) &&
-    putNumber(typed, 'MsgSeq', value.MsgSeq) &&
-    putNumber(typed, 'MsgTime', value.MsgTime) &&
-    putNumber(typed, 'SupportMessageExtension', value.SupportMessageExtension) &&
-    putStringLike(typed, 'MsgKey', value.MsgKey) &&
-    putStringLike(typed, 'MsgId', value.MsgId) &&
-    putNumber(typed, 'OnlineOnlyFlag', value.OnlineOnlyFlag) &&
-    putNumber(typed, 'SendMsgResult', value.SendMsgResult) &&
-    putString(typed, 'ErrorInfo', value.ErrorInfo) &&
-    putNumber(typed, 'UnreadMsgNum', value.UnreadMsgNum) &&
-    putNumber(typed, 'EventTime', value.EventTime) &&
-    putString(typed, 'CloudCustomData', value.CloudCustomData);
+    put(typed, 'MsgVersion', value.MsgVersion, plainNumber) &&
+    put(typed, 'InstanceId', value.InstanceId, plainNumber) &&
+    put(typed, 'MsgRandom', value.MsgRandom, plainNumber) &&
+    put(typed, 'Random', value.Random, plainNumber) &&
+    put(typed, 'MsgSeq', value.MsgSeq, plainNumber) &&
+    put(typed, 'MsgTime', value.MsgTime, plainNumber) &&
+    put(typed, 'SupportMessageExtension', value.SupportMessageExtension, plainNumber) &&
+    put(typed, 'MsgKey', value.MsgKey, plainString) &&
+    put(typed, 'MsgId', value.MsgId, plainString) &&
+    put(typed, 'OnlineOnlyFlag', value.OnlineOnlyFlag, plainNumber) &&
+    put(typed, 'SendMsgResult', value.SendMsgResult, plainNumber) &&
+    put(typed, 'ErrorInfo', value.ErrorInfo, onlyString) &&
+    put(typed, 'UnreadMsgNum', value.UnreadMsgNum, plainNumber) &&
+    put(typed, 'EventTime', value.EventTime, plainNumber) &&
+    put(typed, 'CloudCustomData', value.CloudCustomData, onlyString);
   if (!tail) return undefined;
   if (value.OfflinePushInfo !== undefined) {
     const push = readPushInfo(value.OfflinePushInfo, readLoose);
@@ -174,7 +135,7 @@ export const WELL_FORMED_FIELDS = {
 export function readWellFormedEvent(
   value: Record<string, unknown>,
   readElements: ElementsReader,
-  readLoose: Reader,
+  readLoose: Plain,
 ): WebhookEvent | undefined {
   if (value.event_type !== 'message') return undefined;
   const username = value.username;
