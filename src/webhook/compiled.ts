@@ -32,6 +32,30 @@ interface Def {
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
+/** A number written as a string, as `NumberLikeSchema` takes one. */
+export const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+
+/**
+ * A `NumberLikeSchema` field when it needs no judging: a finite number, or a numeric string as one;
+ * `undefined` for anything else.
+ */
+export function plainNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== 'string' || !NUMERIC_STRING.test(value)) return undefined;
+  const number = Number(value);
+  return Number.isFinite(number) ? number : undefined;
+}
+
+/** A `StringLikeSchema` field when it needs no judging: a string, or a finite number as a string. */
+export function plainString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+}
+
+/** A `z.string()` field: a string. */
+export const onlyString = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
 const readString: Reader = (value) => (typeof value === 'string' ? value : SLOW);
 
 /** Whether a value is an object as `JSON.parse` makes them; anything else goes to zod. */
@@ -39,6 +63,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+/** Reads each field of the shape into `out`; `false` when one is not in the schema's output form. */
+function readShape(fields: readonly Field[], value: Record<string, unknown>, out: Record<string, unknown>) {
+  for (const { key, read, optional } of fields) {
+    const field = value[key];
+    if (field === undefined) {
+      if (!optional || key in value) return false;
+      continue;
+    }
+    const result = read(field);
+    if (result === SLOW) return false;
+    out[key] = result;
+  }
+  return true;
 }
 
 function objectReader(
@@ -54,20 +93,34 @@ function objectReader(
     fields.push({ key, read, optional });
   }
   const inShape = new Set(Object.keys(shape));
+  const position = new Map(fields.map(({ key }, index) => [key, index]));
+  /** The fields read into a copy of `value`, or `undefined` when the copy's key order would not be zod's. */
+  const readInOrder = (value: Record<string, unknown>): unknown => {
+    // zod writes the shape's fields first, in shape order, then the others in input order: a value whose
+    // keys already come so is copied whole (fast), and its fields are then replaced by what they read.
+    let next = 0;
+    let others = false;
+    for (const key in value) {
+      const at = position.get(key);
+      if (at === undefined) {
+        if (key === '__proto__') return SLOW;
+        others = true;
+      } else if (others || at < next) {
+        return undefined;
+      } else {
+        next = at + 1;
+      }
+    }
+    const out: Record<string, unknown> = { ...value };
+    return readShape(fields, value, out) ? out : SLOW;
+  };
   return (value) => {
     if (!isPlainObject(value)) return SLOW;
+    const copied = readInOrder(value);
+    if (copied !== undefined) return copied;
     // As zod builds its output: the shape's fields in shape order, then the others in input order.
     const out: Record<string, unknown> = {};
-    for (const { key, read, optional } of fields) {
-      const field = value[key];
-      if (field === undefined) {
-        if (!optional || key in value) return SLOW;
-        continue;
-      }
-      const result = read(field);
-      if (result === SLOW) return SLOW;
-      out[key] = result;
-    }
+    if (!readShape(fields, value, out)) return SLOW;
     for (const key in value) {
       if (inShape.has(key)) continue;
       // An own `__proto__` key would set the prototype here; zod knows how to copy it.

@@ -11,8 +11,7 @@
  * - numbers that arrive as numeric strings are accepted and become numbers.
  */
 import { z } from 'zod';
-
-const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+import { NUMERIC_STRING } from './compiled.js';
 
 /**
  * A number that may arrive as a numeric string (Tencent's samples carry `EventTime` as `"1670574414123"`).
@@ -21,7 +20,7 @@ const NUMERIC_STRING = /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
 export const NumberLikeSchema = z.preprocess(numberLike, z.number());
 
 /** What {@link NumberLikeSchema} checks: a numeric string as a number, anything else as it is. */
-export function numberLike(value: unknown): unknown {
+function numberLike(value: unknown): unknown {
   return typeof value === 'string' && NUMERIC_STRING.test(value) ? Number(value) : value;
 }
 
@@ -32,7 +31,7 @@ export function numberLike(value: unknown): unknown {
 export const StringLikeSchema = z.preprocess(stringLike, z.string());
 
 /** What {@link StringLikeSchema} checks: a finite number as a string, anything else as it is. */
-export function stringLike(value: unknown): unknown {
+function stringLike(value: unknown): unknown {
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
 }
 

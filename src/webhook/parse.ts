@@ -14,10 +14,17 @@ const MAX_EVENT_DEPTH = 64;
 // fatal: bytes that are not UTF-8 are a malformed body, not text with replacement characters.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function decodeJson(text: string): unknown {
+/** A JSON text and the value it holds. */
+interface Decoded {
+  value: unknown;
+  /** The JSON text, when the body was one (or bytes of one). */
+  text?: string;
+}
+
+function decodeJson(text: string): Decoded {
   if (text.trim() === '') throw new OAValidationError('Invalid webhook event: the body is empty');
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text), text };
   } catch (cause) {
     // JSON.parse's own message quotes the body, which may hold a user's message: keep it in `cause` only.
     throw new OAValidationError('Invalid webhook event: the body is not valid JSON', [], { cause });
@@ -44,7 +51,7 @@ export interface ParseWebhookEventOptions {
 }
 
 /** The body as a JSON value: bytes and strings are decoded, anything else was already parsed. */
-function decodeBody(body: unknown): unknown {
+function decodeBody(body: unknown): Decoded {
   if (typeof body === 'string') return decodeJson(body);
   // isView and the tag check also recognise bytes from another realm (a vm context, a worker's copy).
   if (ArrayBuffer.isView(body)) {
@@ -53,8 +60,24 @@ function decodeBody(body: unknown): unknown {
   if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') {
     return decodeJson(toText(new Uint8Array(body as ArrayBuffer)));
   }
-  return body;
+  return { value: body };
 }
+
+/**
+ * Whether a JSON text opens at most `limit` objects and arrays in all: then what it holds cannot nest
+ * deeper than that, and need not be walked. Brackets inside strings are counted too, which only errs
+ * towards walking.
+ */
+function opensAtMost(text: string, limit: number): boolean {
+  let count = 0;
+  for (const bracket of BRACKETS) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      if (++count > limit) return false;
+    }
+  }
+  return true;
+}
+const BRACKETS = ['{', '['];
 
 /**
  * Whether `value` (at level `depth`) nests objects or arrays deeper than `limit` levels. Recursive, but
@@ -102,12 +125,15 @@ function nestedDeeperThan(value: object, limit: number, depth = 1): boolean {
  * ```
  */
 export function parseWebhookEvent(body: unknown, options: ParseWebhookEventOptions = {}): WebhookEvent {
-  const value = decodeBody(body);
+  const { value, text } = decodeBody(body);
   if (!isJsonObject(value)) {
     const received = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
     throw new OAValidationError(`Invalid webhook event: expected a JSON object, received ${received}`);
   }
-  if (nestedDeeperThan(value, MAX_EVENT_DEPTH)) {
+  if (
+    !(text !== undefined && opensAtMost(text, MAX_EVENT_DEPTH)) &&
+    nestedDeeperThan(value, MAX_EVENT_DEPTH)
+  ) {
     throw new OAValidationError(`Invalid webhook event: nested deeper than ${MAX_EVENT_DEPTH} levels`);
   }
   const event = readWebhookEvent(value);

@@ -7,16 +7,14 @@
 import type { z } from 'zod';
 import type { OAValidationIssue } from '../errors.js';
 import { toIssues } from '../schemas/validate.js';
-import { compileReader, type Reader, SLOW } from './compiled.js';
+import { compileReader, plainNumber, plainString, type Reader, SLOW } from './compiled.js';
 import {
   ElementTypeSchema,
   KnownMsgBodyElementSchema,
   type MsgBodyElement,
   MsgBodyElementSchema,
   NumberLikeSchema,
-  numberLike,
   StringLikeSchema,
-  stringLike,
   type UnknownMsgBodyElement,
 } from './element-schemas.js';
 import {
@@ -27,6 +25,7 @@ import {
   WebhookEnvelopeSchema,
   type WebhookEvent,
 } from './schemas.js';
+import { readWellFormedEvent } from './well-formed.js';
 
 type Path = (string | number)[];
 type Issues = OAValidationIssue[];
@@ -43,20 +42,8 @@ const issue = (path: Path, message: string): OAValidationIssue => ({ path, messa
  * check (a finite number, a string); anything else is left to the schema.
  */
 const NORMALISING = new Map<z.ZodType, Reader>([
-  [
-    NumberLikeSchema,
-    (value) => {
-      const number = numberLike(value);
-      return typeof number === 'number' && Number.isFinite(number) ? number : SLOW;
-    },
-  ],
-  [
-    StringLikeSchema,
-    (value) => {
-      const string = stringLike(value);
-      return typeof string === 'string' ? string : SLOW;
-    },
-  ],
+  [NumberLikeSchema, (value) => plainNumber(value) ?? SLOW],
+  [StringLikeSchema, (value) => plainString(value) ?? SLOW],
   [TimestampSchema, (value) => (typeof value === 'string' ? value : SLOW)],
 ]);
 
@@ -83,6 +70,28 @@ const ELEMENT_READERS = new Map<string, Reader | undefined>(
   ]),
 );
 const readUnknownElement = compileReader(ElementTypeSchema, NORMALISING);
+/** `AndroidInfo` and `ApnsInfo`: any plain object, copied (`undefined` for anything else). */
+const readLooseObject = compileReader(OfflinePushInfoSchema.shape.AndroidInfo, NORMALISING);
+const plainLooseObject = (value: unknown): unknown => {
+  const read = readLooseObject ? readLooseObject(value) : SLOW;
+  return read === SLOW ? undefined : read;
+};
+
+/** `MsgBody` when each element reads fast (a plain object of its type), or `undefined`. */
+function readPlainElements(value: unknown[]): unknown[] | undefined {
+  const body: unknown[] = [];
+  for (let index = 0; index < value.length; index++) {
+    const element = value[index];
+    if (!isJsonObject(element)) return undefined;
+    const type = element.MsgType;
+    if (typeof type !== 'string') return undefined;
+    const read = ELEMENT_READERS.has(type) ? ELEMENT_READERS.get(type) : readUnknownElement;
+    const quick = read ? read(element) : SLOW;
+    if (quick === SLOW) return undefined;
+    body.push(quick);
+  }
+  return body;
+}
 
 /** zod's issues for one field, moved under that field's path. */
 function addIssues(issues: Issues, path: Path, error: z.ZodError): void {
@@ -198,6 +207,11 @@ function readCallback(value: unknown, issues: Issues): TIMMessageCallback {
  * `event_type` (or none) gives a {@link WebhookUnknownEvent} with `data` as it arrived.
  */
 export function readWebhookEvent(value: Record<string, unknown>): WebhookEvent {
+  return readWellFormedEvent(value, readPlainElements, plainLooseObject) ?? readAnyEvent(value);
+}
+
+/** Reads any JSON object as an event, field by field, listing in `issues` what did not match. */
+export function readAnyEvent(value: Record<string, unknown>): WebhookEvent {
   const issues: Issues = [];
   const envelope = readFields(WebhookEnvelopeSchema.shape, value, [], issues);
   for (const key of ['username', 'timestamp'] as const) {
