@@ -2,10 +2,10 @@
 // a metric reader, against the fake server on loopback.
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OAConfigError } from '../../src/index.js';
+import { type OAClient, OAConfigError } from '../../src/index.js';
 import type { MockServer } from '../../src/testing/index.js';
 import { mockServerFixture } from '../testing/support.js';
-import { everyAttributeValue, telemetry, useContext } from './otel.js';
+import { everyAttributeValue, everyMetricAttributeValue, telemetry, useContext } from './otel.js';
 
 const fixture = mockServerFixture();
 const SEND = '/webhook/broadcast-message';
@@ -27,14 +27,26 @@ const named = (spans: ReadableSpan[], name: string) => spans.filter((s) => s.nam
 const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan) =>
   spans.filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
 
-/** Nothing exported holds the api secret, a token the fake issued or the message text. */
-function expectNoSecrets(spans: ReadableSpan[], fake: MockServer) {
-  const values = everyAttributeValue(spans).join('\n');
-  const tokens = fake.requests
-    .map((r) => (r.headers.authorization as string | undefined)?.replace('Bearer ', ''))
-    .filter((t): t is string => typeof t === 'string' && t.length > 0);
-  expect(tokens.length).toBeGreaterThan(0);
-  for (const secret of [fake.apiSecret, ...tokens, TEXT]) expect(values).not.toContain(secret);
+/**
+ * Nothing exported (span, event and link attributes, metric attributes) holds the api secret, a token
+ * the fake issued (access tokens it saw, refresh tokens sent back to it, and a pair taken now) or the
+ * message text.
+ */
+async function expectNoSecrets(otel: ReturnType<typeof telemetry>, fake: MockServer, client: OAClient) {
+  const pair = await client.generateToken();
+  const values = [
+    ...everyAttributeValue(otel.spans()),
+    ...everyMetricAttributeValue(await otel.metrics()),
+  ].join('\n');
+  const tokens = fake.requests.flatMap((r) => [
+    (r.headers.authorization as string | undefined)?.replace('Bearer ', ''),
+    (r.body as { refresh_token?: string } | undefined)?.refresh_token,
+  ]);
+  const issued = [...tokens, pair.access_token, pair.refresh_token].filter(
+    (t): t is string => typeof t === 'string' && t.length > 0,
+  );
+  expect(issued.length).toBeGreaterThan(2);
+  for (const secret of [fake.apiSecret, ...issued, TEXT]) expect(values).not.toContain(secret);
   expect(values).not.toMatch(/eyJ[\w-]+\.[\w-]+/); // no JWT at all
 }
 
@@ -64,7 +76,7 @@ describe('tracing a client', () => {
     expect(attempts[1]?.attributes['http.request.resend_count']).toBe(1);
     // The first call logged in: its renewal is a child span of its own.
     expect(childrenOf(spans, call as ReadableSpan).map((s) => s.name)).toContain('oa token');
-    expectNoSecrets(spans, fake);
+    await expectNoSecrets(otel, fake, client);
 
     expect(await otel.points('oa.client.calls')).toContainEqual({
       attributes: { 'oa.method': 'sendText', 'oa.outcome': 'ok' },
@@ -107,7 +119,7 @@ describe('tracing a client', () => {
     expect(childrenOf(spans, token).map((s) => s.name)).toEqual([
       expect.stringMatching(/^POST \/api\/v2\/public\/auth\//),
     ]);
-    expectNoSecrets(spans, fake);
+    await expectNoSecrets(otel, fake, client);
   });
 
   it('a send whose outcome is unknown: ERROR, oa.delivery_unknown, the error recorded by class', async () => {
@@ -130,7 +142,7 @@ describe('tracing a client', () => {
     );
     const [attempt] = childrenOf(spans, call).filter((s) => s.name.startsWith('POST '));
     expect(attempt?.status.code).toBe(2);
-    expectNoSecrets(spans, fake);
+    await expectNoSecrets(otel, fake, client);
     expect(await otel.points('oa.client.calls')).toContainEqual({
       attributes: { 'oa.method': 'sendText', 'oa.outcome': 'outcome_unknown' },
       value: 1,

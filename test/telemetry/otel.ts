@@ -66,3 +66,14 @@ export function everyAttributeValue(spans: readonly ReadableSpan[]): string[] {
   }
   return values;
 }
+
+/** Every value a metric data point holds in its attributes. */
+export function everyMetricAttributeValue(metrics: ResourceMetrics): string[] {
+  return metrics.scopeMetrics.flatMap((scope) =>
+    scope.metrics.flatMap((metric) =>
+      metric.dataPoints.flatMap((point) =>
+        Object.values(point.attributes).map((value) => JSON.stringify(value)),
+      ),
+    ),
+  );
+}
