@@ -30,6 +30,15 @@ describe.concurrent('every error starts with "oa: "', () => {
     expect(runs[2]?.stderr).toBe('oa: --target selected needs at least one --user\n');
   });
 
+  it("an item's refused field is named with the item, in the SDK's words", async ({ onTestFinished }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const item = JSON.stringify({ type: 'oa_image_link', msg: 'https://cdn.example.com/a.png' });
+    const run = await oa(['broadcast', '--target', 'all', '--item', item], { env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('oa: item 1 (link): required: a URL (http or https) (nothing was sent)\n');
+    expect(mock.requests).toEqual([]);
+  });
+
   it('a line of an --items-file is counted from 1', async ({ onTestFinished }) => {
     const { env } = await fakeServer(onTestFinished);
     const file = join(workDir, 'items-bad-second.json');
@@ -42,7 +51,7 @@ describe.concurrent('every error starts with "oa: "', () => {
     );
     const run = await oa(['broadcast', '--target', 'all', '--items-file', file], { env });
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^oa: item 2: /);
+    expect(run.stderr).toMatch(/^oa: item 2 \(msg\): must be an absolute URL/);
   });
 });
 
