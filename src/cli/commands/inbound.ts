@@ -60,7 +60,7 @@ function inboundCommand(name: string, description: string, message: (text?: stri
       const answered = `the receiver answered ${delivery.status}${delivery.text ? `: ${delivery.text.slice(0, 200)}` : ''}`;
       out.result(
         { status: delivery.status, body: delivery.body, event: delivery.event },
-        `Posted a ${name} message from ${flags.from ?? 'user_1'} to ${flags.to}: ${answered}`,
+        `Posted ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} message from ${flags.from ?? 'user_1'} to ${flags.to}: ${answered}`,
       );
       // A receiver that refuses the event (a bad signature check, a crash) is what this run found.
       if (delivery.status >= 300) throw new Error(answered);
