@@ -9,7 +9,7 @@ import type { z } from 'zod';
 type RawIssue = z.core.$ZodRawIssue;
 
 /** `a string`, `an array`, `null`: what a value is, never the value itself. */
-export function kindOf(value: unknown): string {
+function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
   if (Array.isArray(value)) return 'an array';

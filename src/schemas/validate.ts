@@ -18,7 +18,7 @@ const ELEMENT: Readonly<Record<string, string>> = { items: 'item', user_ids: 'us
  * counted from 1 as a person counts: `items[0].link (item 1)`, `user_ids[2] (user_id 3)`. A path that
  * starts with an index is an entry of a list (`addMany`'s): `entry 1: params.msg`.
  */
-export function placeOf(path: readonly (string | number)[]): string {
+function placeOf(path: readonly (string | number)[]): string {
   const [head, ...rest] = path;
   if (typeof head === 'number') {
     const inner = placeOf(rest);
