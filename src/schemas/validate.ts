@@ -10,7 +10,10 @@ export function toIssues(error: z.ZodError): OAValidationIssue[] {
   }));
 }
 
-/** What a person calls the elements of a list field: `items[0]` is item 1. */
+/**
+ * What a person calls the elements of the request's list fields: `items[0]` is item 1. Other paths
+ * (into a received webhook event) are left as code spells them.
+ */
 const ELEMENT: Readonly<Record<string, string>> = { items: 'item', user_ids: 'user_id' };
 
 /**
@@ -33,7 +36,8 @@ function placeOf(path: readonly (string | number)[]): string {
     }
     where = `${where}[${part}]`;
     const list = path[i - 1];
-    if (!counted && typeof list === 'string') counted = ` (${ELEMENT[list] ?? `${list} entry`} ${part + 1})`;
+    const element = typeof list === 'string' ? ELEMENT[list] : undefined;
+    if (!counted && element) counted = ` (${element} ${part + 1})`;
   });
   return `${where}${counted}`;
 }
