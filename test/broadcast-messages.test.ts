@@ -12,15 +12,18 @@ describe('broadcast targets without their users', () => {
       const error = await client.broadcast({ target: 'selected', items: [items.text('hi')] }).catch((e) => e);
       expect(error).toBeInstanceOf(OAValidationError);
       expect((error as OAValidationError).issues).toEqual([
-        { path: ['user_ids'], message: "target 'selected' needs one or more user_ids (or use target 'all')" },
+        {
+          path: ['user_ids'],
+          message: "required with target 'selected': one or more user_ids (or use target 'all')",
+        },
       ]);
       expect((error as Error).message).toContain(
-        "user_ids: target 'selected' needs one or more user_ids (or use target 'all')",
+        "user_ids: required with target 'selected': one or more user_ids (or use target 'all')",
       );
       // @ts-expect-error: as above, for 'single'
       const single = await client.broadcast({ target: 'single', items: [items.text('hi')] }).catch((e) => e);
       expect((single as OAValidationError).issues).toEqual([
-        { path: ['user_ids'], message: "target 'single' needs user_ids with exactly one user_id" },
+        { path: ['user_ids'], message: "required with target 'single': exactly one user_id" },
       ]);
       expect(mock.requests).toEqual([]);
     } finally {

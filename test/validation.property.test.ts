@@ -217,7 +217,9 @@ describe('validation before any I/O', () => {
     const long = await client
       .broadcast({ target: 'all', items: [{ type: 'message', msg: 'x', desc: 'é'.repeat(171) }] })
       .catch((e: unknown) => e as OAValidationError);
-    expect((long as OAValidationError).message).toContain('items[0].desc: Must be at most 170 characters');
+    expect((long as OAValidationError).message).toContain(
+      'items[0].desc (item 1): must be at most 170 characters',
+    );
     const ok = await client.broadcast({
       target: 'all',
       items: [{ type: 'message', msg: 'x', desc: '😀'.repeat(170) }],

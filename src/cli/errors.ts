@@ -31,6 +31,35 @@ export class ExitError extends Error {
 }
 
 /**
+ * A failure and what the user can do about it, in flags (`--redis URL`): reported as the failure, the
+ * hint on a line of its own, with the failure's exit code.
+ */
+export class HintedError extends Error {
+  override name = 'HintedError';
+  readonly hint: string;
+
+  constructor(cause: unknown, hint: string) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.hint = hint;
+  }
+}
+
+/**
+ * A file named by a flag that could not be read, as a usage error naming the flag (exit 2): the
+ * error itself for any other failure.
+ */
+export function fileError(error: unknown, flag: string, path: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return new UsageError(`${flag} ${path}: no such file`);
+  if (code === 'EISDIR') return new UsageError(`${flag} ${path}: is a directory, not a file`);
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new UsageError(`${flag} ${path}: not allowed to read it (check its permissions)`);
+  }
+  if (typeof code === 'string') return new UsageError(`${flag} ${path}: cannot be read (${code})`);
+  return error;
+}
+
+/**
  * A `--file` send that failed after its file was stored: the failure, and the upload's answer (a
  * video's `ticket_id`, an image's `url`, an audio file's values) to send the file without a new upload.
  */
@@ -50,7 +79,7 @@ export class AfterUploadError extends Error {
  * unexpected error) is a failure.
  */
 export function exitCodeOf(error: unknown): number {
-  if (error instanceof AfterUploadError) return exitCodeOf(error.cause);
+  if (error instanceof AfterUploadError || error instanceof HintedError) return exitCodeOf(error.cause);
   if (error instanceof UsageError) return EXIT.usage;
   if (isOAError(error) && (error.name === 'OAValidationError' || error.name === 'OAConfigError')) {
     return EXIT.usage;

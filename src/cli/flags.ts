@@ -26,13 +26,17 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   file: '',
 };
 
-/** Where an issue lies, as the user typed it: `--user`, `item 2`, or the SDK's path when no flag fills it. */
+/** Where an issue lies, as the user typed it: `--user`, `item 2 (link)`, or the SDK's path when no flag fills it. */
 function flagOf(path: readonly (string | number)[]): string {
-  const [field, index] = path;
-  if (field === 'items' && typeof index === 'number') return `item ${index + 1}`;
+  const [field, index, ...inside] = path;
+  // An item's field is named as the item's JSON spells it: `item 2 (link)`.
+  if (field === 'items' && typeof index === 'number') {
+    return inside.length > 0 ? `item ${index + 1} (${inside.join('.')})` : `item ${index + 1}`;
+  }
   if (field === 'user_ids' && typeof index === 'number') return `--user #${index + 1}`;
   if (typeof field === 'string' && FLAG_OF_FIELD[field] !== undefined) return FLAG_OF_FIELD[field];
-  return path.join('.') || 'the input';
+  // An issue of the whole request (an unknown field) names the field in its message.
+  return path.join('.');
 }
 
 /** The issues of a validation error as lines naming flags. */

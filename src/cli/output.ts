@@ -5,7 +5,7 @@
  * the redaction of the secrets the command knows, as a second line of defence behind the SDK's own.
  */
 import { isOAError, type OAValidationIssue } from '../index.js';
-import { AfterUploadError, UsageError } from './errors.js';
+import { AfterUploadError, HintedError, UsageError } from './errors.js';
 import { issueLines } from './flags.js';
 import { keyValueLines } from './format.js';
 
@@ -26,6 +26,8 @@ interface ErrorReport {
   issues?: OAValidationIssue[];
   /** A `--file` send that failed after the upload: the upload's answer. */
   upload?: unknown;
+  /** What to do about it, in flags. */
+  hint?: string;
 }
 
 const REDACTED = '[redacted]';
@@ -95,6 +97,7 @@ export class Output {
 /** The safe fields of an error. Bodies and causes stay out: they may hold what the user did not type. */
 function reportOf(error: unknown): ErrorReport {
   if (error instanceof AfterUploadError) return { ...reportOf(error.cause), upload: error.upload };
+  if (error instanceof HintedError) return { ...reportOf(error.cause), hint: error.hint };
   if (error instanceof UsageError) return { name: 'UsageError', message: error.message };
   if (!isOAError(error)) {
     const message = error instanceof Error ? error.message : String(error);
@@ -124,6 +127,7 @@ function describe(report: ErrorReport): string {
   if (report.status !== undefined) lines.push(`  status: ${report.status}`);
   if (report.code !== undefined) lines.push(`  code:   ${report.code}`);
   if (report.info !== undefined) lines.push(`  info:   ${report.info}`);
+  if (report.hint !== undefined) lines.push(`  ${report.hint}`);
   if (report.deliveryUnknown) {
     lines.push('  The message may have been delivered: check before sending it again.');
   }

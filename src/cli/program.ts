@@ -15,7 +15,9 @@ import { unknownOptionsFirst } from './flags.js';
 
 const FOOTER = `
 Configuration: flags, then the environment (OA_BASE_URL, OA_API_KEY, OA_API_SECRET), then ./.env
-(or --dotenv). Exit codes: 0 success, 1 API or network error, 2 usage error (nothing was sent).
+(or --dotenv). Also: OA_ALLOW_INSECURE_HTTP=1 (as --allow-insecure-http), REDIS_URL (as --redis),
+OA_LOG=debug|info|warn|error|off (the SDK's log lines).
+Exit codes: 0 success, 1 API or network error, 2 usage error (nothing was sent).
 Try it offline: oa mock-server, then point OA_BASE_URL at the URL it prints; play a user writing
 to your webhook with oa inbound text "Hi" --to <webhook-url>.`;
 

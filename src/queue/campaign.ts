@@ -45,9 +45,18 @@ export type OutboxCancelResult =
 export interface OutboxWaitOptions {
   /**
    * How long to wait at most; then it rejects with `OATimeoutError` naming how many keys are still open.
-   * @default no bound
+   * @default no bound (the keys still open are read again every `recheckMs`, so a missed event
+   * cannot hold the wait after the job has ended)
    */
   timeoutMs?: number | undefined;
+  /**
+   * How often the states of the keys still open are read again (`get`, a round trip per 100 keys), in
+   * case an outcome's event was missed: events are news, and one can be lost (a worker that died
+   * after storing its job's outcome, a reader that reconnected). Also ends the wait for a key cancelled
+   * meanwhile, which is then left out of the result.
+   * @default 5000
+   */
+  recheckMs?: number | undefined;
   /** Stops the wait: it rejects with `OAAbortError` (`cause`: the signal's reason). */
   signal?: AbortSignal | undefined;
 }
@@ -113,6 +122,8 @@ export async function openKeys(queue: Queue): Promise<string[]> {
 }
 
 const FINAL: readonly OutboxState[] = ['delivered', 'failed', 'unknown'];
+/** How often `waitFor` reads the keys still open again, by default. */
+const RECHECK_MS = 5000;
 const OUTCOMES = ['delivered', 'failed', 'unknown'] as const;
 
 /** What `waitFor` needs of its outbox. */
@@ -136,11 +147,16 @@ export async function waitForJobs(
   keys: Iterable<string> | 'all',
   options: OutboxWaitOptions = {},
 ): Promise<Map<string, OutboxJobStatus>> {
-  const { timeoutMs, signal } = (options ?? {}) as OutboxWaitOptions;
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && timeoutMs < 2 ** 31)) {
-    throw new OAValidationError('timeoutMs must be a number of ms, more than 0', [
-      { path: ['timeoutMs'], message: 'must be more than 0' },
-    ]);
+  const { timeoutMs, signal, recheckMs = RECHECK_MS } = (options ?? {}) as OutboxWaitOptions;
+  for (const [name, value] of [
+    ['timeoutMs', timeoutMs],
+    ['recheckMs', recheckMs],
+  ] as const) {
+    if (value !== undefined && !(typeof value === 'number' && value > 0 && value < 2 ** 31)) {
+      throw new OAValidationError(`${name}: must be a number of ms, more than 0`, [
+        { path: [name], message: 'must be a number of ms, more than 0' },
+      ]);
+    }
   }
   const wanted = keys === 'all' ? undefined : checkKeys(keys);
   if (signal?.aborted) throw new OAAbortError('outbox.waitFor was aborted', { cause: signal.reason });
@@ -162,6 +178,8 @@ export async function waitForJobs(
     return [name, listener] as const;
   });
   let timer: NodeJS.Timeout | undefined;
+  let recheck: NodeJS.Timeout | undefined;
+  let stopped = false;
   let onAbort: (() => void) | undefined;
   try {
     const pending = new Set<string>();
@@ -199,6 +217,29 @@ export async function waitForJobs(
     if (pending.size > 0) {
       await new Promise<void>((resolve, reject) => {
         settle = resolve;
+        // The record, read again now and then: an outcome whose event was missed is found there, and a
+        // key no longer known (cancelled, or past its retention) stops being waited for.
+        const readAgain = async () => {
+          const keys = [...pending];
+          for (let i = 0; i < keys.length && pending.size > 0; i += 100) {
+            const batch = keys.slice(i, i + 100);
+            const statuses = await Promise.all(batch.map((key) => source.get(key)));
+            batch.forEach((key, j) => {
+              const status = statuses[j];
+              if (status && !FINAL.includes(status.state)) return;
+              if (pending.delete(key) && status) results.set(key, status);
+            });
+          }
+          if (pending.size === 0) resolve();
+        };
+        const schedule = () => {
+          if (stopped) return;
+          recheck = setTimeout(() => {
+            // A failed read (Redis away for a moment) is tried again at the next tick.
+            readAgain().then(schedule, schedule);
+          }, recheckMs);
+        };
+        schedule();
         if (timeoutMs !== undefined) {
           timer = setTimeout(() => {
             // An outcome whose report was lost (its worker died after storing it) is read here.
@@ -225,7 +266,9 @@ export async function waitForJobs(
     }
     return results;
   } finally {
+    stopped = true;
     clearTimeout(timer);
+    clearTimeout(recheck);
     if (onAbort) signal?.removeEventListener('abort', onAbort);
     for (const [name, listener] of listeners) source.off(name, listener as never);
   }

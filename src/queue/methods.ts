@@ -2,7 +2,7 @@
 import type { OAClient } from '../client.js';
 import { endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
-import { validate } from '../schemas/validate.js';
+import { formatIssues, validate } from '../schemas/validate.js';
 
 /** The client's send methods that an outbox can queue. */
 export const OUTBOX_METHODS = [
@@ -57,17 +57,19 @@ const MAX_KEY = 512;
 // Redis cannot hold it as given.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-function invalid(message: string, path: (string | number)[]): never {
-  throw new OAValidationError(message, [{ path, message }]);
+/**
+ * Refuses one field: the issue holds the rule, the message also says where (`entry 2: key: ...`, the
+ * entry of `addMany` counted from 1; `issues[].path` stays 0-based).
+ */
+function invalid(rule: string, path: (string | number)[]): never {
+  const issues = [{ path, message: rule }];
+  throw new OAValidationError(formatIssues(issues), issues);
 }
 
 /** Throws `OAValidationError` (path `key`, after `at`) when `key` holds a lone UTF-16 surrogate. */
 export function checkKeyText(key: string, at: (string | number)[] = []): void {
   if (LONE_SURROGATE.test(key)) {
-    invalid('key must be well-formed text: it holds a lone UTF-16 surrogate (half of a pair)', [
-      ...at,
-      'key',
-    ]);
+    invalid('must be well-formed text: it holds a lone UTF-16 surrogate (half of a pair)', [...at, 'key']);
   }
 }
 
@@ -77,7 +79,12 @@ export function checkKeyText(key: string, at: (string | number)[] = []): void {
  */
 export function checkEntry(method: unknown, params: unknown, options: unknown, at: (string | number)[] = []) {
   if (!OUTBOX_METHODS.includes(method as OutboxMethod)) {
-    invalid(`method must be one of ${OUTBOX_METHODS.join(', ')}; got ${String(method)}`, [...at, 'method']);
+    const methods = OUTBOX_METHODS.join(', ');
+    const rule =
+      method === undefined
+        ? `required: one of ${methods}`
+        : `must be one of ${methods} (got ${String(method)})`;
+    invalid(rule, [...at, 'method']);
   }
   const name = method as OutboxMethod;
   try {
@@ -86,28 +93,31 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
     if (at.length === 0 || !(error instanceof OAValidationError)) throw error;
     // In `addMany`: say which entry.
     const issues = error.issues.map((issue) => ({ ...issue, path: [...at, 'params', ...issue.path] }));
-    throw new OAValidationError(`entry ${at.join('.')}: ${error.message}`, issues);
+    const [index] = at;
+    const entry = typeof index === 'number' ? `entry ${index + 1}` : at.join('.');
+    throw new OAValidationError(`${entry}: ${error.message}`, issues);
   }
-  if (typeof options !== 'object' || options === null) invalid('options need a key', [...at, 'key']);
+  if (typeof options !== 'object' || options === null)
+    invalid('required: a key (the idempotency key, a string)', [...at, 'key']);
   const { key, delay, priority, at: sendAt } = options as Partial<OutboxAddOptions>;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {
-    invalid(`key must be a string of 1 to ${MAX_KEY} characters`, [...at, 'key']);
+    invalid(`must be a string of 1 to ${MAX_KEY} characters (the idempotency key)`, [...at, 'key']);
   }
   checkKeyText(key, at);
   if (delay !== undefined && !(Number.isSafeInteger(delay) && delay >= 0)) {
-    invalid('delay must be a whole number of ms, 0 or more', [...at, 'delay']);
+    invalid('must be a whole number of ms, 0 or more', [...at, 'delay']);
   }
   if (
     priority !== undefined &&
     !(Number.isSafeInteger(priority) && priority >= 1 && priority <= MAX_PRIORITY)
   ) {
-    invalid(`priority must be a whole number from 1 to ${MAX_PRIORITY}`, [...at, 'priority']);
+    invalid(`must be a whole number from 1 to ${MAX_PRIORITY}`, [...at, 'priority']);
   }
   if (sendAt !== undefined) {
     if (!(sendAt instanceof Date) || Number.isNaN(sendAt.getTime())) {
-      invalid('at must be a valid Date', [...at, 'at']);
+      invalid('must be a valid Date', [...at, 'at']);
     }
-    if (delay !== undefined) invalid('give delay or at, not both', [...at, 'at']);
+    if (delay !== undefined) invalid('not allowed with delay: give delay or at, not both', [...at, 'at']);
     return { method: name, key, delay: Math.max(0, sendAt.getTime() - Date.now()), priority };
   }
   return { method: name, key, delay, priority };

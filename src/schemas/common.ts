@@ -1,31 +1,40 @@
 import { z } from 'zod';
+import { expecting } from './messages.js';
 
 /**
  * A UUID in its 8-4-4-4-12 hex form, any version. The API documents group, member-session, ticket and
  * audio identifiers as UUIDs; zod's `z.uuid()` would also insist on the RFC variant bits.
  */
 export const UuidSchema = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'Expected a UUID');
+  .string({ error: expecting('a UUID') })
+  .regex(
+    /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+    'must be a UUID (8-4-4-4-12 hex digits, as the API gave it)',
+  );
 
 /** A non-empty string that is not only white space. */
-export const NonBlankSchema = z.string().refine((s) => s.trim().length > 0, 'Must not be empty');
+export const NonBlankSchema = z
+  .string({ error: expecting('a non-empty string') })
+  .refine((s) => s.trim().length > 0, 'must not be empty or only white space');
 
 /** An absolute http(s) URL. */
-export const HttpUrlSchema = z.string().refine((s) => {
+export const HttpUrlSchema = z.string({ error: expecting('a URL (http or https)') }).refine((s) => {
   try {
     const url = new URL(s);
     return url.protocol === 'https:' || url.protocol === 'http:';
   } catch {
     return false;
   }
-}, 'Expected an absolute http(s) URL');
+}, 'must be an absolute URL starting with http:// or https://');
 
 /** The spec limits `desc` to 170 characters; counted in Unicode code points so an emoji counts once. */
 const DESC_MAX_CHARS = 170;
 export const DescSchema = z
-  .string()
-  .refine((s) => Array.from(s).length <= DESC_MAX_CHARS, `Must be at most ${DESC_MAX_CHARS} characters`);
+  .string({ error: expecting(`a string of at most ${DESC_MAX_CHARS} characters`) })
+  .refine(
+    (s) => Array.from(s).length <= DESC_MAX_CHARS,
+    `must be at most ${DESC_MAX_CHARS} characters (the push notification's short text): shorten it`,
+  );
 
 /** Items per broadcast (endpoints 6, 7, 8). */
 export const MAX_ITEMS = 5;

@@ -1,15 +1,18 @@
 import { z } from 'zod';
 import { DescSchema, HttpUrlSchema, NonBlankSchema, UuidSchema } from './common.js';
+import { expecting } from './messages.js';
 
 /** A `flex` item carries its layout as a string that must hold a JSON document. */
-const JsonDocumentSchema = z.string().refine((s) => {
-  try {
-    const parsed: unknown = JSON.parse(s);
-    return typeof parsed === 'object' && parsed !== null;
-  } catch {
-    return false;
-  }
-}, 'Expected a string holding a JSON object or array');
+const JsonDocumentSchema = z
+  .string({ error: expecting('a string holding a JSON object or array') })
+  .refine((s) => {
+    try {
+      const parsed: unknown = JSON.parse(s);
+      return typeof parsed === 'object' && parsed !== null;
+    } catch {
+      return false;
+    }
+  }, 'must be a string holding a JSON object or array (JSON.stringify the layout)');
 
 const desc = {
   /** The short text of the push notification (at most 170 characters). */
@@ -74,14 +77,11 @@ export const AudioItemSchema = z.strictObject({
 });
 
 /** One element of `items` in the mass, group and member-session broadcasts: a union on `type`. */
-export const MessageItemSchema = z.discriminatedUnion('type', [
-  TextItemSchema,
-  ImageItemSchema,
-  ImageLinkItemSchema,
-  FlexItemSchema,
-  VideoItemSchema,
-  AudioItemSchema,
-]);
+export const MessageItemSchema = z.discriminatedUnion(
+  'type',
+  [TextItemSchema, ImageItemSchema, ImageLinkItemSchema, FlexItemSchema, VideoItemSchema, AudioItemSchema],
+  { error: expecting('a message item (an object with a type, e.g. from items.text())') },
+);
 
 // Interfaces rather than aliases of z.infer, so that signatures name them.
 /** A `message` item: plain text. */

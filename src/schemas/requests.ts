@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
+import { expecting, humanError } from './messages.js';
 
 /** Endpoint 1 body. */
 export const GenerateTokenParamsSchema = z.strictObject({
@@ -34,8 +35,11 @@ export const SendTextParamsSchema = z.strictObject({
   user_id: NonBlankSchema,
   /** The content: a text, an image URL, a ticket id, a flex layout, an audio URL. */
   msg: NonBlankSchema,
-  /** The short text of the push notification (at most 170 characters). */
-  desc: z.string().optional(),
+  /**
+   * The short text of the push notification. The API documents no length limit for it (its 170
+   * characters are those of a broadcast item's `desc`), so none is enforced here.
+   */
+  desc: z.string({ error: expecting('a string') }).optional(),
 });
 
 /** Endpoint 12: `sendVideo`. */
@@ -66,17 +70,25 @@ export const SendAudioParamsSchema = z.object({
 });
 
 const ItemsSchema = z
-  .array(MessageItemSchema)
-  .min(1, 'At least one item is required')
-  .max(MAX_ITEMS, `At most ${MAX_ITEMS} items per broadcast`);
+  .array(MessageItemSchema, { error: expecting(`1 to ${MAX_ITEMS} message items (an array)`) })
+  .min(1, `must hold 1 to ${MAX_ITEMS} message items, not none: add one (e.g. items.text('Hello'))`)
+  .max(MAX_ITEMS, `must hold 1 to ${MAX_ITEMS} message items: send the rest in another broadcast`);
 
 /** `user_ids`; `missing`: what to say when it is left out (zod's own words name no field and no fix). */
 const userIdsSchema = (missing: string) =>
   z
     .array(NonBlankSchema, {
-      error: (issue) => (issue.input === undefined ? missing : 'Must be an array of user_id strings'),
+      error: (issue) =>
+        issue.code !== 'invalid_type'
+          ? undefined
+          : issue.input === undefined
+            ? missing
+            : 'must be an array of user_id strings',
     })
-    .refine((ids) => new Set(ids).size === ids.length, 'Must not repeat a user_id (it would be sent twice)');
+    .refine(
+      (ids) => new Set(ids).size === ids.length,
+      'must not repeat a user_id (it would be sent twice): remove the repeats',
+    );
 
 /** Whether `id` is a string with something besides white space (what `NonBlankSchema` accepts). */
 const isUserId = (id: unknown): boolean => {
@@ -97,28 +109,36 @@ const quickUserIds = (full: z.ZodType<string[]>, fits: (length: number) => boole
     if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && new Set(ids).size === ids.length) {
       return;
     }
-    const result = full.safeParse(ids);
+    const result = full.safeParse(ids, { error: humanError });
     if (result.success) return;
     for (const issue of result.error.issues)
       ctx.issues.push({ ...issue, input: ids } as (typeof ctx.issues)[number]);
   });
 
 /** Endpoint 6, `broadcast` to every user: no `user_ids`. */
-const BroadcastToAllParamsSchema = z.strictObject({
-  /** Every user of the OA. */
-  target: z.literal('all'),
-  /** One to five message items, sent in order. */
-  items: ItemsSchema,
-});
+const BroadcastToAllParamsSchema = z.strictObject(
+  {
+    /** Every user of the OA. */
+    target: z.literal('all'),
+    /** One to five message items, sent in order. */
+    items: ItemsSchema,
+  },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' && issue.keys.length === 1 && issue.keys[0] === 'user_ids'
+        ? "user_ids: not allowed with target 'all' (use target 'selected', or drop user_ids)"
+        : undefined,
+  },
+);
 /** `broadcast` to the users in `user_ids`. */
 const BroadcastToSelectedParamsSchema = z.strictObject({
   /** The users in `user_ids`. */
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
   user_ids: quickUserIds(
-    userIdsSchema("target 'selected' needs one or more user_ids (or use target 'all')").min(
+    userIdsSchema("required with target 'selected': one or more user_ids (or use target 'all')").min(
       1,
-      "target 'selected' needs one or more user_ids (or use target 'all')",
+      "must hold one or more user_ids with target 'selected' (or use target 'all')",
     ),
     (length) => length >= 1,
   ),
@@ -131,9 +151,9 @@ const BroadcastToSingleParamsSchema = z.strictObject({
   target: z.literal('single'),
   /** The recipient: exactly one. */
   user_ids: quickUserIds(
-    userIdsSchema("target 'single' needs user_ids with exactly one user_id").length(
+    userIdsSchema("required with target 'single': exactly one user_id").length(
       1,
-      "target 'single' takes exactly one user_id",
+      "must hold exactly one user_id with target 'single' (or use target 'selected')",
     ),
     (length) => length === 1,
   ),
@@ -171,7 +191,7 @@ export const UploadParamsSchema = z.unknown();
 
 /** A callback: a function when given. */
 const callbackSchema = <F>() =>
-  z.custom<F>((value) => typeof value === 'function', 'Must be a function').optional();
+  z.custom<F>((value) => typeof value === 'function', 'must be a function').optional();
 
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -180,7 +200,7 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 const TimeoutMsSchema = z
   .number()
   .positive()
-  .max(MAX_TIMEOUT_MS, `Must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`);
+  .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`);
 
 /** An `AbortSignal`, also one from another realm. */
 const AbortSignalSchema = z.custom<AbortSignal>(
@@ -189,7 +209,7 @@ const AbortSignalSchema = z.custom<AbortSignal>(
     value !== null &&
     typeof (value as AbortSignal).aborted === 'boolean' &&
     typeof (value as AbortSignal).addEventListener === 'function',
-  'Must be an AbortSignal',
+  'must be an AbortSignal',
 );
 
 /** The answer that settled a call, as `onResponse` receives it. */
@@ -236,7 +256,7 @@ const RequestOptionsFields = z.object({
    * wait on 429 and `JOB_BUSY` do not use it up.
    * @default the client's `maxRetries`
    */
-  maxRetries: z.number().int('maxRetries must be a whole number').min(0).max(100).optional(),
+  maxRetries: z.number().int('must be a whole number').min(0).max(100).optional(),
   /**
    * Called with the answer that settled the call, before the call resolves: its status, headers and
    * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
@@ -368,7 +388,7 @@ export const WaitForVideoOptionsSchema = z.strictObject({
    */
   timeoutMs: z.number().positive().optional(),
   /** Cancels the wait (`OAAbortError`). */
-  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'Must be an AbortSignal').optional(),
+  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal').optional(),
 });
 
 /** Options of `waitForVideo`. */

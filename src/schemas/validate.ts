@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { OAValidationError, type OAValidationIssue } from '../errors.js';
+import { humanError } from './messages.js';
 
 /** Turns zod's issues into the SDK's: a path and a sentence, never the offending value itself. */
 export function toIssues(error: z.ZodError): OAValidationIssue[] {
@@ -9,13 +10,42 @@ export function toIssues(error: z.ZodError): OAValidationIssue[] {
   }));
 }
 
-/** `items[2].link: Invalid URL` */
+/**
+ * What a person calls the elements of the request's list fields: `items[0]` is item 1. Other paths
+ * (into a received webhook event) are left as code spells them.
+ */
+const ELEMENT: Readonly<Record<string, string>> = { items: 'item', user_ids: 'user_id' };
+
+/**
+ * Where an issue lies: the path as code spells it (0-based, as in `issues[].path`), then the element
+ * counted from 1 as a person counts: `items[0].link (item 1)`, `user_ids[2] (user_id 3)`. A path that
+ * starts with an index is an entry of a list (`addMany`'s): `entry 1: params.msg`.
+ */
+function placeOf(path: readonly (string | number)[]): string {
+  const [head, ...rest] = path;
+  if (typeof head === 'number') {
+    const inner = placeOf(rest);
+    return inner ? `entry ${head + 1}: ${inner}` : `entry ${head + 1}`;
+  }
+  let where = '';
+  let counted = '';
+  path.forEach((part, i) => {
+    if (typeof part !== 'number') {
+      where = where ? `${where}.${part}` : part;
+      return;
+    }
+    where = `${where}[${part}]`;
+    const list = path[i - 1];
+    const element = typeof list === 'string' ? ELEMENT[list] : undefined;
+    if (!counted && element) counted = ` (${element} ${part + 1})`;
+  });
+  return `${where}${counted}`;
+}
+
+/** `items[2].link (item 3): must be a URL (http or https)`, for each issue (the first `limit`). */
 export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
   const lines = issues.slice(0, limit).map((issue) => {
-    const where = issue.path.reduce<string>(
-      (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part),
-      '',
-    );
+    const where = placeOf(issue.path);
     return where ? `${where}: ${issue.message}` : issue.message;
   });
   if (issues.length > limit) lines.push(`... and ${issues.length - limit} more`);
@@ -24,10 +54,10 @@ export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
 
 /**
  * Checks `value` against `schema` and returns the parsed value, or throws an {@link OAValidationError}
- * whose message names `what` and every problem found.
+ * whose message names `what` and every problem found: the field, the rule, what to do.
  */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, { error: humanError });
   if (result.success) return result.data;
   const issues = toIssues(result.error);
   throw new OAValidationError(`Invalid ${what}: ${formatIssues(issues)}`, issues);

@@ -166,7 +166,7 @@ describe.concurrent('oa broadcast', () => {
     const human = await oa(['broadcast', '--target', 'all', ...sixTexts], { env });
     expect(human.code).toBe(2);
     expect(human.stderr).toBe(
-      'oa: the items (--text, --image, --video, --flex, --item, --items-file): At most 5 items per broadcast (nothing was sent)\n',
+      'oa: the items (--text, --image, --video, --flex, --item, --items-file): must hold 1 to 5 message items: send the rest in another broadcast (nothing was sent)\n',
     );
     const json = await oa(['broadcast', '--target', 'all', '--user', 'u1', '--text', 'x', '--json'], { env });
     expect(json.code).toBe(2);

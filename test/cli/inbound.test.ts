@@ -26,9 +26,14 @@ describe.concurrent('oa inbound', () => {
     expect(text.stdout).toMatch(
       /^Posted a text message from user-7 to http:\/\/127\.0\.0\.1:\d+\/hook: the receiver answered 200/,
     );
-    for (const kind of ['image', 'video', 'audio']) {
-      const run = await oa(['inbound', kind, '--to', to]);
+    for (const [kind, article] of [
+      ['image', 'an'],
+      ['video', 'a'],
+      ['audio', 'an'],
+    ]) {
+      const run = await oa(['inbound', kind as string, '--to', to]);
       expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`^Posted ${article} ${kind} message from user_1 to `));
     }
     expect(events.map((e) => asMessage(e).data.From_Account)).toEqual([
       'user-7',

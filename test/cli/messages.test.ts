@@ -36,8 +36,12 @@ describe.concurrent('messages that name the flags', () => {
     const item = await oa(['broadcast', '--target', 'all', '--text', 'a', '--image', 'nope'], { env });
     const group = await oa(['broadcast', '--group', 'not-a-uuid', '--text', 'a'], { env });
     expect([url.code, item.code, group.code]).toEqual([2, 2, 2]);
-    expect(url.stderr).toBe('oa: --url: Expected an absolute http(s) URL (nothing was sent)\n');
-    expect(item.stderr).toBe('oa: item 2: Expected an absolute http(s) URL (nothing was sent)\n');
+    expect(url.stderr).toBe(
+      'oa: --url: must be an absolute URL starting with http:// or https:// (nothing was sent)\n',
+    );
+    expect(item.stderr).toBe(
+      'oa: item 2 (msg): must be an absolute URL starting with http:// or https:// (nothing was sent)\n',
+    );
     expect(group.stderr).toMatch(/^oa: --group: .* \(nothing was sent\)\n$/);
     expect(mock.requests).toEqual([]);
   });

@@ -220,7 +220,9 @@ describe.concurrent('oa send', () => {
     const video = ['send', 'video', '-u', ' ', '--file', fixture('sample.mp4')];
     const runs = await Promise.all([oa(image, { env }), oa(video, { env })]);
     expect(runs.map((run) => run.code)).toEqual([2, 2]);
-    expect(runs[0]?.stderr).toBe('oa: --link: Expected an absolute http(s) URL (nothing was sent)\n');
+    expect(runs[0]?.stderr).toBe(
+      'oa: --link: must be an absolute URL starting with http:// or https:// (nothing was sent)\n',
+    );
     expect(runs[1]?.stderr).toMatch(/^oa: --user: .* \(nothing was sent\)\n$/);
     expect(mock.requests).toEqual([]);
   });

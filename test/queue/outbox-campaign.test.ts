@@ -1,5 +1,6 @@
 // What a campaign needs of the outbox, against a real redis-server and the fake API: what `add` and
 // `addMany` stored, `waitFor`, a send at a given time (`at`) and `cancel`.
+import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAAbortError, OAClient, OATimeoutError, OAValidationError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
@@ -101,6 +102,42 @@ describe.skipIf(!REDIS_SERVER)('outbox campaign tools', () => {
     expect(mock.deliveries).toHaveLength(12);
     // Nothing open: resolves at once, empty.
     expect((await outbox.waitFor('all', { timeoutMs: 1000 })).size).toBe(0);
+  });
+
+  it('waitFor without timeoutMs ends when an outcome event is missed, by reading the keys again', async () => {
+    const { outbox } = await open('wait-missed');
+    await outbox.addMany([text('lost-1'), text('lost-2'), text('cancelled')]);
+    let heard = 0;
+    outbox.on('delivered', () => void heard++);
+    const waiting = outbox.waitFor(['lost-1', 'lost-2', 'cancelled'], { recheckMs: 300 });
+    // A plain BullMQ worker on the outbox's queue ends the jobs as a worker would whose outcome reports
+    // never reach the event stream (it died after storing them): the jobs are final, no event tells it.
+    const processed: string[] = [];
+    const raw = new Worker(
+      'wait-missed',
+      async (job) => {
+        processed.push(job.data.key);
+        return 'success';
+      },
+      { connection: { url: shared.server.url }, autorun: false },
+    );
+    closing.push(() => raw.close());
+    // Cancelled once the wait has read it open (its first reads take a few ms): it is left out.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await expect(outbox.cancel('cancelled')).resolves.toEqual({ cancelled: true });
+    void raw.run();
+    const settled = await Promise.race([
+      waiting,
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 8000)),
+    ]);
+    expect(settled).toEqual(
+      new Map([
+        ['lost-1', { state: 'delivered', result: 'success' }],
+        ['lost-2', { state: 'delivered', result: 'success' }],
+      ]),
+    );
+    expect(processed.sort()).toEqual(['lost-1', 'lost-2']);
+    expect(heard).toBe(0);
   });
 
   it('waitFor is bounded by timeoutMs and signal; a key never added is refused', async () => {

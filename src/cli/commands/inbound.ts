@@ -7,6 +7,32 @@ import { type InboundMessage, sendInboundMessage } from '../../testing/index.js'
 import { httpUrl, withJsonOption } from '../options.js';
 import { runAction } from '../run-action.js';
 
+/** The network codes of a receiver that is not there (no server, no such host, no route). */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+/** A post that reached no receiver, said in flags; any other error as it is. */
+function unreachable(error: unknown, to: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNREACHABLE.has(code)) {
+    return new Error(
+      `the receiver at --to ${to} could not be reached (${code}): is it running, and listening at that URL? Start it (e.g. oa webhook listen), or fix --to`,
+    );
+  }
+  if ((error as { name?: unknown } | null)?.name === 'TimeoutError') {
+    return new Error(`the receiver at --to ${to} did not answer within 10 s`);
+  }
+  return error;
+}
+
 interface InboundFlags {
   to: string;
   from?: string;
@@ -28,11 +54,13 @@ function inboundCommand(name: string, description: string, message: (text?: stri
     return runAction(cmd, async (out) => {
       const delivery = await sendInboundMessage(flags.to, message(text), {
         ...(flags.from === undefined ? {} : { from: flags.from }),
+      }).catch((error: unknown) => {
+        throw unreachable(error, flags.to);
       });
       const answered = `the receiver answered ${delivery.status}${delivery.text ? `: ${delivery.text.slice(0, 200)}` : ''}`;
       out.result(
         { status: delivery.status, body: delivery.body, event: delivery.event },
-        `Posted a ${name} message from ${flags.from ?? 'user_1'} to ${flags.to}: ${answered}`,
+        `Posted ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} message from ${flags.from ?? 'user_1'} to ${flags.to}: ${answered}`,
       );
       // A receiver that refuses the event (a bad signature check, a crash) is what this run found.
       if (delivery.status >= 300) throw new Error(answered);

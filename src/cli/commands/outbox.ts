@@ -12,7 +12,7 @@ import {
 import { createRedisCoordination } from '../../redis/index.js';
 import { campaignProgress, campaignTotals, countsLine } from '../campaign-progress.js';
 import { type ClientFlags, withClient } from '../client.js';
-import { UsageError } from '../errors.js';
+import { fileError, HintedError, UsageError } from '../errors.js';
 import { positiveInteger, withConnectionOptions, withJsonOption } from '../options.js';
 import { runAction } from '../run-action.js';
 import { untilSignalled } from '../signals.js';
@@ -34,6 +34,36 @@ function redisUrl(flags: OutboxFlags): string {
   return flags.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 }
 
+/** `url` without its user name and password, to be shown. */
+function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.href.replace(/\/$/, '');
+  } catch {
+    return 'the Redis URL given';
+  }
+}
+
+/** Redis that could not be reached, with what to do: start it, or point `oa` at yours. */
+function redisHint(error: unknown, flags: OutboxFlags): unknown {
+  const name = (error as { name?: unknown } | null)?.name;
+  const message = error instanceof Error ? error.message : '';
+  if (
+    !(name === 'OAConnectionError' && /\bRedis\b/.test(message)) &&
+    !/Redis could not be reached/.test(message)
+  ) {
+    return error;
+  }
+  const from =
+    flags.redis !== undefined ? '--redis' : process.env.REDIS_URL !== undefined ? 'REDIS_URL' : 'the default';
+  return new HintedError(
+    error,
+    `Is Redis running at ${shownUrl(redisUrl(flags))} (${from})? Start it, or give its URL with --redis URL (or REDIS_URL).`,
+  );
+}
+
 async function withOutbox<T>(flags: OutboxFlags, work: (outbox: Outbox) => Promise<T>): Promise<T> {
   const outbox = createOutbox({
     connection: { url: redisUrl(flags) },
@@ -41,6 +71,8 @@ async function withOutbox<T>(flags: OutboxFlags, work: (outbox: Outbox) => Promi
   });
   try {
     return await work(outbox);
+  } catch (error) {
+    throw redisHint(error, flags);
   } finally {
     await outbox.close();
   }
@@ -48,7 +80,11 @@ async function withOutbox<T>(flags: OutboxFlags, work: (outbox: Outbox) => Promi
 
 /** Entries of a campaign file (a JSON array, or one JSON object per line), each with its place. */
 async function readEntries(file: string): Promise<{ entries: OutboxEntry[]; places: string[] }> {
-  const text = (await readFile(file, 'utf8')).trim();
+  const text = (
+    await readFile(file, 'utf8').catch((error: unknown) => {
+      throw fileError(error, '--file', file);
+    })
+  ).trim();
   if (text.startsWith('[')) {
     try {
       const entries = JSON.parse(text) as OutboxEntry[];
@@ -169,6 +205,8 @@ function workCommand(): Command {
               }),
             { coordination },
           );
+        } catch (error) {
+          throw redisHint(error, flags);
         } finally {
           await coordination.close();
         }
