@@ -62,6 +62,7 @@ export const library: Options = {
     'testing/msw': 'src/testing/msw.ts',
     'redis/index': 'src/redis/index.ts',
     'queue/index': 'src/queue/index.ts',
+    'bot/index': 'src/bot/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -27,6 +27,7 @@ const ENTRIES = [
   'oa-messaging/testing/msw',
   'oa-messaging/redis',
   'oa-messaging/queue',
+  'oa-messaging/bot',
 ];
 /** The libraries of the `oa` command, bundled into it: none may reach a library user's install. */
 const CLI_LIBRARIES = [
