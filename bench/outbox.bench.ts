@@ -8,12 +8,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { createOutbox, type OutboxEntry } from '../src/queue/index.js';
-import { fmt, report, spawnFakeServer, table } from './support.js';
+import { fmt, report, spawnFakeServer, spawnRedisServer, table } from './support.js';
 
 const LIMIT = { max: 1250, windowMs: 10_000 };
 const SENDS = 10_000;
@@ -27,22 +24,8 @@ const stopAll = () => {
 };
 process.on('exit', stopAll);
 
-const port = await new Promise<number>((resolve) => {
-  const probe = createServer().listen(0, '127.0.0.1', () => {
-    const address = probe.address();
-    probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-  });
-});
-const dir = mkdtempSync(join(tmpdir(), 'oa-bench-redis-'));
-const redis = spawn(
-  process.env.REDIS_SERVER ?? 'redis-server',
-  ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
+const { redis, url: redisUrl, dir } = await spawnRedisServer();
 children.push(redis);
-for await (const chunk of redis.stdout) if (String(chunk).includes('Ready to accept connections')) break;
-redis.stdout.resume();
-const redisUrl = `redis://127.0.0.1:${port}`;
 
 // The fake in its own process; at the end it reports when each send arrived and the 429s.
 const { server, url: baseUrl } = await spawnFakeServer(LIMIT, true);

@@ -17,7 +17,7 @@ const dir = fileURLToPath(new URL('.', import.meta.url));
 const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
 /**
  * In the order of the summary: per call, a large broadcast, uploads, webhooks, the limiter, an outbox
- * campaign, import.
+ * campaign, the ordered inbox, import.
  */
 const BENCHES = [
   'overhead.bench.ts',
@@ -27,6 +27,7 @@ const BENCHES = [
   'webhook-throughput.bench.ts',
   'limiter.bench.ts',
   'outbox.bench.ts',
+  'inbox-order.bench.ts',
   'import.bench.ts',
 ];
 

@@ -4,7 +4,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** One line of the summary table in BENCHMARKS.md. */
 export interface SummaryRow {
@@ -124,4 +127,26 @@ export async function spawnFakeServer(
   );
   const [line] = (await once(server.stdout, 'data')) as [Buffer];
   return { server, url: line.toString().trim() };
+}
+
+/**
+ * A redis-server of its own (`REDIS_SERVER`, else the one on PATH) on a free loopback port, no
+ * persistence, its files in a new temp dir (the caller removes `dir`); resolves once it is ready.
+ */
+export async function spawnRedisServer(): Promise<{ redis: ChildProcess; url: string; dir: string }> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'oa-bench-redis-'));
+  const redis = spawn(
+    process.env.REDIS_SERVER ?? 'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  for await (const chunk of redis.stdout) if (String(chunk).includes('Ready to accept connections')) break;
+  redis.stdout.resume();
+  return { redis, url: `redis://127.0.0.1:${port}`, dir };
 }

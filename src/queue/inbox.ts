@@ -1,10 +1,12 @@
 /** `createInbox`: inbound webhook events stored in Redis before the 200, processed by workers. */
 import { createHash, randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
 import { OAConfigError } from '../errors.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import { dedupeKeyOf } from '../webhook/dedupe.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
+import { runTurn, senderOf, storePending, TURN } from './inbox-order.js';
 import { rejectUnreachable } from './reach.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
@@ -28,6 +30,30 @@ export interface InboxOptions {
    * @default 5
    */
   attempts?: number | undefined;
+  /**
+   * In what order the workers handle the events.
+   *
+   * - `'none'`: each event is a job of its own, handled as soon as a worker is free, in parallel with
+   *   any other: two messages of one user may be handled in either order.
+   * - `'sender'`: the message events of one sender (`data.From_Account`, within one account) are
+   *   handled one at a time, across every process, in the order the OA sent them: by `MsgTime`, then
+   *   `MsgSeq` (a missing one counts as 0), then arrival; different senders run in parallel. `store`
+   *   keeps the event in the sender's pending set in Redis (`bull:<name>:oa:{<sender>}:pending`, with
+   *   a "seen" marker per event kept `retentionMs`) and adds a job as before, a turn of that sender:
+   *   the worker that runs it takes the sender's lock (kept alive while held, lasting `lockDurationMs`
+   *   without its holder) and handles that sender's pending events in order until none is left. A
+   *   handler that throws is retried in place (exponential backoff from 1 s, `attempts` tries in all)
+   *   while the sender's later events wait; then the event goes to the dead letter, a waiting job in
+   *   the queue `<name>-dead` that no worker takes (its data the event, its log the error: read it with
+   *   BullMQ's tools, `new Queue('<name>-dead').getWaiting()`; `inbox.store(job.data)` after a fix does
+   *   not store it again within `retentionMs`, so add it under another MsgKey or handle it by hand),
+   *   and the sender's next event is handled. Events without a sender (not a message, no
+   *   `From_Account`) are handled as with `'none'`. A worker that died mid-event leaves it to be
+   *   handled again (before that sender's later events) once its lock expired. Use one `order` for
+   *   every process of a queue: a `'none'` worker handles a turn as a lone event, out of order.
+   * @default 'none'
+   */
+  order?: 'none' | 'sender' | undefined;
 }
 
 /** Options of `inbox.work`. */
@@ -82,8 +108,14 @@ export function createInbox(options: InboxOptions): Inbox {
   const connection = new QueueConnection(options.connection, 'createInbox');
   const name = queueName(options.name, 'oa-inbox');
   const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * 86_400_000) / 1000);
+  const retentionMs = retention * 1000;
   const attempts = positiveInt('attempts', options.attempts, 5);
+  const order = options.order ?? 'none';
+  if (order !== 'none' && order !== 'sender') throw new OAConfigError("order must be 'none' or 'sender'");
   const queue = new LazyQueue(connection, name, 'inbox');
+  // The dead letter of `order: 'sender'`: a queue nobody works.
+  const dead = new LazyQueue(connection, `${name}-dead`, 'inbox');
+  const keyPrefix = `bull:${name}:`;
 
   const store = async (event: WebhookEvent) => {
     if (typeof event !== 'object' || event === null) throw new OAConfigError('inbox.store needs an event');
@@ -92,7 +124,14 @@ export function createInbox(options: InboxOptions): Inbox {
     const jobId =
       key === undefined ? `e-${randomUUID()}` : `e-${createHash('sha256').update(key).digest('hex')}`;
     const { queue: q } = await queue.open();
-    await q.add('event', event, {
+    const sender = order === 'sender' ? senderOf(event) : undefined;
+    if (sender !== undefined) {
+      // Pending first, then its turn: a turn that runs finds it there. A redelivery (already pending
+      // or handled) still adds the turn, in case the first delivery's store stopped in between.
+      const redis = await connection.producer();
+      await storePending(redis, keyPrefix, sender, event, jobId, key !== undefined, retentionMs);
+    }
+    await q.add(sender === undefined ? 'event' : TURN, event, {
       jobId,
       attempts,
       backoff: { type: 'exponential', delay: 1000 },
@@ -107,19 +146,62 @@ export function createInbox(options: InboxOptions): Inbox {
     store,
     work(handler, workOptions = {}) {
       if (typeof handler !== 'function') throw new OAConfigError('inbox.work needs a handler function');
+      const concurrency = positiveInt('concurrency', workOptions.concurrency, 1);
+      const lockDurationMs = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
+      if (order === 'none') {
+        return queue.worker(
+          async () => async (job: { data: WebhookEvent }) => {
+            await handler(job.data);
+          },
+          { concurrency, lockDurationMs },
+        );
+      }
+      let closing = false;
+      const wakers = new Set<() => void>();
+      const settings = {
+        keyPrefix,
+        lockTtlMs: lockDurationMs,
+        attempts,
+        handler,
+        deadLetter: async (id: string, event: WebhookEvent, error: unknown) => {
+          const { queue: q } = await dead.open();
+          const job = await q.add('event', event, { jobId: id });
+          const e = error as { name?: unknown; message?: unknown } | undefined;
+          await job.log(
+            `failed ${attempts} times: ${String(e?.name ?? 'Error')}: ${String(e?.message ?? error)}`,
+          );
+        },
+        closing: () => closing,
+        onClosing: (wake: () => void) => {
+          wakers.add(wake);
+          return () => wakers.delete(wake);
+        },
+      };
       return queue.worker(
-        async () => async (job: { data: WebhookEvent }) => {
-          await handler(job.data);
+        async (bull) => {
+          const redis = await connection.commands();
+          return async (job: Job<WebhookEvent>, token?: string) => {
+            const sender = job.name === TURN ? senderOf(job.data) : undefined;
+            if (sender === undefined) await handler(job.data);
+            else await runTurn(bull, redis, job, token, sender, settings);
+          };
         },
         {
-          concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
-          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          concurrency,
+          lockDurationMs,
+          attach: (worker) => {
+            worker.on('closing', () => {
+              closing = true;
+              for (const wake of wakers) wake();
+            });
+          },
         },
       );
     },
     async close() {
       if (queue.closed) return;
       await queue.close();
+      await dead.close();
       await connection.close();
     },
   };

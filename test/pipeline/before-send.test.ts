@@ -1,7 +1,9 @@
-import { expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { afterEach, expect, it } from 'vitest';
 import { BEFORE_SEND, NOT_DELIVERED } from '../../src/core/call-control.js';
-import { OAConnectionError } from '../../src/index.js';
+import { type OAClient, OAConnectionError } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
+import { listen } from '../helpers/listen.js';
 import { json } from '../helpers/raw-server.js';
 
 const { setup, sends } = clientFixture();
@@ -42,6 +44,20 @@ it('a hook that fails keeps the request from leaving: not sent, deliveryUnknown 
   expect(sends()).toHaveLength(0);
 });
 
+/**
+ * Options with both hooks, and what they and the client's `retry` event saw, in order; each hook notes
+ * how many sends the server had received by then.
+ */
+function recordHooks(client: OAClient) {
+  const events: string[] = [];
+  const options = {
+    [BEFORE_SEND]: () => events.push(`before ${sends().length}`),
+    [NOT_DELIVERED]: () => events.push(`not delivered ${sends().length}`),
+  } as never;
+  client.on('retry', (e) => events.push(`retry ${e.reason}`));
+  return { events, options };
+}
+
 it('its other half runs when an attempt certainly did not deliver, before the wait; not after a 5xx or a success', async () => {
   const answers = [
     () => ({
@@ -63,14 +79,9 @@ it('its other half runs when an attempt certainly did not deliver, before the wa
     }),
     { maxRetries: 1 },
   );
-  const events: string[] = [];
-  const options = {
-    [BEFORE_SEND]: () => events.push(`before ${sends().length}`),
-    // Told at once: the request of this attempt is answered, the next one has not left.
-    [NOT_DELIVERED]: () => events.push(`not delivered ${sends().length}`),
-  };
-  client.on('retry', (e) => events.push(`retry ${e.reason}`));
-  await client.sendText({ user_id: 'u1', msg: 'hi' }, options as never);
+  // Told at once: the request of this attempt is answered, the next one has not left.
+  const { events, options } = recordHooks(client);
+  await client.sendText({ user_id: 'u1', msg: 'hi' }, options);
   expect(events).toEqual([
     'before 0',
     'not delivered 1',
@@ -81,7 +92,36 @@ it('its other half runs when an attempt certainly did not deliver, before the wa
     'before 2',
   ]);
   events.length = 0;
-  const error = await rejection(client.sendText({ user_id: 'u1', msg: 'hi' }, options as never));
+  const error = await rejection(client.sendText({ user_id: 'u1', msg: 'hi' }, options));
   expect(error.deliveryUnknown).toBe(true);
   expect(events).toEqual(['before 3']);
+});
+
+const agents: Agent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
+});
+
+it('its other half runs when a connection was refused, before the backoff', async () => {
+  const gone = await listen(() => {});
+  await gone.close();
+  const agent = new Agent();
+  agents.push(agent);
+  let refused = 0;
+  const { client } = await setup(
+    tokensThen((_req, res) => json(res, 201, { data: 'success' })),
+    {
+      // The first send meets a port nothing listens on; the rest, and the login, reach the server.
+      dispatcher: {
+        dispatch(options, handler) {
+          const refuse = !options.path.includes('/auth/') && refused++ === 0;
+          return agent.dispatch({ ...options, origin: refuse ? gone.url : options.origin }, handler as never);
+        },
+      },
+    },
+  );
+  const { events, options } = recordHooks(client);
+  await client.sendText({ user_id: 'u1', msg: 'hi' }, options);
+  expect(events).toEqual(['before 0', 'not delivered 0', 'retry not_sent', 'before 0']);
+  expect(sends()).toHaveLength(1);
 });

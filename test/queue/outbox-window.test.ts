@@ -1,12 +1,13 @@
 // The outbox's "may have left" record spans only the time a request that can deliver is in flight: a
 // worker killed while its client waits inside the call (a 429's Retry-After, a video still converting)
-// leaves a job that the next worker sends, once.
+// or waits to retry after a refused connection, leaves a job that the next worker sends, once.
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAClient } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxJobStatus } from '../../src/queue/index.js';
+import { jobIdOf } from '../../src/queue/methods.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { freePort, REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
 import { kill, startScript } from './processes.js';
 
@@ -23,7 +24,7 @@ describe.skipIf(!REDIS_SERVER)('outbox: the may-have-left window', () => {
   });
 
   /** A worker in a process of its own, which the test kills; a short lock, so that its jobs come back soon. */
-  const startWorker = async (mock: MockServer, name: string) => {
+  const startWorker = async (mock: MockServer, name: string, more: Partial<OutboxWorkerConfig> = {}) => {
     const config: OutboxWorkerConfig = {
       redisUrl: shared.server.url,
       baseUrl: mock.url,
@@ -33,6 +34,7 @@ describe.skipIf(!REDIS_SERVER)('outbox: the may-have-left window', () => {
       concurrency: 1,
       lockDurationMs: 1000,
       rateLimit: { general: { max: 100, windowMs: 1000 }, upload: { max: 10, windowMs: 1000 } },
+      ...more,
     };
     const child = await startScript(SCRIPT, [JSON.stringify(config)]);
     closing.push(() => kill(child));
@@ -96,5 +98,24 @@ describe.skipIf(!REDIS_SERVER)('outbox: the may-have-left window', () => {
 
     expect((await finishIn(mock, outbox, 'video'))?.state).toBe('delivered');
     expect(mock.deliveries.map((d) => d.endpoint)).toEqual(['sendVideo']);
+  });
+
+  it('a worker killed in the backoff after a refused connection: its record is gone, the next worker sends it once', async () => {
+    const { mock, outbox } = await open('window-refused');
+    await outbox.add('sendText', { user_id: 'u1', msg: 'hello' }, { key: 'refused' });
+    // Its logins reach the fake; every send meets a port nothing listens on.
+    const refused = `http://127.0.0.1:${await freePort()}`;
+    const child = await startWorker(mock, 'window-refused', { refuseSendsAt: refused, printRetries: true });
+    // The first attempt was refused: the client now waits its backoff (0.25 to 0.5 s) inside the call.
+    await expect.poll(() => child.output, { timeout: 10_000 }).toMatch(/(^|\n)retry not_sent\n/);
+    await kill(child);
+    // The record was cleared before that wait, and no attempt of the dead worker is in flight.
+    const jobKey = `bull:window-refused:${jobIdOf('refused')}`;
+    expect(await shared.redis.exists(jobKey)).toBe(1);
+    expect(await shared.redis.hget(jobKey, 'oaSent')).toBeNull();
+    expect(mock.deliveries).toHaveLength(0);
+
+    expect(await finishIn(mock, outbox, 'refused')).toEqual({ state: 'delivered', result: 'success' });
+    expect(mock.deliveries.map((d) => d.items)).toEqual([[{ type: 'message', msg: 'hello' }]]);
   });
 });

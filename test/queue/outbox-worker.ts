@@ -1,7 +1,10 @@
 // Run as a child process by the outbox chaos test: one outbox worker sharing the api key's token and
 // quota through Redis. It prints `ready` once its worker runs, and runs until it is killed. With `tag`,
 // every request it sends carries its pid (`x-outbox-worker`), so that the fake's log tells who sent it.
-import { OAClient } from '../../src/index.js';
+// With `refuseSendsAt`, every send goes to that origin (a port nothing listens on: refused) while its
+// logins reach the fake; with `printRetries`, each retry of its client is a line `retry <reason>`.
+import { Agent } from 'undici';
+import { type DispatcherLike, OAClient } from '../../src/index.js';
 import { createOutbox } from '../../src/queue/index.js';
 import { createRedisCoordination } from '../../src/redis/index.js';
 
@@ -16,11 +19,20 @@ export interface OutboxWorkerConfig {
   lockDurationMs: number;
   rateLimit: { general: { max: number; windowMs: number }; upload: { max: number; windowMs: number } };
   tag?: boolean;
+  refuseSendsAt?: string;
+  printRetries?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as OutboxWorkerConfig;
 // A short lease: the slots of a killed worker's requests come back soon after their window.
 const coordination = createRedisCoordination({ url: config.redisUrl, inFlightLeaseMs: 1500 });
+const agent = new Agent();
+const refusing: DispatcherLike = {
+  dispatch(options, handler) {
+    const origin = options.path.includes('/auth/') ? options.origin : (config.refuseSendsAt ?? '');
+    return agent.dispatch({ ...options, origin }, handler as never);
+  },
+};
 const client = new OAClient({
   baseUrl: config.baseUrl,
   apiKey: config.apiKey,
@@ -28,7 +40,9 @@ const client = new OAClient({
   rateLimit: config.rateLimit,
   coordination,
   ...(config.tag ? { defaultHeaders: { 'x-outbox-worker': String(process.pid) } } : {}),
+  ...(config.refuseSendsAt ? { dispatcher: refusing } : {}),
 });
+if (config.printRetries) client.on('retry', (e) => process.stdout.write(`retry ${e.reason}\n`));
 const outbox = createOutbox({ connection: { url: config.redisUrl }, name: config.name });
 outbox.work({ client, concurrency: config.concurrency, lockDurationMs: config.lockDurationMs });
 process.stdout.write('ready\n');

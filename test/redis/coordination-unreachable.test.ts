@@ -12,9 +12,12 @@ import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 
 /**
  * A send makes three attempts (maxRetries 2), each stopped by the first Redis call that gets no answer
- * within the 2 s bound, with backoffs of at most 0.5 s and 1 s between them.
+ * within the 2 s bound, with backoffs of at most 0.5 s and 1 s between them: 7.5 s at worst (the
+ * figure the README gives), and room for a loaded machine.
  */
 const REJECTED_WITHIN_MS = 10_000;
+/** An `ALL` pause outlasts the longest the test waits on sendText under it: Redis must not answer first. */
+const ALL_PAUSE_MS = REJECTED_WITHIN_MS + 2_000;
 
 const msgsOf = (mock: MockServer) => mock.deliveries.map((delivery) => delivery.items[0]?.msg);
 
@@ -61,7 +64,7 @@ describe.skipIf(!REDIS_SERVER)('the Redis coordination unreachable', () => {
   it.each(OUTAGES)(
     '%s: sendText rejects with OAConnectionError, deliveryUnknown false, within seconds, nothing sent; works again once Redis is back',
     async (name) => {
-      const target = await outage(name, shared.server, shared.redis);
+      const target = await outage(name, shared.server, shared.redis, { allPauseMs: ALL_PAUSE_MS });
       cleanup.push(() => target.end());
       const client = clientWith(
         createRedisCoordination({ url: target.url, prefix: `down-${Math.random()}:` }),

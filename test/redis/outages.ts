@@ -1,7 +1,8 @@
 /**
- * Three ways Redis stops answering, for the tests of how long the SDK waits on it: paused (it takes
- * commands and does not run them), stopped (connections refused), and black-holed (a loopback server
- * that accepts connections and never writes a byte, as a host gone without closing the connection).
+ * Four ways Redis stops answering, for the tests of how long the SDK waits on it: paused (it takes
+ * commands and does not run them; `CLIENT PAUSE ... WRITE`, and `... ALL`, which holds every command),
+ * stopped (connections refused), and black-holed (a loopback server that accepts connections and never
+ * writes a byte, as a host gone without closing the connection).
  */
 import { createServer, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -19,8 +20,13 @@ export interface Outage {
   readonly comesBack: boolean;
 }
 
-export type OutageName = 'paused' | 'stopped' | 'black-holed';
-export const OUTAGES: readonly OutageName[] = ['paused', 'stopped', 'black-holed'];
+export type OutageName = 'paused' | 'paused-all' | 'stopped' | 'black-holed';
+export const OUTAGES: readonly OutageName[] = ['paused', 'paused-all', 'stopped', 'black-holed'];
+
+/** How long a `paused-all` outage lasts unless the test says: past the 3.5 s a webhook may take. */
+const ALL_PAUSE_MS = 6_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A server on 127.0.0.1 that accepts every connection and never writes to it. */
 async function startSilentServer(): Promise<{ url: string; close(): Promise<void> }> {
@@ -46,11 +52,36 @@ async function startSilentServer(): Promise<{ url: string; close(): Promise<void
 }
 
 /**
- * The outage `name` of `server`; `admin` is a connection of the test's own. A pause is a `WRITE` pause
- * (every script call waits; INFO and `CLIENT UNPAUSE` still run), so that the test can end it: under
- * an `ALL` pause Redis 7.0 holds the `CLIENT UNPAUSE` too.
+ * The outage `name` of `server`; `admin` is a connection of the test's own. `paused` is a `WRITE`
+ * pause (every script call waits; INFO and `CLIENT UNPAUSE` still run), so that the test can end it.
+ * `paused-all` is an `ALL` pause, as an operator's or a failover's: Redis 7.0 holds the `CLIENT
+ * UNPAUSE` too, so it lasts `allPauseMs` (longer than the test waits on the SDK under it, else Redis
+ * would answer first) and `end()` waits for it to run out.
  */
-export async function outage(name: OutageName, server: RedisServer, admin: Redis): Promise<Outage> {
+export async function outage(
+  name: OutageName,
+  server: RedisServer,
+  admin: Redis,
+  { allPauseMs = ALL_PAUSE_MS }: { allPauseMs?: number } = {},
+): Promise<Outage> {
+  if (name === 'paused-all') {
+    let until: number | undefined;
+    return {
+      url: server.url,
+      comesBack: true,
+      begin: async () => {
+        await admin.call('CLIENT', 'PAUSE', String(allPauseMs), 'ALL');
+        until = Date.now() + allPauseMs;
+      },
+      end: async () => {
+        if (until === undefined) return;
+        await sleep(until - Date.now());
+        until = undefined;
+        // Answered once Redis runs commands again.
+        await admin.ping();
+      },
+    };
+  }
   if (name === 'paused') {
     return {
       url: server.url,
