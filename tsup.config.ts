@@ -23,7 +23,7 @@ async function checkMswFirst(): Promise<void> {
 }
 
 /** The examples `oa example NAME` writes: those that run with the package alone (and, for campaign, Redis). */
-export const EXAMPLES = ['quickstart', 'webhook-receiver', 'campaign'];
+export const EXAMPLES = ['quickstart', 'webhook-receiver', 'campaign', 'support-bot'];
 const BLANK = '//__blank_line__';
 
 /**

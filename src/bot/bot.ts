@@ -22,9 +22,12 @@ export type BotFilterHandler<F extends BotFilter, S> = (
   next: () => Promise<void>,
 ) => unknown;
 
-/** A handler of `bot.hears`: a text message whose text matched, `ctx.match` holding what matched. */
-export type BotHearsHandler<S> = (
-  ctx: BotFilterContext<'text', S> & { match: RegExpMatchArray | string },
+/**
+ * A handler of `bot.hears`: a text message whose text matched, `ctx.match` holding what matched (the
+ * `RegExp`'s match array, or the string heard).
+ */
+export type BotHearsHandler<S, M extends RegExpMatchArray | string = RegExpMatchArray | string> = (
+  ctx: BotFilterContext<'text', S> & { match: M },
   next: () => Promise<void>,
 ) => unknown;
 
@@ -69,7 +72,10 @@ export interface Bot<S = Record<string, unknown>> {
    * Handles text messages whose whole text (trimmed) equals a string, or matches a `RegExp`; `ctx.match`
    * holds the match.
    */
-  hears(trigger: string | RegExp | readonly (string | RegExp)[], ...handlers: BotHearsHandler<S>[]): this;
+  hears<T extends string | RegExp>(
+    trigger: T | readonly T[],
+    ...handlers: BotHearsHandler<S, T extends RegExp ? RegExpMatchArray : string>[]
+  ): this;
   /**
    * Runs for an event no handler took (the chain ran to its end): other messages, events of unknown
    * types. Without one such events are left alone; they are never an error.
