@@ -10,7 +10,12 @@ import {
   type InboundMessageOptions,
   type MockServer,
 } from '../../src/testing/index.js';
-import { createWebhookHandler, parseWebhookEvent, type WebhookEvent } from '../../src/webhook/index.js';
+import {
+  createFetchWebhookHandler,
+  createWebhookHandler,
+  parseWebhookEvent,
+  type WebhookEvent,
+} from '../../src/webhook/index.js';
 import { listen, post } from '../webhook/support.js';
 
 let mock: MockServer;
@@ -294,6 +299,48 @@ describe('from a webhook handler', () => {
       expect(sentTo('dave')).toEqual([
         { endpoint: 'sendText', items: [expect.objectContaining({ msg: 'echo: ping' })] },
       ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the same bot answers from the fetch handler (Workers, Deno, Bun, Next.js)', async () => {
+    const bot = createBot({ client });
+    bot.on('text', (ctx) => ctx.reply(`fetch: ${ctx.text}`));
+    const handle = createFetchWebhookHandler({ onEvent: bot.handle });
+    const body = JSON.stringify(buildInboundEvent('pong', { from: 'fay' }));
+    const answer = await handle(
+      new Request('http://127.0.0.1/oa/webhook', {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    expect(answer.status).toBe(200);
+    expect(sentTo('fay')).toEqual([
+      { endpoint: 'sendText', items: [expect.objectContaining({ msg: 'fetch: pong' })] },
+    ]);
+  });
+});
+
+describe('mock.say: a fake user chats with the bot', () => {
+  it('posts as the user and resolves with the replies the fake recorded; a missing reply is a bounded error', async () => {
+    const bot = createBot({ client });
+    bot.hears('two', async (ctx) => {
+      await ctx.reply('one');
+      await ctx.reply('two');
+    });
+    bot.on('text', () => {});
+    const handler = createWebhookHandler({ onEvent: bot.handle });
+    const server = await listen((req, res) => void handler(req, res));
+    try {
+      const replies = await mock.say('gus', 'two', { webhookUrl: server.url, replies: 2 });
+      expect(replies.map((r) => r.items[0]?.msg)).toEqual(['one', 'two']);
+      const started = Date.now();
+      await expect(mock.say('gus', 'nothing', { webhookUrl: server.url, timeoutMs: 300 })).rejects.toThrow(
+        /0 of 1 replies to gus within 300 ms/,
+      );
+      expect(Date.now() - started).toBeLessThan(2_000);
     } finally {
       await server.close();
     }
