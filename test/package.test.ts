@@ -185,6 +185,30 @@ describe('the packed tarball', () => {
     }
   });
 
+  it('oa mock-server --bot support-bot: the example bot answers a message typed in the web inbox', async () => {
+    const oa = join(consumer, 'node_modules', '.bin', 'oa');
+    const args = ['mock-server', '--json', '--quiet', '--bot', 'support-bot'];
+    const server = spawn(oa, args, { cwd: consumer, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
+      const { url } = JSON.parse(line) as Record<string, string>;
+      const typed = await fetch(`${url}/_inbox/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: 'user-1', kind: 'text', text: 'order 1001' }),
+      });
+      expect(typed.status).toBe(200);
+      await expect
+        .poll(async () => JSON.stringify(await (await fetch(`${url}/_inbox/state`)).json()), {
+          timeout: 10_000,
+        })
+        .toContain('Order 1001 is shipped');
+    } finally {
+      server.kill('SIGTERM');
+      await once(server, 'close');
+    }
+  });
+
   const probe = async (entry: string, how: 'require' | 'import') => {
     const { stdout, stderr } = await node([join(consumer, 'probe.cjs'), entry, how]);
     expect(stderr).toBe('');

@@ -76,17 +76,20 @@ describe.skipIf(!REDIS_SERVER)('a bot on the inbox and the outbox', () => {
     bot.on('text', async (ctx) => {
       runs++;
       await ctx.reply(`hello ${ctx.from}`);
-      await ctx.reply('second reply');
+      // Uploaded again by the second run (a new URL), but added under the same key: sent once.
+      await ctx.replyWithImage(new URL('../fixtures/media/sample.png', import.meta.url));
       if (runs === 1) throw new Error('the database went away');
     });
     const inboxWorker = inbox.work(bot.handle);
     const outboxWorker = outbox.work({ client });
     try {
       await inbox.store(text('erin', 1));
-      await until(() => runs === 2 && repliesTo(mock, 'erin').length === 2, 15_000);
+      await until(() => runs === 2 && mock.deliveries.length === 2, 15_000);
       await new Promise((r) => setTimeout(r, 300));
       expect(runs).toBe(2);
-      expect(repliesTo(mock, 'erin')).toEqual(['hello erin', 'second reply']);
+      expect(repliesTo(mock, 'erin')[0]).toBe('hello erin');
+      expect(mock.deliveries.map((d) => d.endpoint)).toEqual(['sendText', 'sendImage']);
+      expect(mock.requests.filter((r) => r.path.endsWith('/upload/image'))).toHaveLength(2);
       const keys = (await outbox.counts()).delivered;
       expect(keys).toBe(2);
     } finally {

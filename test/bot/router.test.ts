@@ -193,6 +193,23 @@ describe('replies', () => {
     expect(mock.requests.map((r) => r.path)).toContain('/api/v2/public/upload/image');
   });
 
+  it('a voice and a video reply: uploaded, the video sent once transcoded, both to the sender', async () => {
+    const media = (name: string) => new URL(`../fixtures/media/${name}`, import.meta.url);
+    const bot = createBot({ client });
+    bot.on('text', async (ctx) => {
+      await ctx.replyWithAudio(media('sample.wav'));
+      await ctx.replyWithVideo(media('sample.mp4'));
+    });
+    const handled = bot.handle(event('media please', { from: 'hana' }));
+    // The fake keeps an uploaded video converting until told (or its transcodeMs passes).
+    await expect
+      .poll(() => mock.requests.some((r) => r.path.endsWith('/upload/video')), { timeout: 10_000 })
+      .toBe(true);
+    mock.completeTranscodes();
+    await handled;
+    expect(sentTo('hana').map((d) => d.endpoint)).toEqual(['sendAudio', 'sendVideo']);
+  }, 30_000);
+
   it('a received image without a URL is an OAValidationError, nothing sent', async () => {
     const bot = createBot({ client });
     bot.on('image', (ctx) => ctx.replyWithImage(undefined));
