@@ -1,7 +1,7 @@
 /** `createBot`: a router over inbound events, with replies bound to the sender and per-user sessions. */
 import type { OAClient } from '../client.js';
 import { OAConfigError } from '../errors.js';
-import type { WebhookEvent } from '../webhook/schemas.js';
+import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
 import { BotContext, type BotOutbox } from './context.js';
 import {
   type BotFilter,
@@ -267,7 +267,7 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
       needFunctions('on', handlers);
       stack.push((ctx, next) => {
         const matched = filters.find((f) => matches(f, ctx.event));
-        if (matched === undefined || !matches(matched, ctx.event)) return next();
+        if (matched === undefined || !isMessageEvent(ctx.event)) return next();
         const overrides = { elements: elementsOf(matched, ctx.event), media: mediaOf(matched, ctx.media) };
         return chain(handlers, view(ctx, overrides), next);
       });
@@ -283,10 +283,11 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
       needFunctions('hears', handlers);
       stack.push((ctx, next) => {
         if (!matches('text', ctx.event)) return next();
+        const event = ctx.event;
         for (const t of triggers) {
           const match = heard(t, ctx.text);
           if (match === undefined) continue;
-          const overrides = { elements: elementsOf('text', ctx.event), media: ctx.media, match };
+          const overrides = { elements: elementsOf('text', event), media: ctx.media, match };
           return chain(handlers, view(ctx, overrides), next);
         }
         return next();
