@@ -23,7 +23,7 @@ async function checkMswFirst(): Promise<void> {
 }
 
 /** The examples `oa example NAME` writes: those that run with the package alone (and, for campaign, Redis). */
-export const EXAMPLES = ['quickstart', 'webhook-receiver', 'campaign'];
+export const EXAMPLES = ['quickstart', 'webhook-receiver', 'campaign', 'support-bot'];
 const BLANK = '//__blank_line__';
 
 /**
@@ -62,6 +62,7 @@ export const library: Options = {
     'testing/msw': 'src/testing/msw.ts',
     'redis/index': 'src/redis/index.ts',
     'queue/index': 'src/queue/index.ts',
+    'bot/index': 'src/bot/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

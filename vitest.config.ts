@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Tests that assert how long the rate limiter takes against a server enforcing its windows, and the
- * queue's chaos tests (many processes for minutes): they run
+ * queue's and the bot's chaos tests (many processes, some killed): they run
  * after every other file, on their own, so that the CPU load of parallel files (child processes of the
  * example and package tests) cannot stretch their timings on a 2-core machine.
  */
@@ -11,6 +11,7 @@ const TIMING = [
   'test/redis/processes.test.ts',
   'test/core/rate-limit.timing.test.ts',
   'test/queue/*.chaos.test.ts',
+  'test/bot/*.chaos.test.ts',
 ];
 
 /**

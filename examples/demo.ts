@@ -12,6 +12,7 @@ const examples = [
   { name: 'broadcast', shows: 'every item type to every target; JOB_BUSY waited out' },
   { name: 'media', shows: 'uploads with progress, the transcode wait, the one-call helpers' },
   { name: 'webhook-receiver', shows: 'inbound text, image, video and voice; replies; a redelivery' },
+  { name: 'support-bot', shows: 'a bot: a menu, an order lookup kept in the session, a photo answered' },
 ];
 const PER_EXAMPLE_TIMEOUT_MS = 60_000;
 

@@ -38,6 +38,7 @@ describe('the API reference', () => {
     expect(pages).toEqual([
       'README.md',
       'oa-messaging.md',
+      'oa-messaging/bot.md',
       'oa-messaging/queue.md',
       'oa-messaging/redis.md',
       'oa-messaging/testing.md',

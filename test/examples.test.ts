@@ -160,14 +160,25 @@ describe('examples (each as a child process, against the fake)', () => {
     60_000,
   );
 
-  it('demo: runs the four examples with a word on each and a summary', async () => {
+  it('support-bot: a menu, an order kept in the session, a photo answered, through the fake', async () => {
+    const { code, output } = await run('support-bot');
+    expect(output).toContain('user-1: order 1001\n   bot: Order 1001 is shipped on Monday; it arrives tomorrow.');
+    expect(output).toContain('user-1: status\n   bot: Order 1001 is shipped on Monday; it arrives tomorrow.');
+    expect(output).toMatch(/user-1: \(a photo\)\n {3}bot: Sorry it arrived damaged.*\n {3}bot: \[sendImage\]/);
+    expect(output).toContain('user-1: what?\n   bot: Sorry, I didn\'t get "what?"');
+    expectNoSecrets(output);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('demo: runs the five examples with a word on each and a summary', async () => {
     const code = await demo.exit;
     const output = demo.output();
-    expect(output).toContain('[1/4] quickstart:');
-    expect(output).toContain('[2/4] broadcast:');
-    expect(output).toContain('[3/4] media:');
-    expect(output).toContain('[4/4] webhook-receiver:');
-    expect(output).toContain('Summary: 4 of 4 examples passed');
+    expect(output).toContain('[1/5] quickstart:');
+    expect(output).toContain('[2/5] broadcast:');
+    expect(output).toContain('[3/5] media:');
+    expect(output).toContain('[4/5] webhook-receiver:');
+    expect(output).toContain('[5/5] support-bot:');
+    expect(output).toContain('Summary: 5 of 5 examples passed');
     expect(output).toMatch(/open its web inbox:\n {2}npx oa mock-server/);
     expect(output).not.toContain('FAILED');
     expectNoSecrets(output);

@@ -27,6 +27,7 @@ const ENTRIES = [
   'oa-messaging/testing/msw',
   'oa-messaging/redis',
   'oa-messaging/queue',
+  'oa-messaging/bot',
 ];
 /** The libraries of the `oa` command, bundled into it: none may reach a library user's install. */
 const CLI_LIBRARIES = [
@@ -178,6 +179,30 @@ describe('the packed tarball', () => {
       const shown = (await (await fetch(`${url}/_inbox/state`)).json()) as { users: { user_id: string }[] };
       // `oa mock-server` starts with a demo directory (user-1 to user-5): the one sent to is among them.
       expect(shown.users.map((u) => u.user_id)).toContain('user-1');
+    } finally {
+      server.kill('SIGTERM');
+      await once(server, 'close');
+    }
+  });
+
+  it('oa mock-server --bot support-bot: the example bot answers a message typed in the web inbox', async () => {
+    const oa = join(consumer, 'node_modules', '.bin', 'oa');
+    const args = ['mock-server', '--json', '--quiet', '--bot', 'support-bot'];
+    const server = spawn(oa, args, { cwd: consumer, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
+      const { url } = JSON.parse(line) as Record<string, string>;
+      const typed = await fetch(`${url}/_inbox/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: 'user-1', kind: 'text', text: 'order 1001' }),
+      });
+      expect(typed.status).toBe(200);
+      await expect
+        .poll(async () => JSON.stringify(await (await fetch(`${url}/_inbox/state`)).json()), {
+          timeout: 10_000,
+        })
+        .toContain('Order 1001 is shipped');
     } finally {
       server.kill('SIGTERM');
       await once(server, 'close');

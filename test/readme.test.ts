@@ -107,7 +107,7 @@ afterAll(async () => {
 
 describe('README code blocks', () => {
   it('has runnable blocks and fragments to check', () => {
-    expect(blocks.filter((b) => b.run).map((b) => b.commonjs)).toEqual([false, true, false]);
+    expect(blocks.filter((b) => b.run).map((b) => b.commonjs)).toEqual([false, true, false, false]);
     expect(blocks.length).toBeGreaterThan(10);
   });
 

@@ -34,6 +34,11 @@ export {
   type RedisDedupeStore,
   type RedisDedupeStoreOptions,
 } from './dedupe-store.js';
+export {
+  createRedisSessionStore,
+  type RedisSessionStore,
+  type RedisSessionStoreOptions,
+} from './session-store.js';
 
 /** Options of {@link createRedisCoordination} other than the connection. */
 export interface RedisCoordinationSettings {

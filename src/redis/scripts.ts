@@ -15,19 +15,19 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local function ms(value) return string.format('%.0f', value) end
 `;
 
-/** KEYS[1]: the token key. Returns the JSON, or nil. */
-export const GET_TOKEN = script(`return redis.call('GET', KEYS[1])`);
+/** KEYS[1]: a key (the token pair, a bot session). Returns its JSON, or nil. */
+export const GET_VALUE = script(`return redis.call('GET', KEYS[1])`);
 
-/** KEYS[1]: the token key; ARGV[1]: the JSON; ARGV[2]: time to live in ms, 0 for none. */
-export const SET_TOKEN = script(`
+/** KEYS[1]: a key; ARGV[1]: the JSON; ARGV[2]: time to live in ms, 0 for none. */
+export const SET_VALUE = script(`
 if tonumber(ARGV[2]) > 0 then
   return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
 return redis.call('SET', KEYS[1], ARGV[1])
 `);
 
-/** KEYS[1]: the token key. */
-export const DELETE_TOKEN = script(`return redis.call('DEL', KEYS[1])`);
+/** KEYS[1]: a key. */
+export const DELETE_VALUE = script(`return redis.call('DEL', KEYS[1])`);
 
 /** KEYS[1]: the lock; ARGV[1]: this holder's random value; ARGV[2]: ttl in ms. 'OK' when taken. */
 export const TAKE_LOCK = script(`return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])`);

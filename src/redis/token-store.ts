@@ -1,7 +1,7 @@
 /** The token pair of each api key, shared in Redis by every process. */
 import type { StoredToken, TokenStore } from '../core/auth.js';
 import type { RedisConnection } from './connection.js';
-import { DELETE_TOKEN, GET_TOKEN, SET_TOKEN } from './scripts.js';
+import { DELETE_VALUE, GET_VALUE, SET_VALUE } from './scripts.js';
 
 function isStoredToken(value: unknown): value is StoredToken {
   if (typeof value !== 'object' || value === null) return false;
@@ -36,7 +36,7 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async get(apiKey: string): Promise<StoredToken | undefined> {
-    const text = await this.#connection.run(GET_TOKEN, [this.#key(apiKey)], []);
+    const text = await this.#connection.run(GET_VALUE, [this.#key(apiKey)], []);
     if (typeof text !== 'string') return undefined;
     try {
       const value: unknown = JSON.parse(text);
@@ -54,10 +54,10 @@ export class RedisTokenStore implements TokenStore {
         : Math.max(1000, Math.ceil(token.expires_at + this.#keepAfterExpiryMs - Date.now()));
     const { access_token, refresh_token, token_type, obtained_at, expires_at } = token;
     const json = JSON.stringify({ access_token, refresh_token, token_type, obtained_at, expires_at });
-    await this.#connection.run(SET_TOKEN, [this.#key(apiKey)], [json, ttlMs]);
+    await this.#connection.run(SET_VALUE, [this.#key(apiKey)], [json, ttlMs]);
   }
 
   async delete(apiKey: string): Promise<void> {
-    await this.#connection.run(DELETE_TOKEN, [this.#key(apiKey)], []);
+    await this.#connection.run(DELETE_VALUE, [this.#key(apiKey)], []);
   }
 }

@@ -6,8 +6,16 @@ import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './answers.js';
 import { FakeOA } from './fake.js';
 import { HostGuard } from './host-guard.js';
+import { type InboundMessage, type InboundMessageOptions, sendInboundMessage } from './inbound.js';
 import { Inbox, isInboxPath } from './inbox/inbox.js';
-import type { FakeOAOptions, FakeOutcome, FakeRequest, InjectedFault, RecordedRequest } from './types.js';
+import type {
+  Delivery,
+  FakeOAOptions,
+  FakeOutcome,
+  FakeRequest,
+  InjectedFault,
+  RecordedRequest,
+} from './types.js';
 import { UPLOAD_RULES } from './uploads.js';
 
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
@@ -28,6 +36,16 @@ export interface MockServerOptions extends FakeOAOptions {
    * inbox's own requests are not API requests. `oa mock-server` prints a line for each.
    */
   onRequest?: ((request: RecordedRequest) => void) | undefined;
+}
+
+/** Options of {@link MockServer.say}: those of `sendInboundMessage`, where to post, what to wait for. */
+export interface MockSayOptions extends Omit<InboundMessageOptions, 'from'> {
+  /** Where the webhook receiver listens. @default the mock's `webhookUrl` */
+  webhookUrl?: string | undefined;
+  /** How many messages to the user to wait for (sends, and broadcasts that reach the user). @default 1 */
+  replies?: number | undefined;
+  /** How long the post and the wait for the replies may take in all. @default 10_000 */
+  timeoutMs?: number | undefined;
 }
 
 /** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */
@@ -117,6 +135,7 @@ export class MockServer extends FakeOA {
   readonly #inbox: Inbox;
   readonly #guard = new HostGuard();
   readonly #onRequest: ((request: RecordedRequest) => void) | undefined;
+  readonly #afterRequest = new Set<() => void>();
   #url = '';
   #closing: Promise<void> | undefined;
 
@@ -145,7 +164,62 @@ export class MockServer extends FakeOA {
     } finally {
       this.#inbox.changed();
       if (record) this.#onRequest?.(record);
+      for (const notify of this.#afterRequest) notify();
     }
+  }
+
+  /**
+   * Plays a user of the OA, for testing a bot or any receiver: posts `message` from `from` to the
+   * webhook as the OA service would (`sendInboundMessage`), then waits until `replies` messages reached
+   * that user after the post began, and resolves with them (as in `deliveries`). Rejects when the
+   * receiver does not answer 2xx, or when the replies have not all come within `timeoutMs`, saying
+   * what came.
+   *
+   * @example
+   * ```ts
+   * const mock = await createMockServer({ webhookUrl: `${receiver}/oa/webhook` });
+   * const [reply] = await mock.say('user-1', 'order 42');
+   * expect(reply?.items[0]).toMatchObject({ msg: 'Order 42 has shipped.' });
+   * ```
+   */
+  async say(from: string, message: InboundMessage, options: MockSayOptions = {}): Promise<Delivery[]> {
+    const { webhookUrl = this.webhookUrl, replies = 1, timeoutMs = 10_000, ...inbound } = options;
+    if (!webhookUrl) throw new TypeError("mock.say needs a webhookUrl (an option, or the mock's webhookUrl)");
+    const deadline = Date.now() + timeoutMs;
+    const start = this.deliveries.length;
+    const to = () => this.deliveries.slice(start).filter((d) => d.recipients.includes(from));
+    const answer = await sendInboundMessage(webhookUrl, message, { ...inbound, from, timeoutMs });
+    if (answer.status < 200 || answer.status > 299) {
+      throw new Error(
+        `mock.say: the receiver at ${webhookUrl} answered ${answer.status}: ${typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body)}`,
+      );
+    }
+    if (to().length >= replies) return to().slice(0, replies);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#afterRequest.delete(check);
+      };
+      const check = () => {
+        if (to().length < replies) return;
+        done();
+        resolve(to().slice(0, replies));
+      };
+      const timer = setTimeout(
+        () => {
+          done();
+          const got = to().map((d) => d.endpoint);
+          reject(
+            new Error(
+              `mock.say: ${got.length} of ${replies} replies to ${from} within ${timeoutMs} ms` +
+                (got.length ? ` (${got.join(', ')})` : ''),
+            ),
+          );
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      this.#afterRequest.add(check);
+    });
   }
 
   /** As {@link FakeOA.injectFault}; open web inboxes list it. */

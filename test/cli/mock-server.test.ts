@@ -132,3 +132,53 @@ describe('oa mock-server: one line per request', () => {
     expect(running.stderr()).not.toMatch(/auth\/token/);
   });
 });
+
+describe('oa mock-server --bot: chat with a bot in the web inbox', () => {
+  const postJson = (url: string, body: unknown) =>
+    request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('runs the module behind the fake webhook: a message typed as a user gets the bot reply', async ({
+    onTestFinished,
+  }) => {
+    // A module whose default export makes a bot from the client it is given (the shape createBot returns).
+    const module = join(workDir, 'echo-bot.mjs');
+    await writeFile(
+      module,
+      `export default (client) => ({
+        handle: (event) => client.sendText({ user_id: event.data.From_Account, msg: 'echo: ' + event.data.MsgBody[0].MsgContent.Text }),
+      });\n`,
+    );
+    const { url, running } = await start(onTestFinished, ['--bot', module]);
+    expect(running.stderr()).toMatch(
+      /Bot .*echo-bot\.mjs answers what you type there \(its webhook: http:\/\/127\.0\.0\.1:\d+\/oa\/webhook\)/,
+    );
+    const sent = await postJson(`${url}/_inbox/reply`, {
+      user_id: 'user-2',
+      kind: 'text',
+      text: 'hello bot',
+    });
+    expect(sent.statusCode).toBe(200);
+    // The reply is in the user's conversation, as the page shows it.
+    await expect
+      .poll(async () => JSON.stringify(await inboxState(url)), { timeout: 10_000, interval: 100 })
+      .toContain('echo: hello bot');
+  });
+
+  it('a missing module, or one without a default bot factory, is a usage error naming --bot', async () => {
+    const missing = await oa(['mock-server', '--bot', join(workDir, 'nope.mjs')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^oa: --bot .*nope\.mjs: no such file/m);
+    const plain = join(workDir, 'plain.mjs');
+    await writeFile(plain, 'export const x = 1;\n');
+    const refused = await oa(['mock-server', '--bot', plain]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/default export must be a function \(client\) => bot/);
+    const both = await oa(['mock-server', '--bot', plain, '--webhook', 'http://127.0.0.1:9/x']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--bot and --webhook/);
+  });
+});

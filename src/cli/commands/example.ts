@@ -17,6 +17,9 @@ const EXAMPLES: Record<string, { shows: string; needs?: string }> = {
   'webhook-receiver': {
     shows: 'a webhook receiver: inbound text, image, video and voice, replies, a redelivery skipped',
   },
+  'support-bot': {
+    shows: 'a bot (oa-messaging/bot): a menu, an order lookup kept in the session, a photo answered',
+  },
   campaign: {
     shows: 'a campaign queued in Redis (oa-messaging/queue), every message delivered at most once',
     needs: 'npm install bullmq ioredis, and a redis-server at REDIS_URL (default redis://127.0.0.1:6379)',
@@ -24,7 +27,7 @@ const EXAMPLES: Record<string, { shows: string; needs?: string }> = {
 };
 
 /** dist/examples of the installed package: the bundle is dist/cli/index.js. */
-function examplesFolder(): string {
+export function examplesFolder(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   // Up to the package's root (the bundle's folder, or src/cli/commands when run from the sources).
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);

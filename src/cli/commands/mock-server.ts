@@ -1,7 +1,8 @@
 /** `oa mock-server`: the fake OA API of `oa-messaging/testing`, for trying `oa` and your code offline. */
 import { Command } from 'commander';
 import { createMockServer, type RecordedRequest } from '../../testing/index.js';
-import { listenError } from '../errors.js';
+import { type RunningBot, runBot } from '../bot-runner.js';
+import { listenError, UsageError } from '../errors.js';
 import { idWithUsers, type MembersFlags, membersFrom, membersLines } from '../members.js';
 import { collect, httpUrl, port, positiveInteger, withJsonOption } from '../options.js';
 import { runAction } from '../run-action.js';
@@ -12,6 +13,7 @@ interface MockServerFlags extends MembersFlags {
   host: string;
   transcodeMs?: number;
   webhook?: string;
+  bot?: string;
   quiet?: boolean;
   json?: boolean;
 }
@@ -55,6 +57,11 @@ export function mockServerCommand(): Command {
         'where the web inbox posts the replies typed in it (can be set in the page)',
         httpUrl,
       )
+      .option(
+        '--bot <module>',
+        'answer the web inbox with a bot: support-bot (the example), or a module whose default export ' +
+          'is (client) => bot (createBot of oa-messaging/bot)',
+      )
       .option('--user <user_id>', 'a user of the OA: who --target all reaches (repeatable)', collect)
       .option('--group <id=users>', 'a group and its members: ID=USER,USER (repeatable)', idWithUsers)
       .option(
@@ -70,6 +77,9 @@ export function mockServerCommand(): Command {
       .option('--quiet', 'no line per request'),
   ).action((options: MockServerFlags, command: Command) =>
     runAction(command, async (out) => {
+      if (options.bot !== undefined && options.webhook !== undefined) {
+        throw new UsageError('--bot and --webhook both say where replies go: give one');
+      }
       const members = membersFrom(options);
       const mock = await createMockServer({
         port: options.port,
@@ -81,6 +91,13 @@ export function mockServerCommand(): Command {
       }).catch((error: unknown) => {
         throw listenError(error, options.host, options.port);
       });
+      let bot: RunningBot | undefined;
+      if (options.bot !== undefined) {
+        bot = await runBot(options.bot, mock, (line) => out.notice(line)).catch(async (error: unknown) => {
+          await mock.close();
+          throw error;
+        });
+      }
       // The fake's own test credentials: printing them is the point, they open nothing real.
       const env = { OA_BASE_URL: mock.url, OA_API_KEY: mock.apiKey, OA_API_SECRET: mock.apiSecret };
       // Listening for the signals before saying the server is up: a reader may stop it at that line.
@@ -98,8 +115,10 @@ export function mockServerCommand(): Command {
       );
       for (const line of membersLines(members)) out.notice(line);
       out.notice(`Web inbox: open ${mock.url}/ in a browser.`);
+      if (bot) out.notice(`Bot ${options.bot} answers what you type there (its webhook: ${bot.url}).`);
       out.notice('Press Ctrl+C to stop.');
       await stopped;
+      await bot?.close();
       await mock.close();
       out.notice(`Stopped. The fake received ${mock.requests.length} requests.`);
     }),

@@ -1,0 +1,310 @@
+/** `createBot`: a router over inbound events, with replies bound to the sender and per-user sessions. */
+import type { OAClient } from '../client.js';
+import { OAConfigError } from '../errors.js';
+import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
+import { BotContext, type BotOutbox } from './context.js';
+import {
+  type BotFilter,
+  type BotFilterContext,
+  elementsOf,
+  isBotFilter,
+  matches,
+  mediaOf,
+} from './filters.js';
+import { type BotSessionStore, MemorySessionStore, sessionText } from './session.js';
+
+/** Runs before or around the handlers; `next()` runs the rest of the chain. Koa's order. */
+export type BotMiddleware<S> = (ctx: BotContext<S>, next: () => Promise<void>) => unknown;
+
+/** A handler of `bot.on(filter)`; it may call `next()` to let later handlers see the event too. */
+export type BotFilterHandler<F extends BotFilter, S> = (
+  ctx: BotFilterContext<F, S>,
+  next: () => Promise<void>,
+) => unknown;
+
+/**
+ * A handler of `bot.hears`: a text message whose text matched, `ctx.match` holding what matched (the
+ * `RegExp`'s match array, or the string heard).
+ */
+export type BotHearsHandler<S, M extends RegExpMatchArray | string = RegExpMatchArray | string> = (
+  ctx: BotFilterContext<'text', S> & { match: M },
+  next: () => Promise<void>,
+) => unknown;
+
+/** Options of {@link createBot}. */
+export interface BotOptions<S> {
+  /** The client that sends the replies (and uploads their files). */
+  client: OAClient;
+  /**
+   * An outbox (`createOutbox` of `oa-messaging/queue`): every reply is added to it under the key of the
+   * event and the reply's position (`reply:<MsgKey>:<n>`), so a handler that runs again after a failure
+   * or a crash never sends a reply twice. Without one, replies are sent by the client at once.
+   */
+  outbox?: BotOutbox | undefined;
+  /**
+   * Where `ctx.session` is kept, per user: `createRedisSessionStore` (`oa-messaging/redis`) to share
+   * it between processes, `false` for no sessions.
+   * @default new MemorySessionStore()
+   */
+  sessions?: BotSessionStore | false | undefined;
+  /** The session of a user who has none yet. @default () => ({}) */
+  initialSession?: (() => S) | undefined;
+  /**
+   * How long a session is kept after it was last saved.
+   * @default 604_800_000 (7 days)
+   */
+  sessionTtlMs?: number | undefined;
+  /** The largest session, in bytes of JSON; a larger one fails the event. @default 65_536 */
+  maxSessionBytes?: number | undefined;
+}
+
+/** A bot: see {@link createBot}. */
+export interface Bot<S = Record<string, unknown>> {
+  /** Adds middleware that runs for every event, in the order added, before the handlers added after it. */
+  use(...middleware: BotMiddleware<S>[]): this;
+  /**
+   * Handles messages that match `filter` (or any of several): `text`, `image`, `video`, `sound`, `file`,
+   * `location`, `face`, `custom`, or `message` for any message. The handler's `ctx` is typed by the
+   * filter: an `image` handler's `ctx.media` holds the images, at least one.
+   */
+  on<F extends BotFilter>(filter: F | readonly F[], ...handlers: BotFilterHandler<F, S>[]): this;
+  /**
+   * Handles text messages whose whole text (trimmed) equals a string, or matches a `RegExp`; `ctx.match`
+   * holds the match.
+   */
+  hears<T extends string | RegExp>(
+    trigger: T | readonly T[],
+    ...handlers: BotHearsHandler<S, T extends RegExp ? RegExpMatchArray : string>[]
+  ): this;
+  /**
+   * Runs for an event no handler took (the chain ran to its end): other messages, events of unknown
+   * types. Without one such events are left alone; they are never an error.
+   */
+  fallback(handler: (ctx: BotContext<S>) => unknown): this;
+  /**
+   * Handles an error thrown by middleware, a handler, or the session's save: the event then counts as
+   * handled. Without it (or when it throws) `handle` rejects, so the webhook answers 500 and the OA
+   * delivers again, or the inbox runs the event again.
+   */
+  catch(handler: (error: unknown, ctx: BotContext<S>) => unknown): this;
+  /**
+   * Handles one event: pass it as `onEvent` of either webhook handler, or to `inbox.work`. Works unbound.
+   * Events of one sender are handled one at a time, in the order they reached this process; across
+   * processes, an inbox with `order: 'sender'` keeps that order.
+   */
+  readonly handle: (event: WebhookEvent, context?: unknown) => Promise<void>;
+}
+
+const DAY_MS = 86_400_000;
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new OAConfigError(`createBot: ${name} must be a positive number`);
+  }
+  return value;
+}
+
+/** `ctx` as one handler sees it: `overrides` read and written in place of the context's own fields. */
+function view<S>(ctx: BotContext<S>, overrides: Record<string, unknown>): BotContext<S> {
+  return new Proxy(ctx, {
+    get(target, property) {
+      if (typeof property === 'string' && Object.hasOwn(overrides, property)) return overrides[property];
+      const value: unknown = Reflect.get(target, property, target);
+      // The context's methods use its private state: they run on the context itself.
+      return typeof value === 'function' && property !== 'constructor' ? value.bind(target) : value;
+    },
+    set(target, property, value) {
+      if (typeof property === 'string' && Object.hasOwn(overrides, property)) overrides[property] = value;
+      else Reflect.set(target, property, value, target);
+      return true;
+    },
+  });
+}
+
+function heard(trigger: string | RegExp, text: string): RegExpMatchArray | string | undefined {
+  if (typeof trigger === 'string') return text.trim() === trigger ? trigger : undefined;
+  trigger.lastIndex = 0;
+  return text.match(trigger) ?? undefined;
+}
+
+/**
+ * A bot over the events the OA webhook delivers: a router (`on`, `hears`, `use`, `fallback`, `catch`),
+ * a context bound to the sender (`ctx.reply(...)` needs no `user_id`), and a per-user `ctx.session`.
+ *
+ * @example
+ * ```ts
+ * const bot = createBot({ client });
+ * bot.on('text', (ctx) => ctx.reply(`You said ${ctx.text}`));
+ * bot.on('image', (ctx) => ctx.replyWithImage(ctx.media[0].url));
+ * createWebhookHandler({ onEvent: bot.handle });
+ * ```
+ */
+export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): Bot<S> {
+  if (
+    typeof options !== 'object' ||
+    options === null ||
+    typeof options.client !== 'object' ||
+    !options.client
+  ) {
+    throw new OAConfigError('createBot needs { client }: the OAClient that sends the replies');
+  }
+  const { client, outbox } = options;
+  if (outbox !== undefined && typeof outbox?.add !== 'function') {
+    throw new OAConfigError('createBot: outbox must be an outbox of createOutbox (oa-messaging/queue)');
+  }
+  const store = options.sessions === false ? undefined : (options.sessions ?? new MemorySessionStore());
+  if (store && (typeof store.get !== 'function' || typeof store.set !== 'function')) {
+    throw new OAConfigError('createBot: sessions must be a session store (get, set, delete) or false');
+  }
+  const initial = options.initialSession ?? (() => ({}) as S);
+  if (typeof initial !== 'function') throw new OAConfigError('createBot: initialSession must be a function');
+  const ttlMs = positive('sessionTtlMs', options.sessionTtlMs, 7 * DAY_MS);
+  const maxBytes = positive('maxSessionBytes', options.maxSessionBytes, 65_536);
+
+  const stack: BotMiddleware<S>[] = [];
+  let fallback: ((ctx: BotContext<S>) => unknown) | undefined;
+  let onError: ((error: unknown, ctx: BotContext<S>) => unknown) | undefined;
+  const needFunctions = (what: string, handlers: unknown[]) => {
+    if (handlers.length === 0 || handlers.some((h) => typeof h !== 'function')) {
+      throw new OAConfigError(`bot.${what} needs one or more handler functions`);
+    }
+  };
+
+  /** Runs `stack` from `index` on `ctx`; the fallback when the chain runs off its end. */
+  const run = async (ctx: BotContext<S>, index: number): Promise<void> => {
+    const middleware = stack[index];
+    if (!middleware) {
+      await fallback?.(ctx);
+      return;
+    }
+    let called = false;
+    await middleware(ctx, () => {
+      if (called) return Promise.reject(new Error('next() called twice by one middleware'));
+      called = true;
+      return run(ctx, index + 1);
+    });
+  };
+
+  /** Handlers as one middleware: each in turn, each passing to the next with `next()`. */
+  const chain = (
+    handlers: ((ctx: never, next: () => Promise<void>) => unknown)[],
+    ctx: unknown,
+    next: () => Promise<void>,
+  ) => {
+    const step = async (i: number): Promise<void> => {
+      const handler = handlers[i];
+      if (!handler) return next();
+      await handler(ctx as never, () => step(i + 1));
+    };
+    return step(0);
+  };
+
+  const sessionKey = (event: WebhookEvent, from: string) => `${event.username ?? ''}:${from}`;
+
+  const handleOne = async (event: WebhookEvent, from: string | undefined): Promise<void> => {
+    const key = store && from !== undefined ? sessionKey(event, from) : undefined;
+    const stored = key === undefined ? undefined : await store?.get(key);
+    const session = stored === undefined ? initial() : (JSON.parse(stored) as S);
+    const ctx = new BotContext<S>(event, client, outbox, session);
+    try {
+      await run(ctx, 0);
+      if (store && key !== undefined) {
+        // Saved only when it changed, and only after every handler succeeded: a retried event starts
+        // from the session as it was.
+        if (ctx.session === undefined || ctx.session === null) {
+          if (stored !== undefined) await store.delete(key);
+        } else {
+          const text = sessionText(ctx.session, maxBytes);
+          if (text !== stored) await store.set(key, text, ttlMs);
+        }
+      }
+    } catch (error) {
+      if (!onError) throw error;
+      await onError(error, ctx);
+    }
+  };
+
+  // One event at a time per sender, in arrival order, in this process.
+  const running = new Map<string, Promise<void>>();
+  const handle = (event: WebhookEvent): Promise<void> => {
+    if (typeof event !== 'object' || event === null) {
+      return Promise.reject(new OAConfigError('bot.handle needs an event'));
+    }
+    const data = (event as { data?: { From_Account?: unknown } }).data;
+    const sender = typeof data?.From_Account === 'string' ? data.From_Account : undefined;
+    if (!sender) return handleOne(event, undefined);
+    const previous = running.get(sender) ?? Promise.resolve();
+    const current = previous.then(
+      () => handleOne(event, sender),
+      () => handleOne(event, sender),
+    );
+    const settled = current.then(
+      () => {},
+      () => {},
+    );
+    running.set(sender, settled);
+    void settled.then(() => {
+      if (running.get(sender) === settled) running.delete(sender);
+    });
+    return current;
+  };
+
+  const bot: Bot<S> = {
+    use(...middleware) {
+      needFunctions('use', middleware);
+      stack.push(...middleware);
+      return bot;
+    },
+    on(filter, ...handlers) {
+      const filters: readonly BotFilter[] = Array.isArray(filter) ? filter : [filter as BotFilter];
+      const unknown = filters.find((f) => !isBotFilter(f));
+      if (filters.length === 0 || unknown !== undefined) {
+        throw new OAConfigError(
+          `bot.on: unknown filter ${JSON.stringify(unknown)}: use message, text, image, video, sound, file, location, face or custom`,
+        );
+      }
+      needFunctions('on', handlers);
+      stack.push((ctx, next) => {
+        const matched = filters.find((f) => matches(f, ctx.event));
+        if (matched === undefined || !isMessageEvent(ctx.event)) return next();
+        const overrides = { elements: elementsOf(matched, ctx.event), media: mediaOf(matched, ctx.media) };
+        return chain(handlers, view(ctx, overrides), next);
+      });
+      return bot;
+    },
+    hears(trigger, ...handlers) {
+      const triggers: readonly (string | RegExp)[] = Array.isArray(trigger)
+        ? trigger
+        : [trigger as string | RegExp];
+      if (triggers.length === 0 || triggers.some((t) => typeof t !== 'string' && !(t instanceof RegExp))) {
+        throw new OAConfigError('bot.hears needs a string, a RegExp, or a list of them');
+      }
+      needFunctions('hears', handlers);
+      stack.push((ctx, next) => {
+        if (!matches('text', ctx.event)) return next();
+        const event = ctx.event;
+        for (const t of triggers) {
+          const match = heard(t, ctx.text);
+          if (match === undefined) continue;
+          const overrides = { elements: elementsOf('text', event), media: ctx.media, match };
+          return chain(handlers, view(ctx, overrides), next);
+        }
+        return next();
+      });
+      return bot;
+    },
+    fallback(handler) {
+      needFunctions('fallback', [handler]);
+      fallback = handler;
+      return bot;
+    },
+    catch(handler) {
+      needFunctions('catch', [handler]);
+      onError = handler;
+      return bot;
+    },
+    handle,
+  };
+  return bot;
+}

@@ -1,0 +1,190 @@
+/** What a bot handler receives: the event, the sender, the session, and replies that need no `user_id`. */
+import { createHash, randomUUID } from 'node:crypto';
+import type { OAClient } from '../client.js';
+import { OAValidationError } from '../errors.js';
+import type { OutboxAddOptions, OutboxMethod, OutboxParams } from '../queue/methods.js';
+import type { FileInput } from '../uploads/types.js';
+import { getMessageMedia, getMessageText, type WebhookMedia } from '../webhook/content.js';
+import { dedupeKeyOf } from '../webhook/dedupe.js';
+import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
+
+/** What a bot needs of an outbox (`createOutbox` of `oa-messaging/queue`): adding a keyed send. */
+export interface BotOutbox {
+  /** As `outbox.add`: the send is stored under `key` once, and delivered at most once. */
+  add<M extends OutboxMethod>(
+    method: M,
+    params: OutboxParams<M>,
+    options: OutboxAddOptions,
+  ): Promise<unknown>;
+}
+
+/** Options of `ctx.reply`. */
+export interface BotReplyOptions {
+  /** The short text of the push notification (at most 170 characters). */
+  desc?: string | undefined;
+}
+
+/** Options of `ctx.replyWithImage`. */
+export interface BotImageReplyOptions {
+  /** The page that opens when the image is tapped. */
+  link?: string | undefined;
+}
+
+const HTTP_URL = /^https?:\/\//i;
+
+/** The state a context and its narrowed views share (a view is made per matching handler). */
+interface ContextState<S> {
+  session: S;
+  replies: number;
+}
+
+/**
+ * One inbound event as a bot handler sees it. Handlers of `bot.on(filter)` get it narrowed to what the
+ * filter matched (see {@link BotFilterContext}).
+ */
+export class BotContext<S = Record<string, unknown>> {
+  /** The event as the webhook (or the inbox) handed it over; `ctx.event.raw` keeps the body. */
+  readonly event: WebhookEvent;
+  /** The user who sent it, the one every reply goes to; `undefined` for an event with no sender. */
+  readonly from: string | undefined;
+  /** The message's text (its text elements joined); `''` when it has none. */
+  readonly text: string;
+  /** The message's images, videos, voice messages and files, in order. */
+  readonly media: readonly WebhookMedia[];
+  /**
+   * What `bot.hears` matched: the `RegExp`'s match (groups at `ctx.match[1]` ...), or the string heard;
+   * `undefined` elsewhere.
+   */
+  match: RegExpMatchArray | string | undefined;
+  /** The client the replies are sent with; use it for anything the reply methods do not cover. */
+  readonly client: OAClient;
+  readonly #outbox: BotOutbox | undefined;
+  readonly #state: ContextState<S>;
+  readonly #replyKey: string;
+
+  /** Made by the bot for each event; a handler never needs to make one. */
+  constructor(event: WebhookEvent, client: OAClient, outbox: BotOutbox | undefined, session: S) {
+    this.event = event;
+    const message = isMessageEvent(event) ? event : undefined;
+    this.from = message?.data.From_Account || undefined;
+    this.text = message ? getMessageText(message) : '';
+    this.media = message ? getMessageMedia(message) : [];
+    this.match = undefined;
+    this.client = client;
+    this.#outbox = outbox;
+    this.#state = { session, replies: 0 };
+    this.#replyKey = replyKeyOf(event);
+  }
+
+  /** This user's session: loaded before the first handler ran, saved after the last one. */
+  get session(): S {
+    return this.#state.session;
+  }
+  /** Replaces the session; `null` or `undefined` deletes it when the event has been handled. */
+  set session(value: S) {
+    this.#state.session = value;
+  }
+
+  /**
+   * Sends a text to the sender (`sendText`). With an outbox, it is added under the key of the event and
+   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice.
+   */
+  reply(msg: string, options: BotReplyOptions = {}): Promise<void> {
+    return this.#send('sendText', (user_id) => ({ user_id, msg, ...definedDesc(options.desc) }));
+  }
+
+  /**
+   * Sends an image to the sender: an `http(s)` URL as it is (`sendImage`), anything else (a path, bytes,
+   * a `Blob`, a stream) uploaded first. `undefined` (a received image whose URL an old client did not
+   * send) is an `OAValidationError`, nothing sent.
+   */
+  async replyWithImage(image: FileInput | undefined, options: BotImageReplyOptions = {}): Promise<void> {
+    const link = options.link === undefined ? {} : { link: options.link };
+    if (image === undefined) {
+      throw new OAValidationError('replyWithImage needs an image: a URL, a path, bytes or a Blob', [
+        { path: ['image'], message: 'undefined (a received image without a URL?)' },
+      ]);
+    }
+    if (typeof image === 'string' && HTTP_URL.test(image)) {
+      return this.#send('sendImage', (user_id) => ({ user_id, image_url: image, ...link }));
+    }
+    const user_id = this.#recipient();
+    if (!this.#outbox) {
+      await this.client.sendImageFile(user_id, image, link);
+      return;
+    }
+    const { url } = await this.client.uploadImage(image);
+    return this.#send('sendImage', () => ({ user_id, image_url: url, ...link }));
+  }
+
+  /** Uploads a video and sends it to the sender once it is transcoded (`sendVideo` waits for it). */
+  async replyWithVideo(file: FileInput): Promise<void> {
+    const user_id = this.#recipient();
+    if (!this.#outbox) {
+      await this.client.sendVideoFile(user_id, file);
+      return;
+    }
+    const { ticket_id } = await this.client.uploadVideo(file);
+    return this.#send('sendVideo', () => ({ user_id, ticket_id }));
+  }
+
+  /** Uploads an audio file and sends it to the sender (`sendAudio`). */
+  async replyWithAudio(file: FileInput): Promise<void> {
+    const user_id = this.#recipient();
+    if (!this.#outbox) {
+      await this.client.sendAudioFile(user_id, file);
+      return;
+    }
+    const { audio_url, audio_uuid, audio_size, audio_duration } = await this.client.uploadAudio(file);
+    return this.#send('sendAudio', () => ({ user_id, audio_url, audio_uuid, audio_size, audio_duration }));
+  }
+
+  /** Sends the OA's greeting to the sender (`sendGreeting`). */
+  replyWithGreeting(): Promise<void> {
+    return this.#send('sendGreeting', (user_id) => ({ user_id }));
+  }
+
+  #recipient(): string {
+    if (this.from === undefined) {
+      throw new OAValidationError('this event has no sender to reply to (From_Account)', [
+        { path: ['event', 'data', 'From_Account'], message: 'missing' },
+      ]);
+    }
+    return this.from;
+  }
+
+  async #send<M extends OutboxMethod>(
+    method: M,
+    params: (user_id: string) => OutboxParams<M>,
+  ): Promise<void> {
+    const user_id = this.#recipient();
+    // The position counts every reply started, in order, so a handler that runs again makes the same keys.
+    const position = ++this.#state.replies;
+    const outbox = this.#outbox;
+    if (outbox) {
+      await outbox.add(method, params(user_id), { key: `${this.#replyKey}:${position}` });
+      return;
+    }
+    const send = this.client[method] as (p: OutboxParams<M>) => Promise<unknown>;
+    await send.call(this.client, params(user_id));
+  }
+}
+
+/** `{ desc }` when given: the send's schema refuses nothing for an absent `desc`. */
+const definedDesc = (desc: string | undefined) => (desc === undefined ? {} : { desc });
+
+/**
+ * The outbox key of an event's replies: `reply:<MsgKey>` (readable in `oa outbox status`) when the event
+ * has a plain MsgKey, else a hash of its whole identity; an event with neither gets a key of its own.
+ */
+function replyKeyOf(event: WebhookEvent): string {
+  const identity = dedupeKeyOf(event);
+  if (identity === undefined) return `reply:${randomUUID()}`;
+  const msgKey = isMessageEvent(event) ? event.data.MsgKey : undefined;
+  const command = isMessageEvent(event) ? event.data.CallbackCommand : undefined;
+  // A MsgKey is shared by the callbacks about one message: only the message's own callback uses it bare.
+  if (msgKey && /^[\w.-]{1,200}$/.test(msgKey) && (!command || command.endsWith('AfterSendMsg'))) {
+    return `reply:${msgKey}`;
+  }
+  return `reply:${createHash('sha256').update(identity).digest('hex').slice(0, 40)}`;
+}

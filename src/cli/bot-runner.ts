@@ -1,0 +1,73 @@
+/** `oa mock-server --bot`: a bot module run behind the fake's webhook, so the web inbox chats with it. */
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Bot } from '../bot/index.js';
+import { OAClient } from '../client.js';
+import type { MockServer } from '../testing/index.js';
+import { createWebhookHandler } from '../webhook/index.js';
+import { examplesFolder } from './commands/example.js';
+import { UsageError } from './errors.js';
+
+/** A running bot: where it receives, and how to stop it. */
+export interface RunningBot {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Where `--bot NAME` is: an example of the package (`support-bot`), else a path from the current folder. */
+function modulePath(name: string): string {
+  const example = join(examplesFolder(), `${name}.mjs`);
+  if (/^[\w-]+$/.test(name) && existsSync(example)) return example;
+  const path = resolve(name);
+  if (!existsSync(path)) throw new UsageError(`--bot ${name}: no such file (or example: try support-bot)`);
+  return path;
+}
+
+/**
+ * Loads the bot module (its default export: `(client) => bot`, given a client of the fake), serves
+ * `bot.handle` as a webhook on loopback and points the fake's web inbox at it.
+ */
+export async function runBot(
+  name: string,
+  mock: MockServer,
+  log: (line: string) => void,
+): Promise<RunningBot> {
+  const path = modulePath(name);
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
+  } catch (error) {
+    const hint = /\.[cm]?ts$/.test(path)
+      ? ' (a TypeScript module needs a Node that strips types, or: npx tsx node_modules/.bin/oa ...)'
+      : '';
+    throw new UsageError(`--bot ${name}: could not load it: ${(error as Error).message}${hint}`);
+  }
+  if (typeof loaded.default !== 'function') {
+    throw new UsageError(`--bot ${name}: its default export must be a function (client) => bot (createBot)`);
+  }
+  const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
+  const bot = (await loaded.default(client)) as Partial<Bot>;
+  if (typeof bot?.handle !== 'function') {
+    await client.close();
+    throw new UsageError(`--bot ${name}: its default export returned no bot (createBot of oa-messaging/bot)`);
+  }
+  const handler = createWebhookHandler({
+    onEvent: bot.handle,
+    logger: { warn: (message) => log(`bot: ${message}`), error: (message) => log(`bot: ${message}`) },
+  });
+  const server = createServer((req, res) => void handler(req, res));
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oa/webhook`;
+  mock.webhookUrl = url;
+  return {
+    url,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+      await client.close();
+    },
+  };
+}

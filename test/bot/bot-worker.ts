@@ -1,0 +1,43 @@
+// Run as a child process by the bot's multi-process tests: one process of a bot. Its inbox worker runs
+// `bot.handle` with `order: 'sender'`, its replies go through a keyed outbox (whose worker, with
+// `sendReplies`, sends them to the fake), and its sessions live in Redis. Each text handled is RPUSHed to `handled:<user>` before
+// the reply; the reply is `got <text> #<session count>`. Prints `ready`; runs until it is killed.
+import { Redis } from 'ioredis';
+import { createBot } from '../../src/bot/index.js';
+import { OAClient } from '../../src/index.js';
+import { createInbox, createOutbox } from '../../src/queue/index.js';
+import { createRedisSessionStore } from '../../src/redis/index.js';
+
+/** What the test passes as the one argument (JSON). */
+export interface BotWorkerConfig {
+  redisUrl: string;
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  inbox: string;
+  outbox: string;
+  concurrency: number;
+  /** Whether this process also runs an outbox worker (the replies' sends). */
+  sendReplies: boolean;
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as BotWorkerConfig;
+const redis = new Redis(config.redisUrl);
+const client = new OAClient({
+  baseUrl: config.baseUrl,
+  apiKey: config.apiKey,
+  apiSecret: config.apiSecret,
+  rateLimit: false,
+});
+const outbox = createOutbox({ connection: { url: config.redisUrl }, name: config.outbox });
+const inbox = createInbox({ connection: { url: config.redisUrl }, name: config.inbox, order: 'sender' });
+const sessions = createRedisSessionStore({ url: config.redisUrl });
+const bot = createBot<{ count: number }>({ client, outbox, sessions, initialSession: () => ({ count: 0 }) });
+bot.on('text', async (ctx) => {
+  ctx.session.count++;
+  await redis.rpush(`handled:${ctx.from}`, ctx.text);
+  await ctx.reply(`got ${ctx.text} #${ctx.session.count}`);
+});
+inbox.work(bot.handle, { concurrency: config.concurrency, lockDurationMs: 2000 });
+if (config.sendReplies) outbox.work({ client, concurrency: 4, lockDurationMs: 2000 });
+process.stdout.write('ready\n');
