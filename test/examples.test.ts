@@ -162,9 +162,13 @@ describe('examples (each as a child process, against the fake)', () => {
 
   it('support-bot: a menu, an order kept in the session, a photo answered, through the fake', async () => {
     const { code, output } = await run('support-bot');
-    expect(output).toContain('user-1: order 1001\n   bot: Order 1001 is shipped on Monday; it arrives tomorrow.');
+    expect(output).toContain(
+      'user-1: order 1001\n   bot: Order 1001 is shipped on Monday; it arrives tomorrow.',
+    );
     expect(output).toContain('user-1: status\n   bot: Order 1001 is shipped on Monday; it arrives tomorrow.');
-    expect(output).toMatch(/user-1: \(a photo\)\n {3}bot: Sorry it arrived damaged.*\n {3}bot: \[sendImage\]/);
+    expect(output).toMatch(
+      /user-1: \(a photo\)\n {3}bot: Sorry it arrived damaged.*\n {3}bot: \[sendImage\]/,
+    );
     expect(output).toContain('user-1: what?\n   bot: Sorry, I didn\'t get "what?"');
     expectNoSecrets(output);
     expect(code).toBe(0);
