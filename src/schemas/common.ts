@@ -8,8 +8,12 @@ export const UuidSchema = z
   .string()
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'Expected a UUID');
 
-/** A non-empty string that is not only white space. */
-export const NonBlankSchema = z.string().refine((s) => s.trim().length > 0, 'Must not be empty');
+/**
+ * A non-empty string that is not only white space. `\S` is exactly what `trim()` keeps (ECMAScript's
+ * WhiteSpace and LineTerminator): a zod check rather than a refinement, so that checking a call's
+ * params runs no function of the SDK's.
+ */
+export const NonBlankSchema = z.string().regex(/\S/, 'Must not be empty');
 
 /** An absolute http(s) URL. */
 export const HttpUrlSchema = z.string().refine((s) => {
