@@ -113,6 +113,12 @@ export class CallRegistry {
     return this.#closed;
   }
 
+  /** Refuses a call of a closed client before anything else happens: `what` names it (`POST /path`). */
+  refuseIfClosed(what: string): void {
+    if (this.#closed)
+      throw new OAConnectionError(`${what} not sent: the client is closed`, { failure: 'final' });
+  }
+
   /** Starts tracking a call; `what` names it in errors (`POST /path`). */
   start(
     what: string,

@@ -13,13 +13,20 @@ import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
-import { type PipelineContext, RequestHeaders } from './call.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
 import { type Logger, loggerFor } from './logger.js';
-import { checkOptions, type OAClientOptions, type RequestOptions, resolveOptions } from './options.js';
+import {
+  checkOptions,
+  type OAClientOptions,
+  type RequestHeaders,
+  type RequestOptions,
+  requestHeaders,
+  resolveOptions,
+} from './options.js';
 import { call, callUpload, tokenExchange } from './pipeline.js';
 import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
+import type { PipelineContext } from './retry.js';
 import { Transport } from './transport.js';
 
 /** One client's {@link PipelineContext}. */
@@ -63,7 +70,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       logger: this.logger,
       events: this.events,
     });
-    this.headers = new RequestHeaders(options.appInfo, options.defaultHeaders);
+    this.headers = requestHeaders(options.appInfo, options.defaultHeaders);
     this.transport = new Transport(options.dispatcher, resolved.proxyFromEnv);
     this.timeoutMs = resolved.timeoutMs;
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;

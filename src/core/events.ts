@@ -117,7 +117,13 @@ export type ListenerErrorReport = (name: string, error: unknown) => void;
  */
 export class TypedEvents<Events extends object> {
   readonly #listeners = new Map<keyof Events, Set<(event: never) => void>>();
+  readonly #heard = new Set<keyof Events>();
   readonly #report: ListenerErrorReport;
+  /**
+   * The names that have a listener: a hot path reads it (a plain property, no call) and skips
+   * building an event nobody reads.
+   */
+  readonly heard: ReadonlySet<keyof Events> = this.#heard;
 
   constructor(report: ListenerErrorReport) {
     this.#report = report;
@@ -130,15 +136,13 @@ export class TypedEvents<Events extends object> {
       this.#listeners.set(name, set);
     }
     set.add(listener as (event: never) => void);
+    this.#heard.add(name);
   }
 
   off<E extends keyof Events>(name: E, listener: (event: Events[E]) => void): void {
-    this.#listeners.get(name)?.delete(listener as (event: never) => void);
-  }
-
-  /** Whether `name` has a listener: a hot path skips building an event nobody reads. */
-  has(name: keyof Events): boolean {
-    return (this.#listeners.get(name)?.size ?? 0) > 0;
+    const set = this.#listeners.get(name);
+    set?.delete(listener as (event: never) => void);
+    if (set?.size === 0) this.#heard.delete(name);
   }
 
   /** How many listeners there are, over all names. */

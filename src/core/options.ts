@@ -1,6 +1,6 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type { z } from 'zod';
-import { OAConfigError, OAConnectionError } from '../errors.js';
+import { OAConfigError } from '../errors.js';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
@@ -188,9 +188,7 @@ export function checkOptions<O extends RequestOptions>(
   schema: z.ZodType = RequestOptionsSchema,
 ): O {
   if (options !== undefined) validate(schema, options, `${endpoint.name} options`);
-  if (ctx.calls.closed) {
-    throw new OAConnectionError(`POST ${endpoint.path} not sent: the client is closed`, { failure: 'final' });
-  }
+  ctx.calls.refuseIfClosed(`POST ${endpoint.path}`);
   return options ?? ({} as O);
 }
 
@@ -249,8 +247,30 @@ export interface AppInfo {
   url?: string | undefined;
 }
 
+/**
+ * The headers each request carries, made once per client from its options (and the bearer ones once
+ * per token), so that the hot path spreads no object per call: `headersOf` in `pipeline.ts` picks them.
+ */
+export interface RequestHeaders {
+  /** Every request's: the caller's `defaultHeaders`, `accept` and `user-agent`. */
+  readonly common: Readonly<Record<string, string>>;
+  /** The headers of a JSON request without a token (a login or refresh). */
+  readonly json: Readonly<Record<string, string>>;
+  /** The JSON headers with the last token sent. */
+  bearer: { token: string; headers: Record<string, string> } | undefined;
+}
+
+/** A client's {@link RequestHeaders}. */
+export function requestHeaders(
+  app: AppInfo | undefined,
+  defaults: Record<string, string> | undefined,
+): RequestHeaders {
+  const common = { ...defaults, accept: 'application/json', 'user-agent': userAgent(app) };
+  return { common, json: { ...common, 'content-type': 'application/json' }, bearer: undefined };
+}
+
 /** `oa-messaging/1.2.3 node/v20.19.0`, then the application when there is one. */
-export function userAgent(app: AppInfo | undefined): string {
+function userAgent(app: AppInfo | undefined): string {
   const sdk = `oa-messaging/${VERSION} node/${process.version}`;
   if (!app) return sdk;
   const version = app.version ? `/${app.version.replace(/[^\w.+-]/g, '')}` : '';

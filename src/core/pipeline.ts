@@ -8,17 +8,20 @@ import {
   OAResponseValidationError,
   reissued,
 } from '../errors.js';
-import { formatIssues, toIssues, validate } from '../schemas/validate.js';
+import { formatIssues, invalid, toIssues } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
-import { type AttemptBody, Call, type PipelineContext } from './call.js';
 import { runBeforeSend, tellNotDelivered } from './call-control.js';
-import { answerOf, checkOptions, type RequestOptions, tellResponse } from './options.js';
+import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellResponse } from './options.js';
 import { type Permit, SlotLoan } from './rate-limit.js';
 import { redactJsonText, redactText } from './redact.js';
-import { withRetries } from './retry.js';
+import { type AttemptBody, Call, type PipelineContext, withRetries } from './retry.js';
 import { send, type TransportResponse } from './transport.js';
 
-/** A JSON call: params and options checked, then the retry loop. */
+/**
+ * A JSON call: its options (when it has any), whether the client is open, its params, then the retry
+ * loop. A mistake in the options must not cost a login; a closed client is refused before its params
+ * are read.
+ */
 export function call<R extends z.ZodType>(
   ctx: PipelineContext,
   endpoint: Endpoint<z.ZodType, R>,
@@ -26,8 +29,11 @@ export function call<R extends z.ZodType>(
   options?: RequestOptions,
 ): Promise<z.output<R>> {
   try {
-    const checked = checkOptions(ctx, endpoint, options);
-    return callChecked(ctx, endpoint, validate(endpoint.params, params, `${endpoint.name} params`), checked);
+    if (options === undefined) ctx.calls.refuseIfClosed(`POST ${endpoint.path}`);
+    else checkOptions(ctx, endpoint, options);
+    const valid = endpoint.params.safeParse(params);
+    if (!valid.success) throw invalid(valid.error, `${endpoint.name} params`);
+    return runJson(ctx, endpoint, valid.data, options ?? {});
   } catch (error) {
     return Promise.reject(error);
   }
@@ -45,12 +51,20 @@ export function callChecked<R extends z.ZodType>(
   options: RequestOptions,
 ): Promise<z.output<R>> {
   try {
-    checkOptions(ctx, endpoint, undefined);
-    const text = JSON.stringify(valid);
-    return run(new Call(ctx, endpoint, options, { body: text, headers: ctx.headers.json }));
+    ctx.calls.refuseIfClosed(`POST ${endpoint.path}`);
+    return runJson(ctx, endpoint, valid, options);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+function runJson<R extends z.ZodType>(
+  ctx: PipelineContext,
+  endpoint: Endpoint<z.ZodType, R>,
+  valid: unknown,
+  options: RequestOptions,
+): Promise<z.output<R>> {
+  return run(new Call(ctx, endpoint, options, { body: JSON.stringify(valid), headers: ctx.headers.json }));
 }
 
 /** An upload, its file read and checked: the retry loop with a fresh multipart body each attempt. */
@@ -209,7 +223,7 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
     body = call.makeBody();
     const request = {
       url: urlOf(ctx, endpoint.path),
-      headers: ctx.headers.of(body.headers, call.token),
+      headers: headersOf(ctx.headers, body.headers, call.token),
       body: body.body,
       timeoutMs: call.timeoutMs,
       isSend: endpoint.isSend,
@@ -224,7 +238,7 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
       await runBeforeSend(control, call.beforeSend, endpoint);
     }
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
-    if (ctx.events.has('request')) {
+    if (ctx.events.heard.has('request')) {
       ctx.events.emit('request', {
         endpoint: endpoint.name,
         method: 'POST',
@@ -249,7 +263,7 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
     status: res.status,
     ms: durationMs,
   });
-  if (ctx.events.has('response')) {
+  if (ctx.events.heard.has('response')) {
     const { status } = res;
     const id = res.headers['x-request-id'];
     ctx.events.emit('response', {
@@ -348,6 +362,27 @@ async function renewalExchange<R extends z.ZodType>(
   } finally {
     call.control.end();
   }
+}
+
+/** An attempt's headers: its content headers (the JSON ones, or an upload's) and the token. */
+function headersOf(
+  headers: RequestHeaders,
+  content: Readonly<Record<string, string>>,
+  token: string | undefined,
+): Readonly<Record<string, string>> {
+  if (content !== headers.json) {
+    return {
+      ...headers.common,
+      ...content,
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    };
+  }
+  if (token === undefined) return content;
+  // Built once per token rather than spread on every call.
+  if (headers.bearer?.token !== token) {
+    headers.bearer = { token, headers: { ...headers.json, authorization: `Bearer ${token}` } };
+  }
+  return headers.bearer.headers;
 }
 
 /** The URL of an endpoint, made once per client. */

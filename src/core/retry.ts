@@ -2,39 +2,136 @@
  * One retry loop with one budget per call ("Retries: never send a message twice" in API.md). Every
  * retryable failure draws on it: answers that ask to wait (429, `JOB_BUSY`) on the total wait
  * `maxBusyWaitMs`, failures (not sent; for auth and uploads also outcome unknown) on `maxRetries`, a
- * 401 on its one replay; and every wait ends with the call's deadline, `close()` or `signal`.
+ * 401 on its one replay; and every wait ends with the call's deadline, `close()` or `signal`. The
+ * call's state (`Call`), which the loop repeats and each step of `pipeline.ts` reads, lives here too.
  */
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { Endpoint } from '../endpoints.js';
 import { isOAError, type OAError, OARateLimitError, reissued } from '../errors.js';
-import type { CallControl } from './call-control.js';
+import type { ClientTelemetry } from '../telemetry/client.js';
+import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
+import type { TokenManager } from './auth.js';
+import { beforeSendOf, type CallControl, type CallRegistry, notDeliveredOf } from './call-control.js';
 import type { ClientEvents, RetryReason } from './events.js';
 import type { Logger } from './logger.js';
+import type { OAResponseInfo, RequestHeaders } from './options.js';
+import type { Limiter, Permit } from './rate-limit.js';
+import type { Transport } from './transport.js';
 
-/** How the SDK may repeat one call, and where its attempts stand: the call's state, as the loop reads it. */
-export interface RetryState {
+/** What the steps read of the client: made once from its options (see `ClientContext`). */
+export interface PipelineContext {
+  readonly baseUrl: URL;
+  /** Each endpoint's URL, made once: nothing reads or changes it after. */
+  readonly urls: Map<string, URL>;
+  readonly headers: RequestHeaders;
+  /** Per-attempt limit. */
+  readonly timeoutMs: number;
+  /** The per-attempt limit of uploads. */
+  readonly uploadTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly maxBusyWaitMs: number;
+  /** `undefined` when `rateLimit: false`. */
+  readonly limiter: Limiter | undefined;
+  readonly transport: Transport;
+  readonly events: ClientEvents;
+  readonly logger: Logger;
+  readonly tokens: TokenManager;
+  readonly calls: CallRegistry;
+  /** Spans and metrics; `undefined` when OpenTelemetry is absent or has no provider (nothing runs). */
+  readonly telemetry: ClientTelemetry | undefined;
+  /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
+  secrets(): Iterable<string | undefined>;
+}
+
+/** What one attempt sends: the same JSON text each time, or a fresh multipart stream. */
+export interface AttemptBody {
+  body: string | Readable;
+  /** Content headers: `content-type`, and `content-length` when known. */
+  headers: Readonly<Record<string, string>>;
+  dispose?(): void;
+}
+
+/**
+ * One call as it goes down the path, the state the retry loop repeats: made once per call; each step
+ * of `pipeline.ts` reads it, each attempt updates it (its slot and token, its number, why it is a retry).
+ */
+export class Call<R extends z.ZodType> {
+  readonly ctx: PipelineContext;
+  /** What is called, named in the retry's log line and event. */
+  readonly endpoint: Endpoint<z.ZodType, R>;
   /** The call's deadline, `close()` and signal: they end every wait. */
   readonly control: CallControl;
-  /** What is called, named in the retry's log line and event. */
-  readonly endpoint: { readonly name: string; readonly path: string };
-  /** Where retries are reported. */
-  readonly ctx: { readonly logger: Logger; readonly events: ClientEvents };
+  readonly bucket: 'general' | 'upload';
+  /** This attempt's limit. */
+  readonly timeoutMs: number;
   /** How many failures (not sent; outcome unknown when not a send) may be retried; 0: no retry at all. */
-  maxRetries: number;
+  readonly maxRetries: number;
   /** The longest a call waits, in all, on answers that ask it to wait (429, `JOB_BUSY`). */
-  maxBusyWaitMs: number;
+  readonly maxBusyWaitMs: number;
   /** A send or broadcast: repeated only when the API cannot have acted on it. */
-  isSend: boolean;
+  readonly isSend: boolean;
   /** The request carries an access token: a 401 renews it and replays the request once. */
-  usesToken: boolean;
-  /**
-   * `false` once the body cannot be sent again (an upload from a one-shot stream that an attempt has
-   * read): nothing is retried then, and a failure that would have been says why. A failure before the
-   * body was first made (waiting for a token, say) is retried as usual.
-   */
-  replayable(): boolean;
+  readonly usesToken: boolean;
+  /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
+  readonly beforeSend: (() => unknown) | undefined;
+  /** Runs when an attempt whose request left certainly did not deliver (see `NOT_DELIVERED`). */
+  readonly notDelivered: (() => unknown) | undefined;
+  /** The caller's `onResponse`, told of the answer that settled the call. */
+  readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
+  readonly #body: AttemptBody | PreparedUpload;
+  readonly #onProgress: UploadOptions['onProgress'];
+  /** An upload's body has been made (read) once. */
+  #read = false;
   /** The attempt under way: 1, then 2 after a retry... */
-  attempt: number;
+  attempt = 0;
   /** Why the attempt under way is a retry; `undefined` for the first. */
-  previous: Retry | undefined;
+  previous: Retry | undefined = undefined;
+  /** The rate-limit slot the attempt holds. */
+  permit: Permit | undefined = undefined;
+  /** The access token the attempt sends: a 401 renews from this one. */
+  token: string | undefined = undefined;
+
+  constructor(
+    ctx: PipelineContext,
+    endpoint: Endpoint<z.ZodType, R>,
+    options: UploadOptions,
+    body: AttemptBody | PreparedUpload,
+  ) {
+    this.ctx = ctx;
+    this.endpoint = endpoint;
+    this.control = ctx.calls.start(`POST ${endpoint.path}`, options);
+    this.bucket = endpoint.bucket;
+    this.timeoutMs = this.bucket === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs;
+    this.maxRetries = options.maxRetries ?? ctx.maxRetries;
+    this.maxBusyWaitMs = ctx.maxBusyWaitMs;
+    this.isSend = endpoint.isSend;
+    this.usesToken = endpoint.auth;
+    this.beforeSend = beforeSendOf(options);
+    this.notDelivered = notDeliveredOf(options);
+    this.onResponse = options.onResponse;
+    this.#body = body;
+    this.#onProgress = options.onProgress;
+  }
+
+  /** This attempt's body: the JSON text, or the upload's multipart stream made afresh. */
+  makeBody(): AttemptBody {
+    const body = this.#body;
+    if (!('discard' in body)) return body;
+    this.#read = true;
+    const made = body.body(this.#onProgress);
+    return { body: made.body as unknown as Readable, headers: made.headers, dispose: () => made.dispose() };
+  }
+
+  /**
+   * Whether the body can be sent again: JSON always; an upload from a one-shot stream until an attempt
+   * has read it. Nothing is retried once it cannot be, and a failure that would have been says why; a
+   * failure before the body was first made (waiting for a token, say) is retried as usual.
+   */
+  replayable(): boolean {
+    const body = this.#body;
+    return !('discard' in body) || body.replayable || !this.#read;
+  }
 }
 
 /** A retry, decided. */
@@ -84,14 +181,14 @@ function backoffMs(step: number, { initialMs, maxMs }: { initialMs: number; maxM
 
 /** What one call has left to spend on retries. */
 class RetryBudget {
-  readonly #policy: RetryState;
+  readonly #policy: Call<z.ZodType>;
   #retriesLeft: number;
   #busyWaitLeftMs: number;
   #busyStep = 0;
   #failureStep = 0;
   #replayed = false;
 
-  constructor(policy: RetryState) {
+  constructor(policy: Call<z.ZodType>) {
     this.#policy = policy;
     this.#retriesLeft = policy.maxRetries;
     this.#busyWaitLeftMs = policy.maxBusyWaitMs;
@@ -136,10 +233,10 @@ class RetryBudget {
  * sees. A wait that would outlast the call's deadline, or leave its attempt under 250 ms, is not
  * started: the error goes back at once.
  */
-export async function withRetries<S extends RetryState, T>(
-  call: S,
-  attempt: (call: S) => Promise<T>,
-): Promise<T> {
+export async function withRetries<R extends z.ZodType>(
+  call: Call<R>,
+  attempt: (call: Call<R>) => Promise<z.output<R>>,
+): Promise<z.output<R>> {
   let budget: RetryBudget | undefined;
   const { control } = call;
   for (call.attempt = 1; ; call.attempt++) {
@@ -166,7 +263,7 @@ export async function withRetries<S extends RetryState, T>(
   }
 }
 
-function reportRetry({ ctx, endpoint }: RetryState, retry: Retry): void {
+function reportRetry({ ctx, endpoint }: Call<z.ZodType>, retry: Retry): void {
   ctx.logger.warn?.(
     `oa-messaging: POST ${endpoint.path} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
     { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },

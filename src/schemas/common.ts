@@ -12,10 +12,14 @@ export const UuidSchema = z
     'must be a UUID (8-4-4-4-12 hex digits, as the API gave it)',
   );
 
-/** A non-empty string that is not only white space. */
+/**
+ * A non-empty string that is not only white space. `\S` is exactly what `trim()` keeps (ECMAScript's
+ * WhiteSpace and LineTerminator): a zod check rather than a refinement, so that checking a call's
+ * params runs no function of the SDK's.
+ */
 export const NonBlankSchema = z
   .string({ error: expecting('a non-empty string') })
-  .refine((s) => s.trim().length > 0, 'must not be empty or only white space');
+  .regex(/\S/, 'must not be empty or only white space');
 
 /** An absolute http(s) URL. */
 export const HttpUrlSchema = z.string({ error: expecting('a URL (http or https)') }).refine((s) => {

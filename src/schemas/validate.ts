@@ -59,6 +59,11 @@ export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
 export function validate<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value, { error: humanError });
   if (result.success) return result.data;
-  const issues = toIssues(result.error);
-  throw new OAValidationError(`Invalid ${what}: ${formatIssues(issues)}`, issues);
+  throw invalid(result.error, what);
+}
+
+/** The {@link OAValidationError} for a failed `safeParse` of `what`: a caller's own check reaches here only on failure. */
+export function invalid(error: z.ZodError, what: string): OAValidationError {
+  const issues = toIssues(error);
+  return new OAValidationError(`Invalid ${what}: ${formatIssues(issues)}`, issues);
 }
