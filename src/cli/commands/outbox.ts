@@ -1,6 +1,7 @@
 /** `oa outbox add|work|status|cancel`: a campaign kept in Redis (`oa-messaging/queue`), sent by workers. */
 import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
+import { sleep } from '../../core/call-control.js';
 import { OAValidationError } from '../../index.js';
 import {
   createOutbox,
@@ -194,7 +195,7 @@ function workCommand(): Command {
                     progress.update(counts);
                     const { done, total } = campaignTotals(counts);
                     if (stop || (flags.untilDone && done === total)) break;
-                    await new Promise((resolve) => setTimeout(resolve, 500));
+                    await sleep(500, undefined, 'the progress poll').done;
                     counts = await outbox.counts();
                   }
                 } finally {
