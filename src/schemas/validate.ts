@@ -53,11 +53,17 @@ export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
 }
 
 /**
+ * The parse options of every check of a caller's input: zod's issues in the SDK's words (the field, the
+ * rule, what to do), set per parse so that the app's own zod configuration is left alone.
+ */
+export const IN_WORDS = { error: humanError } as const;
+
+/**
  * Checks `value` against `schema` and returns the parsed value, or throws an {@link OAValidationError}
  * whose message names `what` and every problem found: the field, the rule, what to do.
  */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value, { error: humanError });
+  const result = schema.safeParse(value, IN_WORDS);
   if (result.success) return result.data;
   throw invalid(result.error, what);
 }
