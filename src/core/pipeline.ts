@@ -8,7 +8,7 @@ import {
   OAResponseValidationError,
   reissued,
 } from '../errors.js';
-import { formatIssues, IN_WORDS, invalid, toIssues } from '../schemas/validate.js';
+import { formatIssues, invalid, toIssues } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
 import { runBeforeSend, tellNotDelivered } from './call-control.js';
 import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellResponse } from './options.js';
@@ -31,8 +31,8 @@ export function call<R extends z.ZodType>(
   try {
     if (options === undefined) ctx.calls.refuseIfClosed(`POST ${endpoint.path}`);
     else checkOptions(ctx, endpoint, options);
-    const valid = endpoint.params.safeParse(params, IN_WORDS);
-    if (!valid.success) throw invalid(valid.error, `${endpoint.name} params`);
+    const valid = endpoint.params.safeParse(params);
+    if (!valid.success) throw invalid(endpoint.params, params, `${endpoint.name} params`);
     return runJson(ctx, endpoint, valid.data, options ?? {});
   } catch (error) {
     return Promise.reject(error);

@@ -53,23 +53,28 @@ export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
 }
 
 /**
- * The parse options of every check of a caller's input: zod's issues in the SDK's words (the field, the
- * rule, what to do), set per parse so that the app's own zod configuration is left alone.
+ * The parse options that put zod's issues in the SDK's words (the field, the rule, what to do), set per
+ * parse so that the app's own zod configuration is left alone. A parse given options skips zod's fast
+ * path (about 1.3 µs more per call): checks parse without them, and again with them only on failure.
  */
-export const IN_WORDS = { error: humanError } as const;
+const IN_WORDS = { error: humanError } as const;
 
 /**
  * Checks `value` against `schema` and returns the parsed value, or throws an {@link OAValidationError}
  * whose message names `what` and every problem found: the field, the rule, what to do.
  */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value, IN_WORDS);
+  const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw invalid(result.error, what);
+  throw invalid(schema, value, what);
 }
 
-/** The {@link OAValidationError} for a failed `safeParse` of `what`: a caller's own check reaches here only on failure. */
-export function invalid(error: z.ZodError, what: string): OAValidationError {
-  const issues = toIssues(error);
+/**
+ * The {@link OAValidationError} for `value`, which failed `schema`: parsed again for the SDK's wording.
+ * A caller's own check reaches here only on failure.
+ */
+export function invalid(schema: z.ZodType, value: unknown, what: string): OAValidationError {
+  const { error } = schema.safeParse(value, IN_WORDS);
+  const issues = error ? toIssues(error) : [];
   return new OAValidationError(`Invalid ${what}: ${formatIssues(issues)}`, issues);
 }
