@@ -70,7 +70,7 @@ function fieldsOf(issue: RawIssue): string[] {
  * The SDK's error map for one parse (`schema.safeParse(value, { error: humanError })`): the rule and
  * what to do, for the issues no schema of the SDK words itself. `undefined` leaves zod's own words.
  */
-export const humanError = (issue: RawIssue): string | undefined => {
+const humanError = (issue: RawIssue): string | undefined => {
   switch (issue.code) {
     case 'invalid_type': {
       const what = EXPECTED[issue.expected] ?? issue.expected;
@@ -103,3 +103,9 @@ export const humanError = (issue: RawIssue): string | undefined => {
       return undefined;
   }
 };
+
+/**
+ * The parse options that put zod's issues in the SDK's words (the field, the rule, what to do), set per
+ * parse so that the app's own zod configuration is left alone.
+ */
+export const IN_WORDS = { error: humanError } as const;

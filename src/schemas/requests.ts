@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
-import { expecting, humanError } from './messages.js';
+import { expecting, IN_WORDS } from './messages.js';
 
 /** Endpoint 1 body. */
 export const GenerateTokenParamsSchema = z.strictObject({
@@ -109,7 +109,7 @@ const quickUserIds = (full: z.ZodType<string[]>, fits: (length: number) => boole
     if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && new Set(ids).size === ids.length) {
       return;
     }
-    const result = full.safeParse(ids, { error: humanError });
+    const result = full.safeParse(ids, IN_WORDS);
     if (result.success) return;
     for (const issue of result.error.issues)
       ctx.issues.push({ ...issue, input: ids } as (typeof ctx.issues)[number]);

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { OAValidationError, type OAValidationIssue } from '../errors.js';
-import { humanError } from './messages.js';
+import { IN_WORDS } from './messages.js';
 
 /** Turns zod's issues into the SDK's: a path and a sentence, never the offending value itself. */
 export function toIssues(error: z.ZodError): OAValidationIssue[] {
@@ -53,13 +53,6 @@ export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
 }
 
 /**
- * The parse options that put zod's issues in the SDK's words (the field, the rule, what to do), set per
- * parse so that the app's own zod configuration is left alone. A parse given options skips zod's fast
- * path (about 1.3 µs more per call): checks parse without them, and again with them only on failure.
- */
-const IN_WORDS = { error: humanError } as const;
-
-/**
  * Checks `value` against `schema` and returns the parsed value, or throws an {@link OAValidationError}
  * whose message names `what` and every problem found: the field, the rule, what to do.
  */
@@ -70,7 +63,9 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, what: s
 }
 
 /**
- * The {@link OAValidationError} for `value`, which failed `schema`: parsed again for the SDK's wording.
+ * The {@link OAValidationError} for `value`, which failed `schema`: parsed again for the SDK's wording
+ * (a parse given options skips zod's fast path, about 1.3 µs more per call, so a check parses without
+ * them and comes here only on failure).
  * A caller's own check reaches here only on failure.
  */
 export function invalid(schema: z.ZodType, value: unknown, what: string): OAValidationError {

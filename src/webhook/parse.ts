@@ -1,6 +1,7 @@
 import { OAValidationError } from '../errors.js';
 import { formatIssues } from '../schemas/validate.js';
-import { isJsonObject, readWebhookEvent } from './read-event.js';
+import { isJsonObject } from './compiled.js';
+import { readWebhookEvent } from './read-event.js';
 import type { WebhookEvent } from './schemas.js';
 
 /**

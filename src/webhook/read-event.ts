@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { OAValidationIssue } from '../errors.js';
 import { toIssues } from '../schemas/validate.js';
-import { compileReader, plainNumber, plainString, type Reader, SLOW } from './compiled.js';
+import { compileReader, isJsonObject, plainNumber, plainString, type Reader, SLOW } from './compiled.js';
 import {
   ElementTypeSchema,
   KnownMsgBodyElementSchema,
@@ -29,11 +29,6 @@ import { readWellFormedEvent } from './well-formed.js';
 
 type Path = (string | number)[];
 type Issues = OAValidationIssue[];
-
-/** A plain JSON object (not an array, not null). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const issue = (path: Path, message: string): OAValidationIssue => ({ path, message });
 
