@@ -61,7 +61,8 @@ export interface WebhookHandlerOptions<Req> {
    * The platform's way to keep work going after the answer, for every request of this handler (e.g.
    * `waitUntil` from `@vercel/functions`). The fetch handler also takes it per request, as its second
    * argument (`handler(request, ctx)` in a Worker), which wins over this option. It answers first
-   * with `store` (see there), and reaches `onEvent` as `context.waitUntil`.
+   * with `store` (see there), and reaches `onEvent` as `context.waitUntil`. A method taken off its
+   * object keeps its `this` only when bound: `ctx.waitUntil.bind(ctx)`.
    * @default undefined (none: the answer waits for `onEvent`, or for `store` then `onEvent`)
    */
   waitUntil?: WaitUntil | undefined;
