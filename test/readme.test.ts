@@ -5,8 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildInboundEvent, createMockServer, sendInboundMessage } from '../src/testing/index.js';
+import {
+  buildInboundEvent,
+  createMockServer,
+  type InboundDelivery,
+  type InboundMessageOptions,
+  type MockServer,
+  sendInboundMessage,
+} from '../src/testing/index.js';
 import { listen } from './helpers/listen.js';
+import { README_AMBIENT } from './helpers/readme-ambient.js';
 import { type Block, tsBlocks } from './helpers/readme-blocks.js';
 import { collectOutput } from './helpers/run-script.js';
 
@@ -17,44 +25,13 @@ import { collectOutput } from './helpers/run-script.js';
  * named by OA_BASE_URL, OA_API_KEY and OA_API_SECRET; a `run commonjs` one needs the CommonJS build, so
  * test/package.test.ts runs it against the installed tarball. The other blocks are
  * fragments: the names they use without defining (`client`, `user_id`, an Express `app`...) are
- * declared for them.
+ * declared for them. The webhook recipes run as their framework serves them; the runtime recipes
+ * (`<!-- runtime: workerd | deno | bun -->`, run in those runtimes by the runtime suites) are compiled
+ * here, and the Worker's is also driven on Node with a KV and a `ctx` of plain objects.
  */
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 let dir: string;
-
-/** What the fragments use without defining it. */
-const AMBIENT = `import type { IncomingMessage, ServerResponse } from 'node:http';
-import type * as oa from 'oa-messaging';
-import type { WebhookEvent } from 'oa-messaging/webhook';
-declare global {
-  const OAClient: typeof oa.OAClient;
-  const items: typeof oa.items;
-  const isOAError: typeof oa.isOAError;
-  const client: oa.OAClient;
-  const user_id: string;
-  const msg: string;
-  const ticket_id: string;
-  const audioBuffer: Buffer;
-  const params: oa.BroadcastParams & oa.BroadcastToGroupParams;
-  const signal: AbortSignal;
-  const apiKey: string;
-  const apiSecret: string;
-  const myReceiverUrl: string;
-  const metrics: { increment(name: string): void };
-  const log: { debug(message: string): void };
-  const onEvent: (event: WebhookEvent) => void;
-  const customers: { id: string; text: string }[];
-  const alertOps: (message: string, details: unknown) => void;
-  const markSent: (key: string, result: unknown) => void;
-  const connection: { url: string };
-  function queueForReview(user_id: string, msg: string): void;
-  const app: {
-    post(path: string, handler: (c: { req: { raw: Request } }) => unknown): void;
-    post(path: string, handler: (req: IncomingMessage, res: ServerResponse) => unknown): void;
-  };
-}
-`;
 
 const fileOf = (block: Block) => `block-${block.line}.${block.commonjs ? 'cts' : 'ts'}`;
 let blocks: Block[];
@@ -63,7 +40,7 @@ beforeAll(async () => {
   blocks = tsBlocks(await readFile(join(root, 'README.md'), 'utf8'));
   // Outside the repository (whose tsconfig would take the declarations below as its own globals).
   dir = await mkdtemp(join(tmpdir(), 'oa-readme-'));
-  await writeFile(join(dir, 'ambient.d.ts'), AMBIENT);
+  await writeFile(join(dir, 'ambient.d.ts'), README_AMBIENT);
   await writeFile(
     join(dir, 'tsconfig.json'),
     // A CommonJS project writes `import` too: verbatimModuleSyntax (this repository's choice) is off.
@@ -149,11 +126,33 @@ describe('README code blocks', () => {
   });
 });
 
-/** The recipe block of `name`; fails the test when there is none. */
-function recipe(name: string): Block {
-  const block = blocks.find((b) => b.recipe?.name === name);
+/** The recipe block of `name` (of `kind`, else not an echo bot); fails the test when there is none. */
+function recipe(name: string, kind?: NonNullable<Block['recipe']>['kind']): Block {
+  const block = blocks.find(
+    (b) => b.recipe?.name === name && (kind ? b.recipe.kind === kind : b.recipe.kind !== 'echo'),
+  );
   if (!block) throw new Error(`README.md has no webhook recipe marked for ${name}`);
   return block;
+}
+
+/**
+ * Posts an inbound message to a recipe that is starting: a refused connection delivers nothing, so it
+ * is tried again every 200 ms, for at most 40 s (then `never` names the failure).
+ */
+async function postOnceListening(
+  url: string,
+  message: string,
+  options: InboundMessageOptions,
+  never: () => Error,
+): Promise<InboundDelivery> {
+  const started = Date.now();
+  for (;;) {
+    const reply = await sendInboundMessage(url, message, options).catch((error: unknown) => {
+      if (Date.now() - started > 40_000) throw Object.assign(never(), { cause: error });
+      return new Promise<undefined>((resolve) => setTimeout(resolve, 200));
+    });
+    if (reply) return reply;
+  }
 }
 
 /** A free port on 127.0.0.1, for a recipe to listen on. */
@@ -167,6 +166,8 @@ describe('README webhook recipes, one per framework', () => {
   it('has a recipe for Express, Fastify, Hono, Koa, Next.js and NestJS', () => {
     const recipes = blocks.flatMap((b) => (b.recipe ? [`${b.recipe.kind} ${b.recipe.name}`] : []));
     expect(recipes.sort()).toEqual([
+      'echo hono',
+      'echo nextjs',
       'receiver express',
       'receiver fastify',
       'receiver hono',
@@ -204,16 +205,12 @@ describe('README webhook recipes, one per framework', () => {
       const exited = once(child, 'exit');
       try {
         const url = `http://127.0.0.1:${port}/oa/webhook`;
-        // Until the recipe listens: a refused connection delivers nothing, so trying again is safe.
-        const started = Date.now();
-        let reply: Awaited<ReturnType<typeof sendInboundMessage>> | undefined;
-        while (!reply) {
-          reply = await sendInboundMessage(url, 'Is the blue jacket in stock?').catch((error: unknown) => {
-            if (Date.now() - started > 40_000)
-              throw new Error(`${name} never listened:\n${output()}`, { cause: error });
-            return new Promise<undefined>((resolve) => setTimeout(resolve, 200));
-          });
-        }
+        const reply = await postOnceListening(
+          url,
+          'Is the blue jacket in stock?',
+          {},
+          () => new Error(`${name} never listened:\n${output()}`),
+        );
         expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { ok: true } });
         await expect.poll(output, { timeout: 10_000 }).toContain('message Is the blue jacket in stock?');
       } finally {
@@ -252,5 +249,163 @@ console.log('answered', response.status, await response.text());
     expect(stderr).toBe('');
     expect(stdout).toContain('message Are you open on Sunday?');
     expect(stdout).toContain('answered 200 {"ok":true}');
+  });
+});
+
+/** The recipe block for `runtime` (a `<!-- runtime: NAME -->` marker); fails the test when there is none. */
+function runtimeRecipe(runtime: string): Block {
+  const marked = blocks.filter((b) => b.runtime === runtime);
+  expect(marked, `README.md blocks marked <!-- runtime: ${runtime} -->`).toHaveLength(1);
+  return marked[0] as Block;
+}
+
+/**
+ * The echo bots' one reply, to `user` for `text`, as the fake server recorded it. Checked at once: each
+ * recipe replies before its answer, or (the Worker) inside the `waitUntil` its driver waited for.
+ */
+function expectEcho(mock: MockServer, user: string, text: string) {
+  expect(mock.deliveries.filter((d) => d.endpoint === 'sendText')).toMatchObject([
+    { user_ids: [user], items: [{ type: 'message', msg: `You said: ${text}` }] },
+  ]);
+}
+
+/** OA_BASE_URL, OA_API_KEY and OA_API_SECRET naming `mock`, as the recipes read them. */
+const clientEnv = (mock: MockServer) => ({
+  ...process.env,
+  OA_LOG: '',
+  OA_BASE_URL: mock.url,
+  OA_API_KEY: mock.apiKey,
+  OA_API_SECRET: mock.apiSecret,
+});
+
+describe('README runtime recipes: an echo bot per runtime', () => {
+  let mock: MockServer;
+  beforeAll(async () => {
+    mock = await createMockServer();
+  });
+  afterAll(async () => {
+    await mock?.close();
+  });
+
+  it('marks one complete program each for workerd, Deno and Bun, serving /oa-webhook', () => {
+    for (const runtime of ['workerd', 'deno', 'bun']) {
+      const { code } = runtimeRecipe(runtime);
+      expect(code).toMatch(/^import \{ OAClient \} from 'oa-messaging';$/m);
+      expect(code).toMatch(/from 'oa-messaging\/webhook';$/m);
+      expect(code).toContain("'/oa-webhook'");
+      expect(code).toContain('client.sendText({ user_id: event.data.From_Account');
+    }
+    const worker = runtimeRecipe('workerd').code;
+    expect(worker).toContain('export default {');
+    expect(worker).toContain('async fetch(request: Request, env: Env, ctx: ExecutionContext)');
+    expect(worker).toContain('handler(request, ctx)');
+    for (const name of ['OA_BASE_URL', 'OA_API_KEY', 'OA_API_SECRET']) {
+      expect(worker).toContain(`env.${name}`);
+      expect(runtimeRecipe('deno').code).toContain(`Deno.env.get('${name}')`);
+    }
+    expect(runtimeRecipe('deno').code).toContain("Number(Deno.env.get('PORT') ?? 3000)");
+    expect(runtimeRecipe('bun').code).toContain('Number(process.env.PORT ?? 3000)');
+  });
+
+  it('hono: served on Node, it answers an inbound message 200 and replies to its sender', {
+    timeout: 60_000,
+  }, async () => {
+    mock.reset();
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', join(dir, fileOf(recipe('hono', 'echo')))], {
+      cwd: root,
+      env: { ...clientEnv(mock), PORT: String(port) },
+      stdio: 'pipe',
+    });
+    const output = collectOutput(child);
+    const exited = once(child, 'exit');
+    try {
+      const url = `http://127.0.0.1:${port}/oa-webhook`;
+      const reply = await postOnceListening(url, 'Is the blue jacket in stock?', { from: 'user-7' }, () =>
+        Error(`the Hono echo bot never listened:\n${output()}`),
+      );
+      expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { ok: true } });
+      expectEcho(mock, 'user-7', 'Is the blue jacket in stock?');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  /** Runs `source`, a driver of a recipe written beside the compiled blocks, with the client's env. */
+  async function drive(name: string, source: string) {
+    await mkdir(join(dir, 'drive'), { recursive: true });
+    const driver = join(dir, 'drive', `${name}.ts`);
+    await writeFile(driver, source);
+    return run(process.execPath, ['--import', 'tsx', driver], {
+      cwd: root,
+      env: clientEnv(mock),
+      timeout: 30_000,
+    });
+  }
+
+  it('nextjs: the exported POST answers a Request carrying an inbound message, after replying', {
+    timeout: 60_000,
+  }, async () => {
+    mock.reset();
+    const block = recipe('nextjs', 'echo');
+    const event = JSON.stringify(buildInboundEvent('Are you open on Sunday?', { from: 'user-3' }));
+    const { stdout, stderr } = await drive(
+      'nextjs-echo',
+      `import { POST } from '../${fileOf(block).replace(/\.ts$/, '.js')}';
+const request = new Request('http://localhost/api/oa-webhook', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: ${JSON.stringify(event)},
+});
+const response = await POST(request);
+console.log('answered', response.status, await response.text());
+`,
+    );
+    expect(stderr).toBe('');
+    expect(stdout).toContain('answered 200 {"ok":true}');
+    expectEcho(mock, 'user-3', 'Are you open on Sunday?');
+  });
+
+  it('workerd recipe, driven on Node: answers 200 once the event is in KV, replies inside waitUntil', {
+    timeout: 60_000,
+  }, async () => {
+    mock.reset();
+    const event = buildInboundEvent('Do you ship abroad?', { from: 'user-5' }) as {
+      data: { MsgKey: string };
+    };
+    const { stdout, stderr } = await drive(
+      'worker',
+      `import worker from '../${fileOf(runtimeRecipe('workerd')).replace(/\.ts$/, '.js')}';
+const kv = new Map<string, { value: string; options: unknown }>();
+const handed: Promise<unknown>[] = [];
+const env = {
+  OA_BASE_URL: process.env.OA_BASE_URL,
+  OA_API_KEY: process.env.OA_API_KEY,
+  OA_API_SECRET: process.env.OA_API_SECRET,
+  OA_EVENTS: { put: async (key: string, value: string, options: unknown) => void kv.set(key, { value, options }) },
+};
+const ctx = { waitUntil(promise: Promise<unknown>) { handed.push(promise); }, passThroughOnException() {} };
+const notFound = await worker.fetch(new Request('http://worker/elsewhere', { method: 'POST' }), env as never, ctx);
+const response = await worker.fetch(
+  new Request('http://worker/oa-webhook', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: ${JSON.stringify(JSON.stringify(event))},
+  }),
+  env as never,
+  ctx,
+);
+console.log('answered', notFound.status, response.status, await response.text());
+console.log('stored', JSON.stringify([...kv.keys()]), JSON.stringify(kv.get(${JSON.stringify(event.data.MsgKey)})?.options));
+console.log('handed', handed.length);
+await Promise.all(handed);
+`,
+    );
+    expect(stderr).toBe('');
+    expect(stdout).toContain('answered 404 200 {"ok":true}');
+    expect(stdout).toContain(`stored ["${event.data.MsgKey}"] {"expirationTtl":604800}`);
+    expect(stdout).toContain('handed 1');
+    expectEcho(mock, 'user-5', 'Do you ship abroad?');
   });
 });

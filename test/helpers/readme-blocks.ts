@@ -10,10 +10,15 @@ export interface Block {
   commonjs: boolean;
   /**
    * A webhook receiver recipe of a framework (`receiver NAME`: a server listening on `PORT`, to be
-   * posted an event; `route-handler NAME`: a module exporting `POST(request)`; `compiled NAME`: compiled
-   * only), or `undefined`.
+   * posted an event; `route-handler NAME`: a module exporting `POST(request)`; `echo NAME`: an echo
+   * bot that replies through the client; `compiled NAME`: compiled only), or `undefined`.
    */
-  recipe: { kind: 'receiver' | 'route-handler' | 'compiled'; name: string } | undefined;
+  recipe: { kind: 'receiver' | 'route-handler' | 'echo' | 'compiled'; name: string } | undefined;
+  /**
+   * The runtime a `<!-- runtime: NAME -->` marker names (`workerd`, `deno`, `bun`): a complete program
+   * for that runtime, which the runtime suites take from the README and run there.
+   */
+  runtime: string | undefined;
 }
 
 /** The ```ts blocks of a Markdown text, with the marker on the line before each, if any. */
@@ -24,12 +29,14 @@ export function tsBlocks(markdown: string): Block[] {
     if (lines[i] !== '```ts') continue;
     const end = lines.indexOf('```', i + 1);
     const marker = /^<!-- readme-test: (.+) -->$/.exec(lines[i - 1] ?? '')?.[1] ?? '';
+    const runtime = /^<!-- runtime: ([\w-]+) -->$/.exec(lines[i - 1] ?? '')?.[1];
     blocks.push({
       line: i + 1,
       code: lines.slice(i + 1, end).join('\n'),
       run: marker.startsWith('run'),
       commonjs: marker.includes('commonjs'),
       recipe: recipeOf(marker),
+      runtime,
     });
     i = end;
   }
@@ -39,6 +46,8 @@ export function tsBlocks(markdown: string): Block[] {
 function recipeOf(marker: string): Block['recipe'] {
   const [kind, name] = marker.split(' ');
   if (name === undefined) return undefined;
-  if (kind === 'receiver' || kind === 'route-handler' || kind === 'compiled') return { kind, name };
+  if (kind === 'receiver' || kind === 'route-handler' || kind === 'echo' || kind === 'compiled') {
+    return { kind, name };
+  }
   return undefined;
 }
