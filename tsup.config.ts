@@ -1,6 +1,5 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 import ts from 'typescript';
 
@@ -55,7 +54,7 @@ async function writeExamples(): Promise<void> {
 }
 
 /** `#platform` as Node's source file, for a build that bundles it (the CLI). */
-const nodePlatform: Plugin = {
+const nodePlatform: NonNullable<Options['esbuildPlugins']>[number] = {
   name: 'node-platform',
   setup(build) {
     build.onResolve({ filter: /^#platform$/ }, () => ({ path: resolve('src/platform/node.ts') }));

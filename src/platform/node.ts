@@ -4,7 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import { UndiciTransport } from '../core/undici-transport.js';
-import { fileOfReadStream, nodePathSource } from '../uploads/node-files.js';
+import { fileOfReadStream, nodeDetect, nodePathSource } from '../uploads/node-files.js';
 import type { Platform } from './types.js';
 
 export const platform: Platform = {
@@ -12,6 +12,7 @@ export const platform: Platform = {
   defaultTransport: (dispatcher, proxyFromEnv) => new UndiciTransport(dispatcher, proxyFromEnv),
   pathSource: nodePathSource,
   fileOfStream: fileOfReadStream,
+  detect: nodeDetect,
   // Synchronous, so that the first call is traced too; the build gives CommonJS its import.meta.url.
   requireOpenTelemetry: () => createRequire(import.meta.url)('@opentelemetry/api'),
   zlib: () => import('node:zlib'),

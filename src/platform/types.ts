@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { DispatcherLike, Transport } from '../core/transport.js';
-import type { Source } from '../uploads/source-base.js';
+import type { Detect, Source } from '../uploads/source-base.js';
 
 export interface Platform {
   /** The runtime and its version, as the User-Agent names it: `node/v20.19.0`, `bun/1.2.3`, `workerd`. */
@@ -19,6 +19,8 @@ export interface Platform {
   pathSource(path: string | URL): Promise<Source>;
   /** The file and byte count of a stream that reads one (Node's `fs.ReadStream`), else `undefined`. */
   fileOfStream(stream: Readable): Promise<{ name: string; size: number } | undefined>;
+  /** The format of a file's bytes: file-type on Node; off Node the SDK's own signatures (a smaller set). */
+  detect: Detect;
   /** `@opentelemetry/api`, loaded synchronously when installed; `undefined` where it cannot be. */
   requireOpenTelemetry(): unknown;
   /** `node:zlib`, where the runtime has it (for `br` and where `DecompressionStream` is missing). */

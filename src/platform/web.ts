@@ -5,6 +5,7 @@
  */
 import { FetchTransport, globalFetch } from '../core/fetch-transport.js';
 import { OAConfigError } from '../errors.js';
+import { detectWeb } from '../uploads/signatures.js';
 import { webPathSource } from '../uploads/web-files.js';
 import type { Platform } from './types.js';
 
@@ -36,6 +37,8 @@ export const platform: Platform = {
   pathSource: webPathSource,
   // Only Node's fs.ReadStream names its file; Bun's copy of it is not worth a file system call here.
   fileOfStream: async () => undefined,
+  // file-type's tokenizer pulls Node-only packages into a Worker bundle.
+  detect: detectWeb,
   // No synchronous loader off Node: tracing needs Node (or Bun through the Node entry).
   requireOpenTelemetry: () => undefined,
   // DecompressionStream covers gzip and deflate; br is refused off Node.

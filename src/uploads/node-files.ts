@@ -8,7 +8,17 @@ import { basename, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { CHUNK_BYTES, readableSource } from './chunks.js';
-import { FileInputProblem, fileType, HEAD_BYTES, type Source } from './source-base.js';
+import type { DetectedType } from './formats.js';
+import { FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
+
+/** file-type, loaded on first use: importing the SDK must stay cheap. */
+const fileType = () => import('file-type');
+
+/** The format of bytes or a Blob, by file-type's signatures. */
+export async function nodeDetect(sample: Uint8Array | Blob): Promise<DetectedType | undefined> {
+  const { fileTypeFromBlob, fileTypeFromBuffer } = await fileType();
+  return sample instanceof Uint8Array ? fileTypeFromBuffer(sample) : fileTypeFromBlob(sample);
+}
 
 /** The file a path or `file:` URL names, resolved against the working directory. */
 function pathOf(data: string | URL): string {

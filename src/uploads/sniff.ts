@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { concatBytes, toBytes } from './chunks.js';
 
 /** As much as file-type needs for nearly every format (its own `reasonableDetectionSizeInBytes`). */
-const SAMPLE_BYTES = 4100;
+export const SAMPLE_BYTES = 4100;
 /** The most read ahead of a stream to look past an ID3 tag (cover art can make it large). */
 const MAX_ID3_SAMPLE_BYTES = 1024 * 1024;
 
@@ -19,7 +19,7 @@ interface StreamSample {
  * How many bytes to read before detecting: an MP3 (or ADTS AAC) may start with an ID3 tag of any
  * size, and the format is only known from what follows it.
  */
-function wanted(head: Uint8Array): number {
+export function wanted(head: Uint8Array): number {
   // "ID3"
   if (head.length >= 10 && head[0] === 0x49 && head[1] === 0x44 && head[2] === 0x33) {
     // Tag size: 4 "sync-safe" bytes of 7 bits each, after the 10-byte header.

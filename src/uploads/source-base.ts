@@ -7,6 +7,9 @@
 import { type ChunkSource, readerSource } from './chunks.js';
 import type { DetectedType } from './formats.js';
 
+/** Finds the format of bytes or a Blob: file-type on Node, the SDK's own signatures elsewhere. */
+export type Detect = (sample: Uint8Array | Blob) => Promise<DetectedType | undefined>;
+
 /** A problem with the input itself, worded for the caller; `prepareUpload` turns it into an OAValidationError. */
 export class FileInputProblem extends Error {
   constructor(
@@ -46,19 +49,13 @@ export interface Source {
 /** How many first bytes are kept to say why a file was not recognised. */
 export const HEAD_BYTES = 512;
 
-/**
- * file-type, loaded on first use: importing the SDK must stay cheap. Off Node it resolves to its
- * runtime-neutral core (no file system), which has every detector the SDK uses but `fileTypeFromFile`.
- */
-export const fileType = () => import('file-type');
-
 /** The base name of a path (`/`-separated, trailing slashes ignored), as `path.basename` gives it on POSIX. */
 export function baseName(path: string): string {
   return path.replace(/\/+$/, '').split('/').pop() ?? '';
 }
 
 /** A Blob or File (Bun's `Bun.file()` too). */
-export function blobSource(blob: Blob): Source {
+export function blobSource(blob: Blob, detect: Detect): Source {
   const name =
     typeof (blob as File).name === 'string' && (blob as File).name !== '' ? (blob as File).name : undefined;
   return {
@@ -67,7 +64,7 @@ export function blobSource(blob: Blob): Source {
     declaredType: blob.type || undefined,
     size: blob.size,
     replayable: true,
-    detect: async () => (await fileType()).fileTypeFromBlob(blob),
+    detect: () => detect(blob),
     head: async () => new Uint8Array(await blob.slice(0, HEAD_BYTES).arrayBuffer()),
     open: () => readerSource(blob.stream().getReader()),
     blob: async () => blob,

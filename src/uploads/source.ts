@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { platform } from '#platform';
 import { bytesSource, readableSource, readerSource } from './chunks.js';
 import { readSample, readWebSample } from './sniff.js';
-import { blobSource, FileInputProblem, fileType, HEAD_BYTES, type Source } from './source-base.js';
+import { blobSource, FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
 import type { FileInput, FileSource } from './types.js';
 
 export { FileInputProblem, type Source } from './source-base.js';
@@ -125,7 +125,7 @@ function bytesSourceOf(bytes: Uint8Array, label: string): Source {
     declaredType: undefined,
     size: bytes.byteLength,
     replayable: true,
-    detect: async () => (await fileType()).fileTypeFromBuffer(bytes),
+    detect: () => platform.detect(bytes),
     head: async () => bytes.subarray(0, HEAD_BYTES),
     open: () => bytesSource(bytes),
     blob: async () => new Blob([bytes as Uint8Array<ArrayBuffer>]),
@@ -161,7 +161,7 @@ async function streamSource(stream: Readable): Promise<Source> {
       declaredType: undefined,
       size,
       replayable: false,
-      detect: async () => (await fileType()).fileTypeFromBuffer(sample.head),
+      detect: () => platform.detect(sample.head),
       head: async () => sample.head.subarray(0, HEAD_BYTES),
       // A stream that ended within the sample was read whole; it cannot give its bytes again.
       open: () => (sample.ended ? bytesSource(sample.head) : readableSource(stream)),
@@ -196,7 +196,7 @@ async function webStreamSource(stream: ReadableStream<Uint8Array>): Promise<Sour
       declaredType: undefined,
       size: sample.ended ? sample.head.length : undefined,
       replayable: false,
-      detect: async () => (await fileType()).fileTypeFromBuffer(sample.head),
+      detect: () => platform.detect(sample.head),
       head: async () => sample.head.subarray(0, HEAD_BYTES),
       open: () => (sample.ended ? bytesSource(sample.head) : readerSource(reader, sample.chunks)),
       blob: undefined,
@@ -217,7 +217,7 @@ export async function resolveSource(data: FileSource): Promise<Source> {
   }
   if (data instanceof Uint8Array) return bytesSourceOf(data, bytesLabel(data));
   if (isArrayBuffer(data)) return bytesSourceOf(new Uint8Array(data), 'the ArrayBuffer');
-  if (isBlob(data)) return blobSource(data);
+  if (isBlob(data)) return blobSource(data, platform.detect);
   if (isWebStream(data)) return webStreamSource(data);
   return streamSource(data);
 }

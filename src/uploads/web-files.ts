@@ -5,8 +5,9 @@
  */
 import type { OpenSource } from './chunks.js';
 import { readerSource } from './chunks.js';
+import { detectWeb } from './signatures.js';
 import { readWebSample } from './sniff.js';
-import { baseName, blobSource, FileInputProblem, fileType, HEAD_BYTES, type Source } from './source-base.js';
+import { baseName, blobSource, FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
 
 interface BunGlobal {
   file(path: string | URL): Blob & { exists(): Promise<boolean> };
@@ -61,7 +62,7 @@ async function bunPathSource(bun: BunGlobal, path: string, name: string): Promis
     throw new FileInputProblem(`${name} was not found (no file at ${path})`);
   }
   // A BunFile is a Blob read lazily from disk: the Blob source reads it as it goes out.
-  return { ...blobSource(file), label: name, name, declaredType: undefined };
+  return { ...blobSource(file, detectWeb), label: name, name, declaredType: undefined };
 }
 
 async function denoPathSource(deno: DenoGlobal, path: string, name: string): Promise<Source> {
@@ -100,7 +101,7 @@ async function denoPathSource(deno: DenoGlobal, path: string, name: string): Pro
     declaredType: undefined,
     size,
     replayable: true,
-    detect: async () => (await fileType()).fileTypeFromBuffer(await sample()),
+    detect: async () => detectWeb(await sample()),
     head: async () => (await sample()).subarray(0, HEAD_BYTES),
     open: () => lazyFile(deno, path),
     // Deno has no Blob backed by a file: the file is read into memory (it is within the limit).
