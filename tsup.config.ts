@@ -1,4 +1,5 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 import ts from 'typescript';
 
@@ -52,6 +53,14 @@ async function writeExamples(): Promise<void> {
   }
 }
 
+/** `#platform` as Node's source file, for a build that bundles it (the CLI). */
+const nodePlatform: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'node-platform',
+  setup(build) {
+    build.onResolve({ filter: /^#platform$/ }, () => ({ path: resolve('src/platform/node.ts') }));
+  },
+};
+
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
 export const library: Options = {
   name: 'library',
@@ -63,7 +72,13 @@ export const library: Options = {
     'redis/index': 'src/redis/index.ts',
     'queue/index': 'src/queue/index.ts',
     'bot/index': 'src/bot/index.ts',
+    // What differs by runtime, chosen by the package's `#platform` import (package.json `imports`):
+    // kept external, so each runtime loads only its own, and built here so that both share the chunks
+    // (one copy of the error classes).
+    'platform/node': 'src/platform/node.ts',
+    'platform/web': 'src/platform/web.ts',
   },
+  external: ['#platform'],
   format: ['esm', 'cjs'],
   dts: true,
   // Not shipped: they were two thirds of the tarball, and the .js files are readable as they are.
@@ -99,6 +114,8 @@ export const cli: Options = {
   splitting: false,
   treeshake: true,
   onSuccess: writeExamples,
+  // One file for Node: the platform is bundled in, not resolved through the package's `imports`.
+  esbuildPlugins: [nodePlatform],
   banner: {
     js: [
       '#!/usr/bin/env node',

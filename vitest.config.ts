@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -24,6 +25,9 @@ const CLI = ['test/cli/**/*.test.ts'];
 const BROWSER = ['test/browser/**/*.test.ts'];
 
 export default defineConfig({
+  // The SDK's sources run under test: `#platform` is Node's source file, not the built one (which
+  // would bring a second copy of the error classes).
+  resolve: { alias: { '#platform': fileURLToPath(new URL('./src/platform/node.ts', import.meta.url)) } },
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -42,7 +42,7 @@ export type {
   RateLimits,
   RateLimitWindow,
 } from './core/rate-limit.js';
-export type { DispatcherLike, DispatchRequest } from './core/transport.js';
+export type { DispatcherLike, DispatchRequest, FetchLike } from './core/transport.js';
 export {
   isOAError,
   OAAbortError,

@@ -176,7 +176,8 @@ export class CallControl {
       // One timer for the whole call, across attempts and waits; it never keeps a process alive by
       // itself (whatever the call waits on does).
       this.#timer = setTimeout(() => this.stop('deadline'), timeoutMs);
-      this.#timer.unref();
+      // workerd's timers are numbers, with no unref.
+      (this.#timer as { unref?: () => void }).unref?.();
     }
   }
 

@@ -4,6 +4,7 @@
  * socket, no timer). It is also where the token endpoints and the client's own uses of them live.
  */
 import type * as z from 'zod/mini';
+import { platform } from '#platform';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
@@ -15,6 +16,7 @@ import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
+import { FetchTransport } from './fetch-transport.js';
 import { type Logger, loggerFor } from './logger.js';
 import {
   checkOptions,
@@ -27,7 +29,7 @@ import {
 import { call, callUpload, tokenExchange } from './pipeline.js';
 import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
 import type { PipelineContext } from './retry.js';
-import { Transport } from './transport.js';
+import type { Transport } from './transport.js';
 
 /** One client's {@link PipelineContext}. */
 export class ClientContext implements PipelineContext, TokenEndpoints {
@@ -71,7 +73,10 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       events: this.events,
     });
     this.headers = requestHeaders(options.appInfo, options.defaultHeaders);
-    this.transport = new Transport(options.dispatcher, resolved.proxyFromEnv);
+    // The caller's fetch on any runtime; else undici on Node and the global fetch elsewhere.
+    this.transport = options.fetch
+      ? new FetchTransport(options.fetch)
+      : platform.defaultTransport(options.dispatcher, resolved.proxyFromEnv);
     this.timeoutMs = resolved.timeoutMs;
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;

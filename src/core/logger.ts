@@ -26,6 +26,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
 const isLevel = (value: unknown): value is LogLevel =>
   value === 'off' || (LEVELS as readonly unknown[]).includes(value);
 
+/** A process warning where the runtime has them (Node, Bun, Deno), else the console's. */
+function warn(message: string): void {
+  const emit = globalThis.process?.emitWarning;
+  if (typeof emit === 'function') emit.call(globalThis.process, message, { type: 'OALogWarning' });
+  else console.warn(`OALogWarning: ${message}`);
+}
+
 /**
  * The logger a client uses: the caller's (else `console` when a level is asked for), keeping the
  * methods at `level` and above. The level comes from the `logLevel` option, else `OA_LOG` (as
@@ -34,17 +41,13 @@ const isLevel = (value: unknown): value is LogLevel =>
 export function loggerFor(
   logger: Logger | undefined,
   logLevel: LogLevel | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Record<string, string | undefined> = globalThis.process?.env ?? {},
 ): Logger {
   let level = logLevel;
   const fromEnv = env.OA_LOG?.trim().toLowerCase();
   if (level === undefined && fromEnv) {
     if (isLevel(fromEnv)) level = fromEnv;
-    else
-      process.emitWarning(
-        `OA_LOG=${fromEnv} is not one of ${[...LEVELS, 'off'].join(', ')}: ignored`,
-        'OALogWarning',
-      );
+    else warn(`OA_LOG=${fromEnv} is not one of ${[...LEVELS, 'off'].join(', ')}: ignored`);
   }
   if (level === 'off' || (level === undefined && !logger)) return silentLogger;
   const target = logger ?? console;

@@ -1,5 +1,6 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type * as z from 'zod/mini';
+import { platform } from '#platform';
 import { OAConfigError } from '../errors.js';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
 import { ZOD_WORDS } from '../schemas/messages.js';
@@ -12,7 +13,7 @@ import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
-import type { DispatcherLike, TransportResponse } from './transport.js';
+import type { DispatcherLike, FetchLike, TransportResponse } from './transport.js';
 
 export type { OAResponseInfo, RequestOptions } from '../schemas/requests.js';
 
@@ -87,6 +88,15 @@ export interface OAClientOptions {
    */
   dispatcher?: DispatcherLike | undefined;
   /**
+   * A `fetch` to send with, on any runtime: `globalThis.fetch` (then msw handlers see the client's
+   * requests on Node too), a runtime's own, or a wrapper of yours. It cannot tell whether a request
+   * that failed had left, so such a failed send rejects with `deliveryUnknown: true` and is not
+   * retried. Uploads go as the runtime's `FormData`; a one-shot stream is read into memory first (up
+   * to the endpoint's limit). Not together with `dispatcher`.
+   * @default undici on Node (see `dispatcher`); the global `fetch` on other runtimes
+   */
+  fetch?: FetchLike | undefined;
+  /**
    * Receives request, retry and token log lines; never a secret. `console` fits.
    * @default `console` when `OA_LOG` (or `logLevel`) is set, else silent
    */
@@ -151,7 +161,7 @@ export interface ResolvedOptions {
 /** Fills in defaults and the environment, and refuses a configuration that cannot work safely. */
 export function resolveOptions(
   options: OAClientOptions,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Record<string, string | undefined> = globalThis.process?.env ?? {},
 ): ResolvedOptions {
   const given = {
     ...options,
@@ -270,9 +280,9 @@ export function requestHeaders(
   return { common, json: { ...common, 'content-type': 'application/json' }, bearer: undefined };
 }
 
-/** `oa-messaging/1.2.3 node/v20.19.0`, then the application when there is one. */
+/** `oa-messaging/1.2.3 node/v20.19.0` (or the runtime's name), then the application when there is one. */
 function userAgent(app: AppInfo | undefined): string {
-  const sdk = `oa-messaging/${VERSION} node/${process.version}`;
+  const sdk = `oa-messaging/${VERSION} ${platform.runtime()}`;
   if (!app) return sdk;
   const version = app.version ? `/${app.version.replace(/[^\w.+-]/g, '')}` : '';
   const url = app.url ? ` (+${app.url.replace(/[()\r\n]/g, '')})` : '';

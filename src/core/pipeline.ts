@@ -15,7 +15,7 @@ import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellR
 import { type Permit, SlotLoan } from './rate-limit.js';
 import { redactJsonText, redactText } from './redact.js';
 import { type AttemptBody, Call, type PipelineContext, withRetries } from './retry.js';
-import { send, type TransportResponse } from './transport.js';
+import type { TransportResponse } from './transport.js';
 
 /**
  * A JSON call: its options (when it has any), whether the client is open, its params, then the retry
@@ -224,7 +224,9 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
   let recorded = false;
   const started = performance.now();
   try {
-    body = call.makeBody();
+    // JSON is ready at once; an upload's multipart body may first load what builds it.
+    const made = call.makeBody();
+    body = made instanceof Promise ? await made : made;
     const request = {
       url: urlOf(ctx, endpoint.path),
       headers: headersOf(ctx.headers, body.headers, call.token),
@@ -234,9 +236,8 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
       onStart: () => {
         sending = true;
       },
+      onSent: body.sent,
     };
-    const dispatcher = ctx.transport.dispatcher();
-    const ready = dispatcher instanceof Promise ? await dispatcher : dispatcher;
     if (call.beforeSend) {
       recorded = true;
       await runBeforeSend(control, call.beforeSend, endpoint);
@@ -250,9 +251,9 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
         attempt,
       });
     }
-    res = await send(request, ready, control);
+    res = await ctx.transport.send(request, control);
   } catch (error) {
-    // A request undici began to write counts in its window; one refused before that (by the
+    // A request the transport began to send counts in its window; one refused before that (by the
     // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
     if (sending) permit?.ended();
     else permit?.release();

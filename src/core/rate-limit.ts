@@ -408,14 +408,15 @@ class Window<T extends Queued> {
   #arm(fire: () => void, ms: number): NodeJS.Timeout {
     const timer = setTimeout(fire, Math.ceil(ms));
     // Refill timers keep the process alive only while a request is queued behind them.
-    if (this.#queued === 0) timer.unref();
+    if (this.#queued === 0) timer.unref?.();
     return timer;
   }
 
   #keepAlive(on: boolean): void {
     for (const { timer } of this.#refills) {
-      if (on) timer.ref();
-      else timer.unref();
+      // workerd's timers are numbers, with neither method.
+      if (on) timer.ref?.();
+      else timer.unref?.();
     }
   }
 

@@ -44,12 +44,14 @@ export interface PipelineContext {
   secrets(): Iterable<string | undefined>;
 }
 
-/** What one attempt sends: the same JSON text each time, or a fresh multipart stream. */
+/** What one attempt sends: the same JSON text each time, or a fresh multipart body. */
 export interface AttemptBody {
-  body: string | Readable;
+  body: string | Readable | FormData;
   /** Content headers: `content-type`, and `content-length` when known. */
   headers: Readonly<Record<string, string>>;
   dispose?(): void;
+  /** Told once the whole body has gone out, when the transport cannot count it as it goes. */
+  sent?: (() => void) | undefined;
 }
 
 /**
@@ -114,13 +116,15 @@ export class Call<R extends z.ZodMiniType> {
     this.#onProgress = options.onProgress;
   }
 
-  /** This attempt's body: the JSON text, or the upload's multipart stream made afresh. */
-  makeBody(): AttemptBody {
+  /**
+   * This attempt's body: the JSON text, or the upload's multipart body made afresh, in the form the
+   * client's transport sends.
+   */
+  makeBody(): AttemptBody | Promise<AttemptBody> {
     const body = this.#body;
     if (!('discard' in body)) return body;
     this.#read = true;
-    const made = body.body(this.#onProgress);
-    return { body: made.body as unknown as Readable, headers: made.headers, dispose: () => made.dispose() };
+    return this.ctx.transport.multipart(body, this.#onProgress);
   }
 
   /**

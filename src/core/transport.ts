@@ -1,20 +1,19 @@
 /**
- * The transport: one request through an undici `Dispatcher` (the caller's, or the one the transport
- * makes on first use), its answer read, every failure mapped to an SDK error whose retry class says
- * whether the request may have left.
+ * What the pipeline needs of a transport: one request sent and its answer read, every failure mapped
+ * to an SDK error whose retry class says whether the request may have left. Two implement it: undici
+ * on Node (`undici-transport.ts`), `fetch` elsewhere or when the caller gives one (`fetch-transport.ts`).
+ * Nothing here loads either.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
-import { isOAError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
+import type { PreparedUpload, UploadBody, UploadProgress } from '../uploads/types.js';
 import type { CallControl } from './call-control.js';
 
 /** One HTTP attempt, as the transport sees it. */
 export interface TransportRequest {
   url: URL;
-  headers: Record<string, string>;
-  /** JSON text, or a multipart stream (form-data) for uploads. */
-  body: string | Readable;
+  headers: Readonly<Record<string, string>>;
+  /** JSON text, or an upload's multipart body as this transport made it ({@link Transport.multipart}). */
+  body: string | Readable | FormData;
   /** Per-attempt limit, from the first byte sent to the last byte of the answer read. */
   timeoutMs: number;
   /**
@@ -22,17 +21,36 @@ export interface TransportRequest {
    * `deliveryUnknown: true`.
    */
   isSend: boolean;
-  /** Called once undici begins to send: from then on the request may have reached the server. */
+  /** Called once the request begins to leave: from then on it may have reached the server. */
   onStart?: (() => void) | undefined;
+  /** Called once the whole body is known to have gone out, where the transport cannot count it itself. */
+  onSent?: (() => void) | undefined;
 }
 
 /** The answer: its status, headers and body text (an error answer's body only up to a cap). */
 export interface TransportResponse {
   status: number;
+  /** Names in lower case; a header sent more than once is an array (undici's shape). */
   headers: Record<string, string | string[] | undefined>;
   text: string;
   /** The body was longer than the SDK keeps: `text` is its start, and the rest was not read. */
   truncated: boolean;
+}
+
+/** The way a client sends: chosen once per client (see `ClientContext`), the same for every call. */
+export interface Transport {
+  /** Sends one request and reads its answer; the call's deadline, signal and `close()` abort it. */
+  send(request: TransportRequest, control: CallControl | undefined): Promise<TransportResponse>;
+  /**
+   * The multipart body of one upload attempt, in the form this transport sends: a form-data stream for
+   * undici, a `FormData` for fetch.
+   */
+  multipart(
+    upload: PreparedUpload,
+    onProgress: ((progress: UploadProgress) => void) | undefined,
+  ): UploadBody | Promise<UploadBody>;
+  /** Releases what the transport opened itself (sockets); what the caller gave stays theirs. */
+  close(): Promise<void>;
 }
 
 /**
@@ -40,215 +58,9 @@ export interface TransportResponse {
  * proxy's HTML page. The rest is not read (the connection is dropped), so a 400 MB error page costs
  * nothing.
  */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** How much of a successful answer is read; this API's answers are a few KB. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-/**
- * Failures where the request cannot have reached the server: nothing was connected, so the request
- * is safe to send again whatever it does.
- */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-function errorCode(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
-type Undici = typeof import('undici');
-let undici: Undici | undefined;
-
-/**
- * undici is loaded by the first request, not at import: it is most of what importing the SDK would
- * cost, and a process that only builds messages or parses webhooks never needs it.
- */
-async function loadUndici(): Promise<Undici> {
-  undici ??= await import('undici');
-  return undici;
-}
-
-/**
- * The dispatcher a client sends with: the caller's, which stays theirs, else its own, made on first
- * use (so that constructing a client opens nothing) and destroyed by {@link Transport.close}.
- */
-export class Transport {
-  readonly #given: DispatcherLike | undefined;
-  readonly #proxyFromEnv: boolean;
-  #own: Dispatcher | undefined;
-
-  constructor(given: DispatcherLike | undefined, proxyFromEnv: boolean) {
-    this.#given = given;
-    this.#proxyFromEnv = proxyFromEnv;
-  }
-
-  /** The dispatcher, loading undici first when it is not loaded yet. */
-  dispatcher(): DispatcherLike | Promise<DispatcherLike> {
-    if (this.#given) return this.#given;
-    if (undici) return this.#ownDispatcher(undici);
-    return loadUndici().then((loaded) => this.#ownDispatcher(loaded));
-  }
-
-  #ownDispatcher(loaded: Undici): Dispatcher {
-    this.#own ??= defaultDispatcher(loaded, this.#proxyFromEnv);
-    return this.#own;
-  }
-
-  /** Releases the transport's own sockets; a dispatcher the caller gave stays open. */
-  async close(): Promise<void> {
-    if (this.#own) await this.#own.destroy();
-  }
-}
-
-/**
- * Sends one request and reads the answer, mapping every failure to an SDK error. It goes through
- * `Dispatcher.dispatch` with a handler that collects the body: no response stream and no abort
- * emitter per request; the attempt's timer and the call's stop conditions abort through the
- * controller undici hands over.
- */
-export function send(
-  req: TransportRequest,
-  dispatcher: DispatcherLike,
-  control: CallControl | undefined,
-): Promise<TransportResponse> {
-  return new Promise<TransportResponse>((resolve, reject) => {
-    const what = `POST ${req.url.pathname}`;
-    let controller: Dispatcher.DispatchController | undefined;
-    /** The request may have left: undici has started writing it. */
-    let started = false;
-    let settled = false;
-    let status = 0;
-    let headers: TransportResponse['headers'] = {};
-    let keep = MAX_BODY_BYTES;
-    let kept = 0;
-    let truncated = false;
-    const chunks: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    let offStop: (() => void) | undefined;
-
-    const finish = (error: OAError | undefined, abortReason?: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      offStop?.();
-      if (abortReason && controller && !controller.aborted) controller.abort(abortReason);
-      if (error) reject(error);
-      else resolve({ status, headers, text: Buffer.concat(chunks).toString('utf8'), truncated });
-    };
-    /** Ends the attempt with `error`, dropping the connection. */
-    const stopWith = (error: OAError) => finish(error, error);
-
-    const deliveryUnknown = () => req.isSend && started;
-    // The attempt's own limit, unless the call's deadline comes first (it stops the call itself).
-    const remaining = control?.remainingMs();
-    if (remaining === undefined || req.timeoutMs < remaining) {
-      timer = setTimeout(() => {
-        const error = new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
-          deliveryUnknown: deliveryUnknown(),
-          // Nothing was written yet: safe to send again.
-          failure: started ? undefined : 'not_sent',
-        });
-        stopWith(error);
-      }, req.timeoutMs);
-    }
-    if (control) {
-      offStop = control.onStop(() => stopWith(control.errorInFlight(deliveryUnknown())));
-      if (control.stopped) {
-        stopWith(control.error('sending'));
-        return;
-      }
-    }
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(ctl) {
-        controller = ctl;
-        started = true;
-        // Given up before undici began: it must not send now.
-        if (settled) ctl.abort(new Error('The attempt was abandoned before it was sent'));
-        else req.onStart?.();
-      },
-      onResponseStart(_ctl, statusCode, responseHeaders) {
-        status = statusCode;
-        headers = responseHeaders;
-        if (statusCode < 200 || statusCode >= 300) keep = MAX_ERROR_BODY_BYTES;
-      },
-      onResponseData(ctl, chunk) {
-        if (settled) return;
-        const room = keep - kept;
-        if (chunk.length <= room) {
-          chunks.push(chunk);
-          kept += chunk.length;
-          return;
-        }
-        chunks.push(chunk.subarray(0, room));
-        kept = keep;
-        truncated = true;
-        // The answer is known; the rest of the body is not worth the wait or the memory.
-        finish(undefined);
-        ctl.abort(new Error('The rest of the answer was not read'));
-      },
-      onResponseEnd() {
-        finish(undefined);
-      },
-      onResponseError(_ctl, error) {
-        if (settled) return;
-        finish(mapFailure(error, req, started));
-      },
-    };
-
-    try {
-      dispatcher.dispatch(
-        {
-          origin: req.url.origin,
-          path: `${req.url.pathname}${req.url.search}`,
-          method: 'POST',
-          headers: req.headers,
-          body: req.body,
-        },
-        // A dispatcher of another undici (an app's undici 6) may speak the older handler interface.
-        undici && dispatcher instanceof undici.Dispatcher ? handler : eitherHandler(handler),
-      );
-    } catch (error) {
-      finish(mapFailure(error, req, false));
-    }
-  });
-}
-
-/**
- * Maps a transport failure to the SDK's error, with what is known of the request's fate. A failure to
- * connect names the host, so that a mistyped `OA_BASE_URL` shows.
- */
-function mapFailure(error: unknown, req: TransportRequest, started: boolean): OAError {
-  // The body itself refused to go on (an upload stream past its size limit): that is the answer.
-  if (isOAError(error)) return error;
-  const { isSend } = req;
-  const what = `POST ${req.url.pathname}`;
-  const code = errorCode(error);
-  // These codes mean "never connected" only before undici began to write: on an open connection
-  // (a network that drops mid-request) the request may already have been acted on.
-  if (!started && code && NOT_SENT_CODES.has(code)) {
-    return new OAConnectionError(`${what} failed: could not connect to ${req.url.host} (${code})`, {
-      cause: error,
-      failure: 'not_sent',
-    });
-  }
-  const reason = error instanceof Error ? error.message : String(error);
-  return new OAConnectionError(`${what} failed: ${reason}${code ? ` (${code})` : ''}`, {
-    cause: error,
-    deliveryUnknown: isSend && started,
-    failure: started ? undefined : 'not_sent',
-  });
-}
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** What a request handed to a dispatcher holds. */
 export interface DispatchRequest {
@@ -274,68 +86,7 @@ export interface DispatcherLike {
 }
 
 /**
- * The client's own dispatcher when none is given: a keep-alive Agent, or, when `HTTPS_PROXY` or
- * `HTTP_PROXY` is set, undici's `EnvHttpProxyAgent` (which honours `NO_PROXY`), as curl and most SDKs
- * do. The client's own per-attempt timer bounds every request; undici's idle timers would cut a long
- * upload short.
+ * A `fetch` implementation: the global one, or one of the caller's (a test's msw, a runtime's own, a
+ * wrapper that adds tracing).
  */
-function defaultDispatcher(undici: typeof import('undici'), proxyFromEnv: boolean): Dispatcher {
-  const options = { headersTimeout: 0, bodyTimeout: 0 };
-  return proxyFromEnv ? new undici.EnvHttpProxyAgent(options) : new undici.Agent(options);
-}
-
-/**
- * The handler for a dispatcher of another undici than the SDK's own: undici 7 calls the
- * `onRequestStart` family, undici 6 the `onConnect` family, so this one answers both, turning the
- * older calls into the newer.
- */
-function eitherHandler(handler: Dispatcher.DispatchHandler): object {
-  let abort: ((reason: Error) => void) | undefined;
-  let aborted = false;
-  const controller = {
-    get aborted() {
-      return aborted;
-    },
-    reason: null,
-    paused: false,
-    abort(reason: Error) {
-      aborted = true;
-      abort?.(reason);
-    },
-    pause() {},
-    resume() {},
-  } as unknown as Dispatcher.DispatchController;
-  return {
-    ...handler,
-    onConnect(abortWith: (reason: Error) => void) {
-      abort = abortWith;
-      handler.onRequestStart?.(controller, {});
-    },
-    onHeaders(status: number, raw: Buffer[], _resume: () => void, statusText: string) {
-      handler.onResponseStart?.(controller, status, parseRawHeaders(raw), statusText);
-      return true;
-    },
-    onData(chunk: Buffer) {
-      handler.onResponseData?.(controller, chunk);
-      return true;
-    },
-    onComplete() {
-      handler.onResponseEnd?.(controller, {});
-    },
-    onError(error: Error) {
-      handler.onResponseError?.(controller, error);
-    },
-  };
-}
-
-/** undici 6 hands headers over as `[name, value, name, value...]` buffers. */
-function parseRawHeaders(raw: Buffer[]): IncomingHttpHeaders {
-  const headers: Record<string, string | string[]> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = String(raw[i]).toLowerCase();
-    const value = String(raw[i + 1]);
-    const known = headers[name];
-    headers[name] = known === undefined ? value : Array.isArray(known) ? [...known, value] : [known, value];
-  }
-  return headers;
-}
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;

@@ -101,6 +101,7 @@ export const OAClientOptionsSchema = z
       `logLevel must be one of ${LOG_LEVELS.join(', ')}`,
     ),
     defaultHeaders: DefaultHeadersSchema,
+    fetch: checked((v) => typeof v === 'function', 'fetch must be a function (a fetch implementation)'),
     appInfo: checked(
       (v) => isObject(v) && typeof v.name === 'string' && APP_NAME.test(v.name),
       'appInfo.name must be letters, digits, ".", "-" or "_"',
@@ -133,6 +134,13 @@ export const OAClientOptionsSchema = z
             message:
               `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
               'could not be kept out of error messages and log lines without mangling them',
+          });
+        }
+        if (options.fetch !== undefined && options.dispatcher !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              'dispatcher and fetch cannot be given together: a dispatcher is for undici, fetch replaces it',
           });
         }
         if (typeof baseUrl === 'string') {

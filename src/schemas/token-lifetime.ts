@@ -21,12 +21,20 @@ export function parseExpiresIn(value: unknown): number | undefined {
   return ms > 0 ? ms : undefined;
 }
 
+/** base64url text as UTF-8, with no Buffer (edge runtimes have none); throws on bad input. */
+function decodeBase64Url(text: string): string {
+  const base64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  const binary = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4));
+  const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
+  return new TextDecoder().decode(bytes);
+}
+
 /** The `iat` and `exp` claims of a JWT, when it decodes. The signature is the server's business. */
 function decodeJwtTimes(token: string): { iat?: number; exp?: number } {
   const payload = token.split('.')[1];
   if (!payload) return {};
   try {
-    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    const claims: unknown = JSON.parse(decodeBase64Url(payload));
     if (typeof claims !== 'object' || claims === null) return {};
     const { iat, exp } = claims as Record<string, unknown>;
     return {

@@ -3,8 +3,8 @@
  * a provider passed in the options, or one registered globally. Without either, nothing is loaded and
  * the callers keep `undefined` (no tracing code runs on a call).
  */
-import { createRequire } from 'node:module';
 import type * as OTel from '@opentelemetry/api';
+import { platform } from '#platform';
 
 /** The API module, as this package uses it. */
 export type OTelApi = typeof OTel;
@@ -33,8 +33,8 @@ let loaded: OTelApi | null | undefined;
 function load(): OTelApi | undefined {
   if (loaded === undefined) {
     try {
-      // Synchronous, so that the first call is traced too; the build gives CommonJS its import.meta.url.
-      loaded = createRequire(import.meta.url)('@opentelemetry/api') as OTelApi;
+      // Synchronous, so that the first call is traced too (off Node there is no such loader).
+      loaded = (platform.requireOpenTelemetry() as OTelApi | undefined) ?? null;
     } catch {
       loaded = null;
     }

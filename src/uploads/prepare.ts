@@ -1,5 +1,3 @@
-import { basename } from 'node:path';
-import type FormDataClass from 'form-data';
 import { OAError, OAValidationError } from '../errors.js';
 import {
   acceptedFormat,
@@ -12,8 +10,8 @@ import {
   type UploadRules,
 } from './formats.js';
 import { FileInputProblem, resolveSource, type Source, unwrapInput } from './source.js';
-import type { FileInput, PreparedUpload, UploadBody, UploadKind, UploadProgress } from './types.js';
-import { UploadStream } from './upload-stream.js';
+import { baseName } from './source-base.js';
+import type { FileInput, PreparedUpload, UploadKind } from './types.js';
 
 /** The options of an upload method that `prepareUpload` reads; the others are ignored. */
 export interface PrepareUploadOptions {
@@ -58,7 +56,7 @@ function checkOptions(rules: UploadRules, opts: PrepareUploadOptions): void {
 
 /** The name to send: the base name of the one given, which must not be blank (`'/'`, `'dir/ '`). */
 function fileNameOf(rules: UploadRules, given: string, path: string[]): string {
-  const name = basename(given);
+  const name = baseName(given);
   if (name.trim() === '') throw validationError(rules, 'filename must be a non-empty file name', path);
   return name;
 }
@@ -108,7 +106,8 @@ async function check(
  * - A stream handed over is destroyed when the file is refused.
  *
  * @param kind `image`, `video` or `audio`.
- * @param file A path, a `file:` URL, bytes, a Blob or File, a Node Readable, or `{ data, filename?, contentType? }`.
+ * @param file A path, a `file:` URL, bytes (`Uint8Array`, `ArrayBuffer`), a Blob or File, a web
+ *   `ReadableStream` or a Node Readable, or `{ data, filename?, contentType? }`.
  */
 export async function prepareUpload(
   kind: UploadKind,
@@ -134,9 +133,7 @@ export async function prepareUpload(
     };
     const format = await check(kind, rules, source, givenName ?? source.label, hints);
     const filename = givenName ?? source.name ?? `${kind}.${format.ext}`;
-    // Loaded by the first upload, not at import (with its MIME database, a large part of import time).
-    const { default: FormData } = await import('form-data');
-    return prepared(kind, rules, source, filename, format.contentType, FormData);
+    return prepared(kind, rules, source, filename, format.contentType);
   } catch (error) {
     source?.discard();
     if (error instanceof FileInputProblem) {
@@ -152,7 +149,6 @@ function prepared(
   source: Source,
   filename: string,
   contentType: string,
-  FormData: typeof FormDataClass,
 ): PreparedUpload {
   const { size, replayable } = source;
   let sent = false;
@@ -168,7 +164,7 @@ function prepared(
         `${loaded > (size ?? 0) ? 'more' : loaded} when read`,
     );
 
-  const body = (onProgress?: (progress: UploadProgress) => void): UploadBody => {
+  const content = () => {
     if (!replayable && sent) {
       throw new OAError(
         `${rules.method}: ${filename} came from a stream, which an earlier attempt already read; a stream ` +
@@ -176,28 +172,14 @@ function prepared(
       );
     }
     sent = true;
-    const stream = new UploadStream({
+    return {
       open: source.open,
-      total: size,
-      maxBytes: rules.maxBytes,
-      tooLarge,
-      sizeChanged,
-      onProgress,
-    });
-    const form = new FormData();
-    form.append(rules.field, stream, {
-      filename,
-      contentType,
-      ...(size === undefined ? {} : { knownLength: size }),
-    });
-    const headers: Record<string, string> = { ...form.getHeaders() };
-    if (form.hasKnownLength()) headers['content-length'] = String(form.getLengthSync());
-    const dispose = () => {
-      stream.destroy();
-      // A one-shot stream cannot serve another attempt: release it even if this one never read it.
-      if (!replayable) source.discard();
+      blob: source.blob,
+      // A one-shot stream cannot serve another attempt: released even if this one never read it.
+      release: () => {
+        if (!replayable) source.discard();
+      },
     };
-    return { body: form, headers, dispose };
   };
 
   return {
@@ -206,8 +188,11 @@ function prepared(
     filename,
     contentType,
     size,
+    maxBytes: rules.maxBytes,
     replayable,
-    body,
+    content,
+    tooLarge,
+    sizeChanged,
     discard: () => source.discard(),
   };
 }

@@ -1,15 +1,16 @@
+/** A stream's first bytes, read without losing them: for a Node Readable and for a web stream. */
 import type { Readable } from 'node:stream';
-import { toBuffer } from './upload-stream.js';
+import { concatBytes, toBytes } from './chunks.js';
 
 /** As much as file-type needs for nearly every format (its own `reasonableDetectionSizeInBytes`). */
-const SAMPLE_BYTES = 4100;
+export const SAMPLE_BYTES = 4100;
 /** The most read ahead of a stream to look past an ID3 tag (cover art can make it large). */
 const MAX_ID3_SAMPLE_BYTES = 1024 * 1024;
 
 /** The first bytes of a stream, put back so that the stream still gives every byte. */
 interface StreamSample {
   /** The first bytes read (all of them when `ended`). */
-  head: Buffer;
+  head: Uint8Array;
   /** `true` when the stream ended within the sample: `head` is the whole content. */
   ended: boolean;
 }
@@ -18,8 +19,9 @@ interface StreamSample {
  * How many bytes to read before detecting: an MP3 (or ADTS AAC) may start with an ID3 tag of any
  * size, and the format is only known from what follows it.
  */
-function wanted(head: Buffer): number {
-  if (head.length >= 10 && head.toString('latin1', 0, 3) === 'ID3') {
+export function wanted(head: Uint8Array): number {
+  // "ID3"
+  if (head.length >= 10 && head[0] === 0x49 && head[1] === 0x44 && head[2] === 0x33) {
     // Tag size: 4 "sync-safe" bytes of 7 bits each, after the 10-byte header.
     const size = ((head[6]! & 0x7f) << 21) | ((head[7]! & 0x7f) << 14) | ((head[8]! & 0x7f) << 7) | head[9]!;
     return Math.min(10 + size + SAMPLE_BYTES, MAX_ID3_SAMPLE_BYTES);
@@ -39,7 +41,7 @@ export function readSample(stream: Readable): Promise<StreamSample> {
       return;
     }
     const chunks: unknown[] = [];
-    const buffers: Buffer[] = [];
+    const buffers: Uint8Array[] = [];
     let have = 0;
     let want = SAMPLE_BYTES;
     let sized = false;
@@ -50,7 +52,7 @@ export function readSample(stream: Readable): Promise<StreamSample> {
     };
     const onEnd = () => {
       cleanup();
-      resolve({ head: Buffer.concat(buffers), ended: true });
+      resolve({ head: concatBytes(buffers, have), ended: true });
     };
     const onError = (error: unknown) => {
       cleanup();
@@ -59,12 +61,12 @@ export function readSample(stream: Readable): Promise<StreamSample> {
     const onReadable = () => {
       try {
         for (let chunk = stream.read(); chunk !== null; chunk = stream.read()) {
-          const bytes = toBuffer(chunk);
+          const bytes = toBytes(chunk);
           chunks.push(chunk);
           buffers.push(bytes);
           have += bytes.length;
           if (!sized && have >= 10) {
-            want = wanted(Buffer.concat(buffers));
+            want = wanted(concatBytes(buffers, have));
             sized = true;
           }
           if (have >= want) break;
@@ -77,10 +79,41 @@ export function readSample(stream: Readable): Promise<StreamSample> {
       cleanup();
       // Back to the front in reverse order, so the stream gives them again first and in order.
       for (let i = chunks.length - 1; i >= 0; i--) stream.unshift(chunks[i]);
-      resolve({ head: Buffer.concat(buffers), ended: false });
+      resolve({ head: concatBytes(buffers, have), ended: false });
     };
     stream.on('readable', onReadable);
     stream.once('end', onEnd);
     stream.once('error', onError);
   });
+}
+
+/** The first bytes of a web stream, and the chunks they came in, to be given again first. */
+interface WebStreamSample extends StreamSample {
+  /** The chunks read, in order: whoever reads on gives these first, then the rest of the reader. */
+  chunks: Uint8Array[];
+}
+
+/**
+ * Reads the first bytes of a web stream through its `reader` (a web stream has no `unshift`: the
+ * chunks read are returned, for the reader of the body to give first).
+ */
+export async function readWebSample(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): Promise<WebStreamSample> {
+  const chunks: Uint8Array[] = [];
+  let have = 0;
+  let want = SAMPLE_BYTES;
+  let sized = false;
+  while (have < want) {
+    const { done, value } = await reader.read();
+    if (done) return { head: concatBytes(chunks, have), ended: true, chunks };
+    const bytes = toBytes(value);
+    chunks.push(bytes);
+    have += bytes.byteLength;
+    if (!sized && have >= 10) {
+      want = wanted(concatBytes(chunks, have));
+      sized = true;
+    }
+  }
+  return { head: concatBytes(chunks, have), ended: false, chunks };
 }

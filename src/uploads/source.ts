@@ -1,52 +1,18 @@
-import { createReadStream, ReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
-import { fileURLToPath } from 'node:url';
-import type { DetectedType } from './formats.js';
-import { readSample } from './sniff.js';
+/**
+ * Any file input resolved to a {@link Source}: bytes, Blobs and streams here, on every runtime; paths
+ * through the platform (`#platform`), which knows whether and how the runtime reads files.
+ */
+import type { Readable } from 'node:stream';
+import { platform } from '#platform';
+import { bytesSource, readableSource, readerSource } from './chunks.js';
+import { readSample, readWebSample } from './sniff.js';
+import { blobSource, FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
 import type { FileInput, FileSource } from './types.js';
-import { bytesSource, CHUNK_BYTES, type ChunkSource, readableSource } from './upload-stream.js';
 
-/** A problem with the input itself, worded for the caller; `prepareUpload` turns it into an OAValidationError. */
-export class FileInputProblem extends Error {
-  constructor(
-    message: string,
-    readonly path: (string | number)[] = ['file'],
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
-}
+export { FileInputProblem, type Source } from './source-base.js';
 
-/** A file input, resolved: where its bytes are, what it is called, and how to read it. */
-export interface Source {
-  /** Names the file in messages: its name, or "the Buffer", "the stream" ... */
-  label: string;
-  /** The file's own name (base name of a path, a File's name), if it has one. */
-  name: string | undefined;
-  /** The declared type (a Blob's `type`), a hint only. */
-  declaredType: string | undefined;
-  /** Bytes, when known before reading. */
-  size: number | undefined;
-  replayable: boolean;
-  /** The bytes' signature, by file-type. */
-  detect(): Promise<DetectedType | undefined>;
-  /** The first bytes, to say why detection failed (text?). */
-  head(): Promise<Uint8Array>;
-  open: ChunkSource;
-  /** Releases what was taken from the caller when the file is refused (destroys a stream). */
-  discard(): void;
-}
-
-const HEAD_BYTES = 512;
-
-/** file-type, loaded on first use: importing the SDK must stay cheap. */
-const fileType = () => import('file-type');
-
+/** A Node Readable, by its methods: Bun's and another copy of `node:stream`'s too, with no import here. */
 function isReadable(value: unknown): value is Readable {
-  if (value instanceof Readable) return true;
   const candidate = value as Partial<Readable> | null;
   return (
     typeof candidate === 'object' &&
@@ -70,12 +36,31 @@ function isBlob(value: unknown): value is Blob {
   );
 }
 
+/** A web `ReadableStream`, by its methods (another realm's too). */
+function isWebStream(value: unknown): value is ReadableStream<Uint8Array> {
+  if (typeof ReadableStream !== 'undefined' && value instanceof ReadableStream) return true;
+  const candidate = value as Partial<ReadableStream> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.getReader === 'function' &&
+    typeof candidate.pipeThrough === 'function' &&
+    typeof candidate.cancel === 'function'
+  );
+}
+
+function isArrayBuffer(value: unknown): value is ArrayBuffer {
+  return value instanceof ArrayBuffer || Object.prototype.toString.call(value) === '[object ArrayBuffer]';
+}
+
 function isFileSource(value: unknown): value is FileSource {
   return (
     typeof value === 'string' ||
     value instanceof URL ||
     value instanceof Uint8Array ||
+    isArrayBuffer(value) ||
     isBlob(value) ||
+    isWebStream(value) ||
     isReadable(value)
   );
 }
@@ -86,12 +71,18 @@ function isFileSource(value: unknown): value is FileSource {
  */
 export function discardInput(input: unknown): void {
   const data = typeof input === 'object' && input !== null && 'data' in input ? input.data : input;
+  if (isWebStream(data)) {
+    // A stream already locked to a reader of the caller's is theirs to cancel.
+    if (!data.locked) data.cancel().catch(() => {});
+    return;
+  }
   if (!isReadable(data)) return;
   data.on('error', () => {});
   data.destroy();
 }
 
-const ACCEPTED_SOURCES = 'a path, a file: URL, a Buffer or Uint8Array, a Blob or File, or a Readable';
+const ACCEPTED_SOURCES =
+  'a path, a file: URL, a Buffer, Uint8Array or ArrayBuffer, a Blob or File, or a stream (web ReadableStream or Node Readable)';
 const ACCEPTED_INPUTS = `${ACCEPTED_SOURCES.replace(', or ', ', ')}, or { data, filename?, contentType? }`;
 
 function describeValue(value: unknown): string {
@@ -127,126 +118,25 @@ export function unwrapInput(input: FileInput): {
   throw new FileInputProblem(`file must be ${ACCEPTED_INPUTS}; got ${describeValue(input)}`);
 }
 
-function pathOf(data: string | URL): string {
-  const isUrl = data instanceof URL || /^file:/i.test(data);
-  if (!isUrl) return resolve(data as string);
-  let url: URL;
-  try {
-    url = data instanceof URL ? data : new URL(data);
-  } catch (error) {
-    throw new FileInputProblem(`${String(data)} is not a valid file: URL`, ['file'], { cause: error });
-  }
-  if (url.protocol !== 'file:') {
-    throw new FileInputProblem(
-      `only file: URLs can be uploaded; got a ${url.protocol} URL (download it first)`,
-    );
-  }
-  try {
-    return fileURLToPath(url);
-  } catch (error) {
-    throw new FileInputProblem(`${url.href} is not a local file: ${(error as Error).message}`, ['file'], {
-      cause: error,
-    });
-  }
-}
-
-/** A file that cannot be read, said plainly (never a bare ENOENT). */
-function fileProblem(label: string, path: string, error: unknown): FileInputProblem {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') {
-    return new FileInputProblem(`${label} was not found (no file at ${path})`, ['file'], { cause: error });
-  }
-  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (error as Error).message;
-  return new FileInputProblem(`${label} cannot be read (${reason})`, ['file'], { cause: error });
-}
-
-async function readHead(path: string): Promise<Uint8Array> {
-  const handle = await open(path, 'r');
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(HEAD_BYTES), 0, HEAD_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
-async function pathSource(path: string): Promise<Source> {
-  const name = basename(path);
-  const stats = await stat(path).catch((error: unknown) => {
-    throw fileProblem(name, path, error);
-  });
-  if (!stats.isFile()) {
-    throw new FileInputProblem(
-      `${name} is not a file (${stats.isDirectory() ? 'a directory' : 'not a regular file'})`,
-    );
-  }
-  const size = stats.size;
-  const guard = <T>(read: () => Promise<T>) =>
-    read().catch((error: unknown) => {
-      throw fileProblem(name, path, error);
-    });
-  return {
-    label: name,
-    name,
-    declaredType: undefined,
-    size,
-    replayable: true,
-    detect: () => guard(async () => (await fileType()).fileTypeFromFile(path)),
-    head: () => guard(() => readHead(path)),
-    // `end` pins the length to what was checked: a file that grew since goes out as it was measured.
-    open: () =>
-      readableSource(createReadStream(path, { start: 0, end: size - 1, highWaterMark: CHUNK_BYTES })),
-    discard: () => {},
-  };
-}
-
-function bytesSourceOf(bytes: Uint8Array): Source {
-  const label = Buffer.isBuffer(bytes) ? 'the Buffer' : 'the Uint8Array';
+function bytesSourceOf(bytes: Uint8Array, label: string): Source {
   return {
     label,
     name: undefined,
     declaredType: undefined,
     size: bytes.byteLength,
     replayable: true,
-    detect: async () => (await fileType()).fileTypeFromBuffer(bytes),
+    detect: () => platform.detect(bytes),
     head: async () => bytes.subarray(0, HEAD_BYTES),
     open: () => bytesSource(bytes),
+    blob: async () => new Blob([bytes as Uint8Array<ArrayBuffer>]),
     discard: () => {},
   };
 }
 
-function blobSource(blob: Blob): Source {
-  const name =
-    typeof (blob as File).name === 'string' && (blob as File).name !== '' ? (blob as File).name : undefined;
-  return {
-    label: name ?? ((blob as File).name === undefined ? 'the Blob' : 'the File'),
-    name,
-    declaredType: blob.type || undefined,
-    size: blob.size,
-    replayable: true,
-    detect: async () => (await fileType()).fileTypeFromBlob(blob),
-    head: async () => new Uint8Array(await blob.slice(0, HEAD_BYTES).arrayBuffer()),
-    open: () => readableSource(Readable.fromWeb(blob.stream() as NodeWebReadableStream<Uint8Array>)),
-    discard: () => {},
-  };
-}
-
-/** An `fs.ReadStream`'s file and byte range, for its name and size; undefined once reading has begun. */
-async function fileOfReadStream(stream: Readable): Promise<{ name: string; size: number } | undefined> {
-  if (!(stream instanceof ReadStream)) return undefined;
-  const raw = stream.path as string | Buffer | undefined;
-  if (raw === undefined) return undefined;
-  const path = typeof raw === 'string' ? raw : raw.toString();
-  const name = basename(path);
-  if (stream.bytesRead > 0) return { name, size: Number.NaN };
-  const stats = await stat(path).catch((error: unknown) => {
-    throw fileProblem(name, resolve(path), error);
-  });
-  if (!stats.isFile()) return { name, size: Number.NaN };
-  const range = stream as ReadStream & { start?: number; end?: number };
-  const start = range.start ?? 0;
-  const end = range.end === undefined || range.end === Number.POSITIVE_INFINITY ? stats.size : range.end + 1;
-  return { name, size: Math.max(0, Math.min(end, stats.size) - start) };
+/** `Buffer` is Node's (and Bun's) subclass of Uint8Array; named as the caller knows it. */
+function bytesLabel(bytes: Uint8Array): string {
+  const buffer = (globalThis as { Buffer?: { isBuffer(value: unknown): boolean } }).Buffer;
+  return buffer?.isBuffer(bytes) ? 'the Buffer' : 'the Uint8Array';
 }
 
 async function streamSource(stream: Readable): Promise<Source> {
@@ -256,7 +146,7 @@ async function streamSource(stream: Readable): Promise<Source> {
     stream.destroy();
   };
   try {
-    const file = await fileOfReadStream(stream);
+    const file = await platform.fileOfStream(stream);
     const label = file?.name ?? 'the stream';
     const sample = await readSample(stream).catch((error: unknown) => {
       throw new FileInputProblem(`${label} cannot be read: ${(error as Error).message}`, ['file'], {
@@ -271,10 +161,45 @@ async function streamSource(stream: Readable): Promise<Source> {
       declaredType: undefined,
       size,
       replayable: false,
-      detect: async () => (await fileType()).fileTypeFromBuffer(sample.head),
+      detect: () => platform.detect(sample.head),
       head: async () => sample.head.subarray(0, HEAD_BYTES),
       // A stream that ended within the sample was read whole; it cannot give its bytes again.
       open: () => (sample.ended ? bytesSource(sample.head) : readableSource(stream)),
+      blob: undefined,
+      discard,
+    };
+  } catch (error) {
+    discard();
+    throw error;
+  }
+}
+
+/** A web stream: its first chunks read to detect the format, then given again first. Read once. */
+async function webStreamSource(stream: ReadableStream<Uint8Array>): Promise<Source> {
+  const label = 'the stream';
+  if (stream.locked) {
+    throw new FileInputProblem(`${label} cannot be read: it is locked to a reader already`);
+  }
+  const reader = stream.getReader();
+  const discard = () => {
+    reader.cancel().catch(() => {});
+  };
+  try {
+    const sample = await readWebSample(reader).catch((error: unknown) => {
+      throw new FileInputProblem(`${label} cannot be read: ${(error as Error).message}`, ['file'], {
+        cause: error,
+      });
+    });
+    return {
+      label,
+      name: undefined,
+      declaredType: undefined,
+      size: sample.ended ? sample.head.length : undefined,
+      replayable: false,
+      detect: () => platform.detect(sample.head),
+      head: async () => sample.head.subarray(0, HEAD_BYTES),
+      open: () => (sample.ended ? bytesSource(sample.head) : readerSource(reader, sample.chunks)),
+      blob: undefined,
       discard,
     };
   } catch (error) {
@@ -288,9 +213,11 @@ export async function resolveSource(data: FileSource): Promise<Source> {
   if (typeof data === 'string' || data instanceof URL) {
     if (typeof data === 'string' && data.trim() === '')
       throw new FileInputProblem('file must not be an empty path');
-    return pathSource(pathOf(data));
+    return platform.pathSource(data);
   }
-  if (data instanceof Uint8Array) return bytesSourceOf(data);
-  if (isBlob(data)) return blobSource(data);
+  if (data instanceof Uint8Array) return bytesSourceOf(data, bytesLabel(data));
+  if (isArrayBuffer(data)) return bytesSourceOf(new Uint8Array(data), 'the ArrayBuffer');
+  if (isBlob(data)) return blobSource(data, platform.detect);
+  if (isWebStream(data)) return webStreamSource(data);
   return streamSource(data);
 }

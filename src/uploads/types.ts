@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import type FormData from 'form-data';
-import type { UploadProgress } from '../schemas/requests.js';
+import type { ChunkSource } from './chunks.js';
 
 export type { UploadOptions, UploadProgress } from '../schemas/requests.js';
 
@@ -8,10 +7,18 @@ export type { UploadOptions, UploadProgress } from '../schemas/requests.js';
 export type UploadKind = 'image' | 'video' | 'audio';
 
 /**
- * Where the bytes of a file come from: a path, a `file:` URL, bytes in memory, a Blob or File, or a
- * Node Readable (read once, so an upload from it is never retried).
+ * Where the bytes of a file come from: a path or a `file:` URL (on runtimes with a file system: Node,
+ * Bun, Deno), bytes in memory (`Uint8Array`, `Buffer`, `ArrayBuffer`), a Blob or File, or a stream:
+ * a web `ReadableStream` or a Node Readable (read once, so an upload from it is never retried).
  */
-export type FileSource = string | URL | Uint8Array | Blob | Readable;
+export type FileSource =
+  | string
+  | URL
+  | Uint8Array
+  | ArrayBuffer
+  | Blob
+  | ReadableStream<Uint8Array>
+  | Readable;
 
 /** A file to upload: a {@link FileSource}, or one with its name and type given. */
 export type FileInput =
@@ -25,11 +32,11 @@ export type FileInput =
       contentType?: string | undefined;
     };
 
-/** One multipart body for one attempt. */
+/** One multipart body for one attempt, in the form the client's transport sends. */
 export interface UploadBody {
-  /** The body. */
-  body: FormData;
-  /** `content-type` with the boundary, and `content-length` when every length is known. */
+  /** A form-data stream (undici on Node) or a `FormData` (fetch). */
+  body: Readable | FormData;
+  /** `content-type` with the boundary, and `content-length` when every length is known; none for a `FormData`. */
   headers: Record<string, string>;
   /**
    * Closes what the body opened (file streams) when the attempt ends before the body was read; for a
@@ -37,6 +44,21 @@ export interface UploadBody {
    * call after a complete attempt too.
    */
   dispose(): void;
+  /** Told once the whole body went out, when the transport cannot count the bytes as they go (fetch). */
+  sent?: (() => void) | undefined;
+}
+
+/** The bytes of one attempt, for whichever multipart body the transport makes. */
+export interface UploadContent {
+  /** The bytes as chunks, opened on the first read. */
+  open: ChunkSource;
+  /**
+   * The bytes as a Blob without reading them into memory where the source allows (bytes, a Blob, a file
+   * on Node or Bun); `undefined` for a one-shot stream.
+   */
+  blob: (() => Promise<Blob>) | undefined;
+  /** Releases a one-shot stream that this attempt will not read (safe to call more than once). */
+  release(): void;
 }
 
 /** A file checked for format and size, ready to go out as many times as its source allows. */
@@ -51,15 +73,19 @@ export interface PreparedUpload {
   contentType: string;
   /** Bytes, when known before sending. */
   size: number | undefined;
+  /** The endpoint's limit, in bytes. */
+  maxBytes: number;
   /** `true` when the source can be read again (path, URL, bytes, Blob); a one-shot stream cannot. */
   replayable: boolean;
   /**
-   * A fresh body for one attempt; for a source that is not replayable, only once (a second call throws
-   * an `OAError`). The file is opened only when the body is read. The body fails with an
-   * `OAValidationError` when a stream of unknown length passes the size limit, and with an `OAError`
-   * when a file changed size since it was checked; undici rejects the request with that error.
+   * The bytes for one attempt; for a source that is not replayable, only once (a second call throws
+   * an `OAError`). The file is opened only when the body is read.
    */
-  body(onProgress?: (progress: UploadProgress) => void): UploadBody;
+  content(): UploadContent;
+  /** The `OAValidationError` of a stream of unknown length that passed the limit. */
+  tooLarge(): Error;
+  /** The `OAError` of a file that gave `loaded` bytes when `size` were checked. */
+  sizeChanged(loaded: number): Error;
   /** Releases what was taken from the caller (destroys a one-shot stream) once the call has settled. */
   discard(): void;
 }

@@ -1,10 +1,11 @@
 /**
  * Compressed webhook bodies (`Content-Encoding: gzip`, `deflate`, `br`), decoded within a byte limit:
  * decoding stops as soon as the output passes it, so a small body that inflates to gigabytes (a zip
- * bomb) costs no more than the limit. No Node built-in is imported at load: `node:zlib` is imported
- * only when an encoded body arrives, and the fetch handler decodes gzip and deflate with the standard
- * `DecompressionStream` where the runtime has it.
+ * bomb) costs no more than the limit. No Node built-in is imported at load: on Node, `node:zlib` is
+ * imported only when an encoded body arrives (through `#platform`, which off Node has none), and the
+ * fetch handler decodes gzip and deflate with the standard `DecompressionStream` where the runtime has it.
  */
+import { platform } from '#platform';
 
 /** What a body reader returns when the body (as received, or decoded) passed `maxBodyBytes`. */
 export const TOO_LARGE = Symbol('oa-messaging.webhook.tooLarge');
@@ -93,12 +94,13 @@ function hasZlibHeader(bytes: Uint8Array): boolean {
 
 /** Decodes with `node:zlib`, streaming: the output is counted as it comes and the stream destroyed past `limit`. */
 export const decodeWithZlib: Decoder = async (bytes, coding, limit) => {
-  let zlib: typeof import('node:zlib');
+  let zlib: typeof import('node:zlib') | undefined;
   try {
-    zlib = await import('node:zlib');
+    zlib = await platform.zlib();
   } catch {
     return UNSUPPORTED;
   }
+  if (!zlib) return UNSUPPORTED;
   const stream =
     coding === 'gzip'
       ? zlib.createGunzip()

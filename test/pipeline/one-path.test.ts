@@ -72,7 +72,7 @@ describe('the path of one call', () => {
     expect(stacks).toHaveLength(2);
     const files = srcFiles(stacks[1] ?? '');
     // The request is on its way through the transport, called by the pipeline.
-    expect(files).toEqual(expect.arrayContaining(['src/core/transport.ts', 'src/core/pipeline.ts']));
+    expect(files).toEqual(expect.arrayContaining(['src/core/undici-transport.ts', 'src/core/pipeline.ts']));
     expect(files.length, files.join(', ')).toBeLessThanOrEqual(MAX_FILES);
   });
 
@@ -115,7 +115,7 @@ describe('the path of one call', () => {
       const report = [...entered].map(([file, names]) => `${file}: ${names.join(', ')}`).join('\n');
       // The walk is real: the steps every call takes are among the files it saw.
       expect([...entered.keys()], report).toEqual(
-        expect.arrayContaining(['src/client.ts', 'src/core/pipeline.ts', 'src/core/transport.ts']),
+        expect.arrayContaining(['src/client.ts', 'src/core/pipeline.ts', 'src/core/undici-transport.ts']),
       );
       expect(entered.size, report).toBeLessThanOrEqual(MAX_FILES);
     } finally {

@@ -4,9 +4,10 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CHUNK_BYTES, slices } from '../../src/uploads/chunks.js';
+import { streamingMultipart } from '../../src/uploads/node-multipart.js';
 import { prepareUpload } from '../../src/uploads/prepare.js';
 import type { FileInput } from '../../src/uploads/types.js';
-import { CHUNK_BYTES, slices } from '../../src/uploads/upload-stream.js';
 import { sha256 } from '../helpers/multipart.js';
 import { MB, media, sendBody, tempDir, zeroStream } from './support.js';
 
@@ -139,11 +140,11 @@ describe('memory and resources', () => {
       const path = tmp.file('dispose.mp4');
       writeFileSync(path, Buffer.concat([mp4.bytes, Buffer.alloc(2 * MB)]));
       const upload = await prepareUpload('video', path);
-      const unread = upload.body();
+      const unread = await streamingMultipart(upload);
       expect(fdsTo(path)).toBe(0);
       unread.dispose();
 
-      const attempt = upload.body();
+      const attempt = await streamingMultipart(upload);
       let seen = 0;
       await new Promise<void>((resolve) => {
         attempt.body.on('data', (chunk: Buffer | string) => {
@@ -164,7 +165,7 @@ describe('memory and resources', () => {
 
   it("dispose() destroys a caller's stream that an attempt left half read", async () => {
     const stream = zeroStream(mp4.bytes, 5 * MB);
-    const attempt = (await prepareUpload('video', stream)).body();
+    const attempt = await streamingMultipart(await prepareUpload('video', stream));
     attempt.body.once('data', () => attempt.dispose());
     attempt.body.resume();
     await sleep(50);

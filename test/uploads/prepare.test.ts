@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OAError, OAValidationError } from '../../src/errors.js';
+import { streamingMultipart } from '../../src/uploads/node-multipart.js';
 import { prepareUpload } from '../../src/uploads/prepare.js';
 import type { UploadProgress } from '../../src/uploads/types.js';
 import { readForm, sha256 } from '../helpers/multipart.js';
@@ -75,8 +76,8 @@ describe('refusals: nothing is sent, the message says what was found and what is
       await refusal(prepareUpload('image', value as never));
     }
     expect((await refusal(prepareUpload('image', 42 as never))).message).toBe(
-      'uploadImage: file must be a path, a file: URL, a Buffer or Uint8Array, a Blob or File, a Readable, ' +
-        'or { data, filename?, contentType? }; got number',
+      'uploadImage: file must be a path, a file: URL, a Buffer, Uint8Array or ArrayBuffer, a Blob or File, ' +
+        'a stream (web ReadableStream or Node Readable), or { data, filename?, contentType? }; got number',
     );
     expect((await refusal(prepareUpload('image', new URL('https://example.com/a.png')))).message).toMatch(
       /only file: URLs can be uploaded; got a https: URL/,
@@ -129,7 +130,7 @@ describe('size limits (1 MB = 1,048,576 bytes), checked before sending when the 
       const upload = await prepareUpload(kind, zeroStream(head, limit + 1));
       expect(upload.size).toBeUndefined();
       const progress: UploadProgress[] = [];
-      const { body, headers } = upload.body((p) => progress.push(p));
+      const { body, headers } = await streamingMultipart(upload, (p) => progress.push(p));
       expect(headers['content-length']).toBeUndefined();
       const error = await readForm(body).then(
         () => undefined,
@@ -216,8 +217,10 @@ describe('bodies and attempts', () => {
     const upload = await prepareUpload('image', Readable.from([png.bytes]));
     expect(upload.replayable).toBe(false);
     await sendBody(upload);
-    expect(() => upload.body()).toThrowError(OAError);
-    expect(() => upload.body()).toThrowError(/came from a stream, which an earlier attempt already read/);
+    await expect(streamingMultipart(upload)).rejects.toThrowError(OAError);
+    await expect(streamingMultipart(upload)).rejects.toThrowError(
+      /came from a stream, which an earlier attempt already read/,
+    );
   });
 
   it('a file that changed size after the check fails its body instead of sending a wrong length', async () => {
@@ -225,7 +228,7 @@ describe('bodies and attempts', () => {
     writeFileSync(path, Buffer.concat([mp4.bytes, Buffer.alloc(100_000)]));
     const upload = await prepareUpload('video', path);
     await truncate(path, mp4.bytes.length);
-    const error = await readForm(upload.body().body).then(
+    const error = await readForm((await streamingMultipart(upload)).body).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -236,7 +239,7 @@ describe('bodies and attempts', () => {
   it('an exception thrown by onProgress fails the attempt', async () => {
     const upload = await prepareUpload('image', png.path);
     const boom = new Error('progress handler failed');
-    const { body } = upload.body(() => {
+    const { body } = await streamingMultipart(upload, () => {
       throw boom;
     });
     await expect(readForm(body)).rejects.toBe(boom);

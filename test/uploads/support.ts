@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { OAValidationError } from '../../src/errors.js';
+import { streamingMultipart } from '../../src/uploads/node-multipart.js';
 import type { PreparedUpload, UploadProgress } from '../../src/uploads/types.js';
 import { rejection } from '../helpers/client-fixture.js';
 import { parseMultipart, type ReceivedPart, readForm } from '../helpers/multipart.js';
@@ -53,7 +54,7 @@ export function zeroStream(head: Uint8Array, total: number): Readable {
 /** One attempt's body, read and parsed: the file part, the headers, the raw length and the progress. */
 export async function sendBody(upload: PreparedUpload) {
   const progress: UploadProgress[] = [];
-  const { body, headers } = upload.body((p) => progress.push(p));
+  const { body, headers } = await streamingMultipart(upload, (p) => progress.push(p));
   const raw = await readForm(body);
   const parts = await parseMultipart(headers, Readable.from([raw]));
   expect(parts).toHaveLength(1);

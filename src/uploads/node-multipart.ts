@@ -1,31 +1,14 @@
+/**
+ * The multipart body on Node's undici transport: form-data streaming the file through an
+ * {@link UploadStream}, so that memory stays flat whatever the size. Reached only from Node's platform.
+ */
 import { Readable } from 'node:stream';
-import type { UploadProgress } from './types.js';
-
-/** The bytes of one attempt, open. */
-export interface OpenSource {
-  /** The next chunk (Buffer, Uint8Array or string). */
-  next(): Promise<IteratorResult<unknown>> | IteratorResult<unknown>;
-  /** Ends the source early (closes a file, cancels a Blob's stream); safe to call more than once. */
-  close(): void;
-}
-
-/** Opens the source; called on the first read, so nothing is opened for a body that is never sent. */
-export type ChunkSource = () => OpenSource;
-
-/** An {@link OpenSource} over a Node Readable: chunks as they come, `close` destroys the stream. */
-export function readableSource(stream: Readable): OpenSource {
-  const iterator = stream[Symbol.asyncIterator]();
-  return { next: () => iterator.next(), close: () => stream.destroy() };
-}
-
-/** An {@link OpenSource} over bytes in memory: slices of at most {@link CHUNK_BYTES}, never copies. */
-export function bytesSource(bytes: Uint8Array): OpenSource {
-  const iterator = slices(bytes);
-  return { next: () => iterator.next(), close: () => iterator.return(undefined) };
-}
+import type FormDataClass from 'form-data';
+import { CHUNK_BYTES, type ChunkSource, type OpenSource, toBytes } from './chunks.js';
+import type { PreparedUpload, UploadBody, UploadProgress } from './types.js';
 
 /** How an {@link UploadStream} counts and checks what it passes on. */
-export interface UploadStreamOptions {
+interface UploadStreamOptions {
   open: ChunkSource;
   /** The size announced in Content-Length, or `undefined` for a stream of unknown length. */
   total: number | undefined;
@@ -37,32 +20,13 @@ export interface UploadStreamOptions {
   onProgress: ((progress: UploadProgress) => void) | undefined;
 }
 
-/** Chunks of at most this size: a big Buffer goes out in slices, so progress moves and nothing is copied. */
-export const CHUNK_BYTES = 64 * 1024;
-
-/** A stream's chunk as bytes, without copying. */
-export function toBuffer(chunk: unknown): Buffer {
-  if (Buffer.isBuffer(chunk)) return chunk;
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  if (typeof chunk === 'string') return Buffer.from(chunk);
-  throw new TypeError(`the file's stream gave a ${typeof chunk} chunk, not bytes`);
-}
-
-/** Slices of `bytes`, views on the same memory. */
-export function* slices(bytes: Uint8Array): Generator<Buffer> {
-  const buffer = toBuffer(bytes);
-  for (let offset = 0; offset < buffer.length; offset += CHUNK_BYTES) {
-    yield buffer.subarray(offset, offset + CHUNK_BYTES);
-  }
-}
-
 /**
  * The file's bytes as one multipart part reads them: pulled from the source only when the body is
  * read (a bounded buffer, so memory stays flat whatever the size), counted for `onProgress`, and
  * checked: an upload of unknown length fails once it passes the limit, and one of known length fails
  * if the file changed size since it was checked (the Content-Length would be wrong).
  */
-export class UploadStream extends Readable {
+class UploadStream extends Readable {
   #options: UploadStreamOptions;
   #source: OpenSource | undefined;
   #loaded = 0;
@@ -103,7 +67,8 @@ export class UploadStream extends Readable {
     }
     let chunk: Buffer;
     try {
-      chunk = toBuffer(result.value);
+      const bytes = toBytes(result.value);
+      chunk = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     } catch (error) {
       this.destroy(error as Error);
       return;
@@ -142,4 +107,46 @@ export class UploadStream extends Readable {
     }
     callback(error);
   }
+}
+
+let FormData: typeof FormDataClass | undefined;
+
+/**
+ * One attempt's form-data body. form-data is loaded by the first upload, not at import (with its MIME
+ * database, a large part of import time).
+ */
+export async function streamingMultipart(
+  upload: PreparedUpload,
+  onProgress?: ((progress: UploadProgress) => void) | undefined,
+): Promise<UploadBody & { body: Readable }> {
+  const content = upload.content();
+  try {
+    FormData ??= (await import('form-data')).default;
+  } catch (error) {
+    content.release();
+    throw error;
+  }
+  const { size, filename, contentType } = upload;
+  const stream = new UploadStream({
+    open: content.open,
+    total: size,
+    maxBytes: upload.maxBytes,
+    tooLarge: upload.tooLarge,
+    sizeChanged: upload.sizeChanged,
+    onProgress,
+  });
+  const form = new FormData();
+  form.append(upload.field, stream, {
+    filename,
+    contentType,
+    ...(size === undefined ? {} : { knownLength: size }),
+  });
+  const headers: Record<string, string> = { ...form.getHeaders() };
+  if (form.hasKnownLength()) headers['content-length'] = String(form.getLengthSync());
+  const dispose = () => {
+    stream.destroy();
+    // A one-shot stream cannot serve another attempt: release it even if this one never read it.
+    content.release();
+  };
+  return { body: form as unknown as Readable, headers, dispose };
 }

@@ -1,0 +1,167 @@
+/**
+ * The transport on runtimes other than Node, and wherever the caller gives a `fetch`: one request
+ * through `fetch`, its answer read with a cap, every failure mapped to an SDK error. fetch cannot say
+ * whether a request that failed had left: once it is called, a failure of a send is
+ * `deliveryUnknown: true` and never retried (API.md, "Retries: never send a message twice").
+ */
+import { isOAError, OAConfigError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
+import { concatBytes } from '../uploads/chunks.js';
+import type { PreparedUpload, UploadBody, UploadProgress } from '../uploads/types.js';
+import { formDataMultipart } from '../uploads/web-multipart.js';
+import type { CallControl } from './call-control.js';
+import {
+  type FetchLike,
+  MAX_BODY_BYTES,
+  MAX_ERROR_BODY_BYTES,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport.js';
+
+/** Sends with a `fetch`: the caller's, or the runtime's global one. */
+export class FetchTransport implements Transport {
+  readonly #fetch: FetchLike;
+
+  constructor(fetch: FetchLike) {
+    this.#fetch = fetch;
+  }
+
+  async send(req: TransportRequest, control: CallControl | undefined): Promise<TransportResponse> {
+    if (control?.stopped) throw control.error('sending');
+    const what = `POST ${req.url.pathname}`;
+    const abort = new AbortController();
+    /** fetch has been called: from then on the request may have reached the server. */
+    let started = false;
+    /** Why the SDK aborted the request (its timer, the call's deadline, close(), the signal). */
+    let stopped: OAError | undefined;
+    const stopWith = (error: OAError) => {
+      if (stopped) return;
+      stopped = error;
+      abort.abort(error);
+    };
+    const deliveryUnknown = () => req.isSend && started;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // The attempt's own limit, unless the call's deadline comes first (it stops the call itself).
+    const remaining = control?.remainingMs();
+    if (remaining === undefined || req.timeoutMs < remaining) {
+      timer = setTimeout(() => {
+        stopWith(
+          new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
+            deliveryUnknown: deliveryUnknown(),
+            failure: started ? undefined : 'not_sent',
+          }),
+        );
+      }, req.timeoutMs);
+    }
+    const offStop = control?.onStop(() => stopWith(control.errorInFlight(deliveryUnknown())));
+    try {
+      let response: Response;
+      try {
+        started = true;
+        req.onStart?.();
+        response = await this.#fetch(req.url.href, {
+          method: 'POST',
+          headers: req.headers,
+          body: req.body as BodyInit,
+          signal: abort.signal,
+        });
+      } catch (error) {
+        throw stopped ?? fetchFailure(error, req, what);
+      }
+      req.onSent?.();
+      const keep = response.status >= 200 && response.status < 300 ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES;
+      let body: { text: string; truncated: boolean };
+      try {
+        body = await readCapped(response, keep);
+      } catch (error) {
+        throw stopped ?? fetchFailure(error, req, what);
+      }
+      if (stopped) throw stopped;
+      return { status: response.status, headers: headersOf(response.headers), ...body };
+    } finally {
+      clearTimeout(timer);
+      offStop?.();
+    }
+  }
+
+  /** A `FormData` with one Blob part (see {@link formDataMultipart}). */
+  multipart(
+    upload: PreparedUpload,
+    onProgress: ((progress: UploadProgress) => void) | undefined,
+  ): Promise<UploadBody> {
+    return formDataMultipart(upload, onProgress);
+  }
+
+  /** fetch keeps no sockets of the client's own to release. */
+  async close(): Promise<void> {}
+}
+
+/** The runtime's `fetch`, for a client given none where undici is not the transport. */
+export function globalFetch(): FetchLike {
+  if (typeof globalThis.fetch !== 'function') {
+    throw new OAConfigError('This runtime has no global fetch: pass one as new OAClient({ fetch })');
+  }
+  // Called through the global, as a runtime's own fetch may need (workerd refuses another `this`).
+  return (input, init) => globalThis.fetch(input, init);
+}
+
+/**
+ * A failure of fetch itself (a TypeError: network, DNS, reset) or of reading the answer. fetch does
+ * not say whether the request had left, so it may have: a send's outcome is unknown, and it is not
+ * retried; a token request or an upload is retried as an unknown outcome. The cause's code (Node's
+ * fetch gives one) is named.
+ */
+function fetchFailure(error: unknown, req: TransportRequest, what: string): OAError {
+  // The body itself refused to go on (an upload past its limit): that is the answer.
+  if (isOAError(error)) return error;
+  const code = errorCode(error);
+  const reason = error instanceof Error ? error.message : String(error);
+  const because = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return new OAConnectionError(`${what} failed: ${reason}${because}${code ? ` (${code})` : ''}`, {
+    cause: error,
+    deliveryUnknown: req.isSend,
+  });
+}
+
+function errorCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/** The answer's body up to `keep` bytes; past that the stream is cancelled, not read. */
+async function readCapped(response: Response, keep: number): Promise<{ text: string; truncated: boolean }> {
+  if (!response.body) return { text: '', truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const room = keep - kept;
+    if (value.byteLength <= room) {
+      chunks.push(value);
+      kept += value.byteLength;
+      continue;
+    }
+    chunks.push(value.subarray(0, room));
+    kept = keep;
+    // The answer is known; the rest of the body is not worth the wait or the memory.
+    reader.cancel().catch(() => {});
+    return { text: decoder.decode(concatBytes(chunks, kept)), truncated: true };
+  }
+  return { text: decoder.decode(concatBytes(chunks, kept)), truncated: false };
+}
+
+const decoder = new TextDecoder();
+
+/** The answer's headers in the record shape undici gives (names in lower case). */
+function headersOf(headers: Headers): TransportResponse['headers'] {
+  const record: TransportResponse['headers'] = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}

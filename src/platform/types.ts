@@ -1,0 +1,28 @@
+/**
+ * What differs between runtimes, behind one interface: `#platform` resolves to Node's implementation
+ * (`node.ts`) on Node and to the web one (`web.ts`) on Bun, Deno, Workers, edge runtimes and browsers,
+ * so that the SDK's entry points import no Node built-in outside Node (package.json `imports`).
+ */
+import type { Readable } from 'node:stream';
+import type { DispatcherLike, Transport } from '../core/transport.js';
+import type { Detect, Source } from '../uploads/source-base.js';
+
+export interface Platform {
+  /** The runtime and its version, as the User-Agent names it: `node/v20.19.0`, `bun/1.2.3`, `workerd`. */
+  runtime(): string;
+  /**
+   * The transport of a client given no `fetch`: undici on Node (with the caller's `dispatcher`, else
+   * its own), the global `fetch` elsewhere (where a `dispatcher` is refused: it is undici's).
+   */
+  defaultTransport(dispatcher: DispatcherLike | undefined, proxyFromEnv: boolean): Transport;
+  /** A file at a path or `file:` URL, its size and format readable; refused where there is no file system. */
+  pathSource(path: string | URL): Promise<Source>;
+  /** The file and byte count of a stream that reads one (Node's `fs.ReadStream`), else `undefined`. */
+  fileOfStream(stream: Readable): Promise<{ name: string; size: number } | undefined>;
+  /** The format of a file's bytes: file-type on Node; off Node the SDK's own signatures (a smaller set). */
+  detect: Detect;
+  /** `@opentelemetry/api`, loaded synchronously when installed; `undefined` where it cannot be. */
+  requireOpenTelemetry(): unknown;
+  /** `node:zlib`, where the runtime has it (for `br` and where `DecompressionStream` is missing). */
+  zlib(): Promise<typeof import('node:zlib') | undefined>;
+}
