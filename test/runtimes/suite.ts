@@ -70,12 +70,17 @@ export function defineRuntimeSuite(runtime: Runtime): void {
   describe.skipIf(skip !== undefined)(`in ${runtime}`, () => {
     let mock: MockServer;
     let app: Served | undefined;
+    let startError: unknown;
     let config: { baseUrl: string; apiKey: string; apiSecret: string };
 
     beforeAll(async () => {
       mock = await createMockServer({ rateLimit: false, transcodeMs: 100 });
       config = { baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret };
-      app = await start(runtime, mock);
+      // A runtime that does not start fails every test with the reason (not a skip of the file).
+      app = await start(runtime, mock).catch((error: unknown) => {
+        startError = error;
+        return undefined;
+      });
     }, 60_000);
     afterEach(() => mock.reset());
     afterAll(async () => {
@@ -83,11 +88,15 @@ export function defineRuntimeSuite(runtime: Runtime): void {
       await mock?.close();
     });
 
+    const serving = (): Served => {
+      if (app) return app;
+      throw new Error(`${runtime} did not start the app`, { cause: startError });
+    };
     /** Runs a scenario in the runtime; a crash of the scenario fails with the runtime's output. */
     async function scenario<T = Outcome>(name: string, body: Record<string, unknown>): Promise<T> {
-      if (!app) throw new Error('the runtime is not serving');
-      const answer = await postJson<T & { crashed?: boolean }>(`${app.url}/scenario/${name}`, body);
-      if (answer.crashed) expect.fail(`scenario ${name} crashed: ${JSON.stringify(answer)}\n${app.output()}`);
+      const answer = await postJson<T & { crashed?: boolean }>(`${serving().url}/scenario/${name}`, body);
+      if (answer.crashed)
+        expect.fail(`scenario ${name} crashed: ${JSON.stringify(answer)}\n${serving().output()}`);
       return answer;
     }
     const call = (method: string, ...args: unknown[]) => scenario('call', { config, method, args });
@@ -254,7 +263,7 @@ export function defineRuntimeSuite(runtime: Runtime): void {
         data: callback,
         timestamp: new Date().toISOString(),
       };
-      const response = await fetch(`${app?.url}/oa-webhook`, {
+      const response = await fetch(`${serving().url}/oa-webhook`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(event),

@@ -117,12 +117,21 @@ export const WORKER_BUILD: BuildOptions = {
   conditions: ['workerd', 'worker', 'browser'],
   mainFields: ['module', 'main'],
   absWorkingDir: ROOT,
+  // Not the repository's tsconfig.json, whose `paths` point `oa-messaging` at src: the bundle takes the
+  // built package, as a user's bundler does.
+  tsconfigRaw: {},
   logLevel: 'silent',
 };
 
 /** Bundles `entry` into one ES module (a Worker), throwing esbuild's errors as they are. */
 export async function bundleWorker(entry: string, minify = false): Promise<string> {
-  const result = await build({ ...WORKER_BUILD, entryPoints: [entry], write: false, minify });
+  const result = await build({ ...WORKER_BUILD, entryPoints: [entry], write: false, minify }).catch(
+    (error: { errors?: { text: string; location: { file: string } | null }[] }) => {
+      const errors = error.errors ?? [];
+      const shown = errors.slice(0, 8).map((e) => `  ${e.location?.file ?? '?'}: ${e.text}`);
+      throw new Error(`esbuild: ${errors.length} errors bundling ${entry} for workerd:\n${shown.join('\n')}`);
+    },
+  );
   const file = result.outputFiles?.[0];
   if (!file) throw new Error(`esbuild wrote nothing for ${entry}`);
   return file.text;
