@@ -143,16 +143,27 @@ const capnpString = (value: string) => JSON.stringify(value);
  * The workerd config of one Worker: its module, its text bindings, and a network service that lets it
  * reach servers on loopback (`globalOutbound`), served on `port`.
  */
-export function workerdConfig(port: number, bindings: Record<string, string>): string {
-  const texts = Object.entries(bindings)
-    .map(([name, text]) => `(name = ${capnpString(name)}, text = ${capnpString(text)})`)
-    .join(',\n    ');
+export function workerdConfig(
+  port: number,
+  bindings: Record<string, string>,
+  stores: StoreBinding[] = [],
+): string {
+  const texts = [
+    ...Object.entries(bindings).map(
+      ([name, text]) => `(name = ${capnpString(name)}, text = ${capnpString(text)})`,
+    ),
+    ...stores.map(
+      ({ name, kind }) =>
+        `(name = ${capnpString(name)}, ${kind === 'kv' ? 'kvNamespace' : 'queue'} = "store")`,
+    ),
+  ].join(',\n    ');
   return `using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = .worker),
     (name = "net", network = (allow = ["public", "private", "local"])),
+    (name = "store", worker = .store),
   ],
   sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
 );
@@ -165,15 +176,44 @@ const worker :Workerd.Worker = (
   ],
   globalOutbound = "net",
 );
+
+const store :Workerd.Worker = (
+  modules = [ (name = "store.js", esModule = embed "store.js") ],
+  compatibilityDate = "2026-01-01",
+);
 `;
 }
 
-/** Answers `GET url/ready` with 200: the Worker is up. */
+/** A KV namespace or a queue a Worker recipe stores its events in, bound to an in-memory service. */
+export interface StoreBinding {
+  name: string;
+  kind: 'kv' | 'queue';
+}
+
+/**
+ * The service behind the store bindings: workerd turns a KV namespace's get/put/delete into GET, PUT
+ * and DELETE of the key's path, and a queue's send into a POST; kept in memory.
+ */
+const STORE_SERVICE = `const entries = new Map();
+export default {
+  async fetch(request) {
+    const key = decodeURIComponent(new URL(request.url).pathname.slice(1));
+    const body = await request.arrayBuffer();
+    if (request.method === 'GET') return entries.has(key) ? new Response(entries.get(key)) : new Response(null, { status: 404 });
+    if (request.method === 'PUT') entries.set(key, body);
+    if (request.method === 'DELETE') entries.delete(key);
+    return new Response(null);
+  },
+};
+`;
+
+/** Answers `GET url/ready` at all (below 500): the Worker is up. */
 async function answersReady(url: string): Promise<boolean> {
   try {
     const response = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(1000) });
     await response.body?.cancel();
-    return response.ok;
+    // Any answer: the Worker is up (a recipe has no /ready and may answer 404 or 405).
+    return response.status < 500;
   } catch {
     return false;
   }
@@ -187,11 +227,13 @@ export async function serveWorker(
   bin: string,
   code: string,
   bindings: Record<string, string>,
+  stores: StoreBinding[] = [],
 ): Promise<Served> {
   const dir = await mkdtemp(join(tmpdir(), 'oa-workerd-'));
   const port = await freePort();
   await writeFile(join(dir, 'worker.js'), code);
-  await writeFile(join(dir, 'config.capnp'), workerdConfig(port, bindings));
+  await writeFile(join(dir, 'store.js'), STORE_SERVICE);
+  await writeFile(join(dir, 'config.capnp'), workerdConfig(port, bindings, stores));
   const url = `http://127.0.0.1:${port}`;
   try {
     const served = await serveChild(
