@@ -122,11 +122,13 @@ async function measure(): Promise<void> {
     command: 'npx tsx bench/runtimes.bench.ts',
     rows,
     details: [
-      "The built package runs in each runtime and sends the same request as that runtime's own `fetch`",
-      '(same URL, body and headers) to a node:http server in its own process on loopback, which answers',
-      `at once. Per-call time: ${SIZES.blocks} blocks of ${SIZES.block} sequential calls each, the two`,
-      `taking turns; calls/s: ${SIZES.rounds} rounds of ${SIZES.roundCalls} calls with ${SIZES.inFlight}`,
-      'in flight. Medians over the blocks and rounds, all in one run.',
+      [
+        "The built package runs in each runtime and sends the same request as that runtime's own `fetch`",
+        '(same URL, body and headers) to a node:http server in its own process on loopback, which answers',
+        `at once. Per-call time: ${SIZES.blocks} blocks of ${SIZES.block} sequential calls each, the two`,
+        `taking turns; calls/s: ${SIZES.rounds} rounds of ${SIZES.roundCalls} calls with ${SIZES.inFlight}`,
+        'in flight. Medians over the blocks and rounds, all in one run.',
+      ].join(' '),
       '',
       table(['contender', 'median', 'p99', 'calls/s (median round)'], lines, '---|---:|---:|---:'),
       '',
