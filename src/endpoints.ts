@@ -1,10 +1,10 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import * as req from './schemas/requests.js';
 import * as res from './schemas/responses.js';
 import type { UploadKind } from './uploads/types.js';
 
 /** An endpoint, declared: what it is called, what it takes, what it answers, and how it may be repeated. */
-export interface Endpoint<P extends z.ZodType, R extends z.ZodType> {
+export interface Endpoint<P extends z.ZodMiniType, R extends z.ZodMiniType> {
   path: string;
   params: P;
   response: R;
@@ -144,4 +144,4 @@ export const uploads = {
     isSend: false,
     bucket: 'upload',
   },
-} as const satisfies Record<UploadKind, Endpoint<z.ZodType, z.ZodType>>;
+} as const satisfies Record<UploadKind, Endpoint<z.ZodMiniType, z.ZodMiniType>>;

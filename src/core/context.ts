@@ -3,7 +3,7 @@
  * the headers, the transport, the events and the calls in flight. Constructing it opens nothing (no
  * socket, no timer). It is also where the token endpoints and the client's own uses of them live.
  */
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
@@ -117,9 +117,9 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   }
 
   /** An upload: options checked before the file is read, the file read and checked, then the call. */
-  async upload<R extends z.ZodType>(
+  async upload<R extends z.ZodMiniType>(
     kind: UploadKind,
-    endpoint: Endpoint<z.ZodType, R>,
+    endpoint: Endpoint<z.ZodMiniType, R>,
     file: FileInput,
     options: UploadOptions | undefined,
   ): Promise<z.output<R>> {

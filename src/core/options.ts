@@ -1,7 +1,8 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { OAConfigError } from '../errors.js';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
+import { ZOD_WORDS } from '../schemas/messages.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import type { OAMeterProvider, OATracerProvider } from '../telemetry/api.js';
@@ -158,7 +159,7 @@ export function resolveOptions(
     apiKey: options.apiKey ?? env.OA_API_KEY,
     apiSecret: options.apiSecret ?? env.OA_API_SECRET,
   };
-  const result = OAClientOptionsSchema.safeParse(given);
+  const result = OAClientOptionsSchema.safeParse(given, ZOD_WORDS);
   // The messages name each option already: no path before them.
   if (!result.success) throw new OAConfigError(result.error.issues.map((issue) => issue.message).join('; '));
   // The schema refused a missing one.
@@ -185,7 +186,7 @@ export function checkOptions<O extends RequestOptions>(
   ctx: { calls: CallRegistry },
   endpoint: { name: string; path: string },
   options: O | undefined,
-  schema: z.ZodType = RequestOptionsSchema,
+  schema: z.ZodMiniType = RequestOptionsSchema,
 ): O {
   if (options !== undefined) validate(schema, options, `${endpoint.name} options`);
   ctx.calls.refuseIfClosed(`POST ${endpoint.path}`);

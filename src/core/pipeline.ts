@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { Endpoint } from '../endpoints.js';
 import {
   errorFromAnswer,
@@ -8,7 +8,7 @@ import {
   OAResponseValidationError,
   reissued,
 } from '../errors.js';
-import { formatIssues, invalid, toIssues } from '../schemas/validate.js';
+import { formatIssues, invalid, zodIssues } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
 import { runBeforeSend, tellNotDelivered } from './call-control.js';
 import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellResponse } from './options.js';
@@ -22,9 +22,9 @@ import { send, type TransportResponse } from './transport.js';
  * loop. A mistake in the options must not cost a login; a closed client is refused before its params
  * are read.
  */
-export function call<R extends z.ZodType>(
+export function call<R extends z.ZodMiniType>(
   ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodType, R>,
+  endpoint: Endpoint<z.ZodMiniType, R>,
   params: unknown,
   options?: RequestOptions,
 ): Promise<z.output<R>> {
@@ -44,9 +44,9 @@ export function call<R extends z.ZodType>(
  * which read them before they wait): every param is checked once. Only whether the client is still
  * open is asked again.
  */
-export function callChecked<R extends z.ZodType>(
+export function callChecked<R extends z.ZodMiniType>(
   ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodType, R>,
+  endpoint: Endpoint<z.ZodMiniType, R>,
   valid: unknown,
   options: RequestOptions,
 ): Promise<z.output<R>> {
@@ -58,9 +58,9 @@ export function callChecked<R extends z.ZodType>(
   }
 }
 
-function runJson<R extends z.ZodType>(
+function runJson<R extends z.ZodMiniType>(
   ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodType, R>,
+  endpoint: Endpoint<z.ZodMiniType, R>,
   valid: unknown,
   options: RequestOptions,
 ): Promise<z.output<R>> {
@@ -68,9 +68,9 @@ function runJson<R extends z.ZodType>(
 }
 
 /** An upload, its file read and checked: the retry loop with a fresh multipart body each attempt. */
-export function callUpload<R extends z.ZodType>(
+export function callUpload<R extends z.ZodMiniType>(
   ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodType, R>,
+  endpoint: Endpoint<z.ZodMiniType, R>,
   upload: PreparedUpload,
   options: UploadOptions,
 ): Promise<z.output<R>> {
@@ -78,12 +78,12 @@ export function callUpload<R extends z.ZodType>(
 }
 
 /** The call: its retry loop, its control ended however it ends. */
-function run<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+function run<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
   const { telemetry } = call.ctx;
   return telemetry ? telemetry.call(call.endpoint, () => retried(call)) : retried(call);
 }
 
-async function retried<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+async function retried<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
   try {
     return await withRetries(call, attemptOnce);
   } finally {
@@ -95,7 +95,7 @@ async function retried<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>>
 const MAX_RENEWALS_PER_ATTEMPT = 2;
 
 /** One attempt: slot -> token -> exchange. */
-async function attemptOnce<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+async function attemptOnce<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
   // A replay after a 401 goes ahead of the queue: it already waited its turn once.
   const replay = call.previous?.reason === 'unauthorized';
   call.permit = await takeSlot(call, replay);
@@ -111,7 +111,7 @@ async function attemptOnce<R extends z.ZodType>(call: Call<R>): Promise<z.output
  * A slot in the client's rate limiter: at once when one is free, else after a wait that the call's
  * deadline, signal and `close()` can end (the slot, granted later, then goes straight back).
  */
-async function takeSlot(call: Call<z.ZodType>, first: boolean): Promise<Permit | undefined> {
+async function takeSlot(call: Call<z.ZodMiniType>, first: boolean): Promise<Permit | undefined> {
   const { limiter } = call.ctx;
   if (!limiter) return undefined;
   const { control, endpoint, bucket } = call;
@@ -156,7 +156,7 @@ async function takeSlot(call: Call<z.ZodType>, first: boolean): Promise<Permit |
  * again, ahead of the rest). A call that holds its slot too long for the new token to stay fresh
  * renews again.
  */
-async function tokenFor(call: Call<z.ZodType>, replay: boolean): Promise<string> {
+async function tokenFor(call: Call<z.ZodMiniType>, replay: boolean): Promise<string> {
   const { tokens } = call.ctx;
   let token = replay ? undefined : tokens.current();
   let rejected = replay ? call.token : undefined;
@@ -184,7 +184,11 @@ async function tokenFor(call: Call<z.ZodType>, replay: boolean): Promise<string>
  * longer than the call's deadline. Whatever failed there, this call's own request has not left; the
  * renewal's error is shared by every waiting call, so each gets its own copy to reclassify.
  */
-async function renewToken(call: Call<z.ZodType>, rejected: string | undefined, loan: SlotLoan | undefined) {
+async function renewToken(
+  call: Call<z.ZodMiniType>,
+  rejected: string | undefined,
+  loan: SlotLoan | undefined,
+) {
   try {
     return await call.control.wait(call.ctx.tokens.renewed(rejected, loan), 'waiting for an access token');
   } catch (error) {
@@ -211,7 +215,7 @@ function notSent(error: unknown, message: string): OAError {
 }
 
 /** The request, with the slot (`call.permit`) and token (`call.token`) the attempt holds: transport -> answer. */
-async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>> {
+async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
   const { ctx, endpoint, control, permit, attempt } = call;
   let body: AttemptBody | undefined;
   let res: TransportResponse;
@@ -292,7 +296,7 @@ async function exchange<R extends z.ZodType>(call: Call<R>): Promise<z.output<R>
  * leaves in an error is scrubbed (secrets, credential fields, JWTs); a successful answer reaches the
  * caller and the token store intact (it may rightly hold a token the client already has).
  */
-function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse): z.output<R> {
+function readAnswer<R extends z.ZodMiniType>(call: Call<R>, res: TransportResponse): z.output<R> {
   const { endpoint, ctx } = call;
   const scrub = (text: string) => redactText(text, ctx.secrets());
   if (res.status < 200 || res.status >= 300) {
@@ -321,7 +325,10 @@ function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse):
   const data = (body as { data?: unknown } | null)?.data;
   const result = endpoint.response.safeParse(data);
   if (result.success) return result.data;
-  const issues = toIssues(result.error).map((issue) => ({ ...issue, path: ['data', ...issue.path] }));
+  const issues = zodIssues(endpoint.response, data).map((issue) => ({
+    ...issue,
+    path: ['data', ...issue.path],
+  }));
   throw new OAResponseValidationError(
     `POST ${endpoint.path} answered ${res.status} with an unexpected body: ${formatIssues(issues)}`,
     { status: res.status, path: endpoint.path, body: redactJsonText(scrub(res.text)), issues },
@@ -336,9 +343,9 @@ function readAnswer<R extends z.ZodType>(call: Call<R>, res: TransportResponse):
  * its own deadline; the request itself has the client's per-attempt limit. A control of its own, so
  * that close() ends it too.
  */
-export async function tokenExchange<R extends z.ZodType>(
+export async function tokenExchange<R extends z.ZodMiniType>(
   ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodType, R>,
+  endpoint: Endpoint<z.ZodMiniType, R>,
   params: unknown,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
@@ -348,9 +355,9 @@ export async function tokenExchange<R extends z.ZodType>(
     : renewalExchange(ctx, endpoint, params, slot);
 }
 
-async function renewalExchange<R extends z.ZodType>(
+async function renewalExchange<R extends z.ZodMiniType>(
   ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodType, R>,
+  endpoint: Endpoint<z.ZodMiniType, R>,
   params: unknown,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {

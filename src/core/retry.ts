@@ -6,7 +6,7 @@
  * call's state (`Call`), which the loop repeats and each step of `pipeline.ts` reads, lives here too.
  */
 import type { Readable } from 'node:stream';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { Endpoint } from '../endpoints.js';
 import { isOAError, type OAError, OARateLimitError, reissued } from '../errors.js';
 import type { ClientTelemetry } from '../telemetry/client.js';
@@ -56,10 +56,10 @@ export interface AttemptBody {
  * One call as it goes down the path, the state the retry loop repeats: made once per call; each step
  * of `pipeline.ts` reads it, each attempt updates it (its slot and token, its number, why it is a retry).
  */
-export class Call<R extends z.ZodType> {
+export class Call<R extends z.ZodMiniType> {
   readonly ctx: PipelineContext;
   /** What is called, named in the retry's log line and event. */
-  readonly endpoint: Endpoint<z.ZodType, R>;
+  readonly endpoint: Endpoint<z.ZodMiniType, R>;
   /** The call's deadline, `close()` and signal: they end every wait. */
   readonly control: CallControl;
   readonly bucket: 'general' | 'upload';
@@ -94,7 +94,7 @@ export class Call<R extends z.ZodType> {
 
   constructor(
     ctx: PipelineContext,
-    endpoint: Endpoint<z.ZodType, R>,
+    endpoint: Endpoint<z.ZodMiniType, R>,
     options: UploadOptions,
     body: AttemptBody | PreparedUpload,
   ) {
@@ -181,14 +181,14 @@ function backoffMs(step: number, { initialMs, maxMs }: { initialMs: number; maxM
 
 /** What one call has left to spend on retries. */
 class RetryBudget {
-  readonly #policy: Call<z.ZodType>;
+  readonly #policy: Call<z.ZodMiniType>;
   #retriesLeft: number;
   #busyWaitLeftMs: number;
   #busyStep = 0;
   #failureStep = 0;
   #replayed = false;
 
-  constructor(policy: Call<z.ZodType>) {
+  constructor(policy: Call<z.ZodMiniType>) {
     this.#policy = policy;
     this.#retriesLeft = policy.maxRetries;
     this.#busyWaitLeftMs = policy.maxBusyWaitMs;
@@ -233,7 +233,7 @@ class RetryBudget {
  * sees. A wait that would outlast the call's deadline, or leave its attempt under 250 ms, is not
  * started: the error goes back at once.
  */
-export async function withRetries<R extends z.ZodType>(
+export async function withRetries<R extends z.ZodMiniType>(
   call: Call<R>,
   attempt: (call: Call<R>) => Promise<z.output<R>>,
 ): Promise<z.output<R>> {
@@ -263,7 +263,7 @@ export async function withRetries<R extends z.ZodType>(
   }
 }
 
-function reportRetry({ ctx, endpoint }: Call<z.ZodType>, retry: Retry): void {
+function reportRetry({ ctx, endpoint }: Call<z.ZodMiniType>, retry: Retry): void {
   ctx.logger.warn?.(
     `oa-messaging: POST ${endpoint.path} failed (${retry.error.message}); retrying in ${retry.waitMs} ms`,
     { attempt: retry.attempt, reason: retry.reason, waitMs: retry.waitMs },

@@ -3,17 +3,14 @@
  * by the schemas in `requests.ts`, only when given). Every message names the option and what it
  * takes; the values themselves stay out of them.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { LOG_LEVELS } from '../core/logger.js';
 import { MIN_SECRET_LENGTH } from '../core/redact.js';
 import { MAX_TIMEOUT_MS } from './requests.js';
 
 /** A check of one option: `ok` says whether a value that is not `undefined` passes. */
 const checked = (ok: (value: unknown) => boolean, error: string) =>
-  z
-    .unknown()
-    .refine((value) => value === undefined || ok(value), { error })
-    .optional();
+  z.optional(z.unknown().check(z.refine((value) => value === undefined || ok(value), { error })));
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
@@ -39,25 +36,26 @@ const APP_NAME = /^[\w.-]+$/;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Refuses default headers that are not valid HTTP, or that would replace one the SDK owns. */
-const DefaultHeadersSchema = z
-  .unknown()
-  .superRefine((headers, ctx) => {
-    if (headers === undefined) return;
-    if (!isObject(headers))
-      return void ctx.addIssue({ code: 'custom', message: 'defaultHeaders must be an object' });
-    for (const [name, value] of Object.entries(headers)) {
-      const owned = OWNED.has(name.toLowerCase());
-      const message = !TOKEN.test(name)
-        ? `defaultHeaders: ${JSON.stringify(name)} is not a header name`
-        : owned
-          ? `defaultHeaders: ${name} is set by the SDK${name.toLowerCase() === 'user-agent' ? ' (use appInfo to name your application)' : ''}`
-          : typeof value !== 'string' || /[\r\n\0]/.test(value)
-            ? `defaultHeaders: the value of ${name} must be a string on one line`
-            : undefined;
-      if (message) ctx.addIssue({ code: 'custom', message });
-    }
-  })
-  .optional();
+const DefaultHeadersSchema = z.optional(
+  z.unknown().check(
+    z.superRefine((headers, ctx) => {
+      if (headers === undefined) return;
+      if (!isObject(headers))
+        return void ctx.addIssue({ code: 'custom', message: 'defaultHeaders must be an object' });
+      for (const [name, value] of Object.entries(headers)) {
+        const owned = OWNED.has(name.toLowerCase());
+        const message = !TOKEN.test(name)
+          ? `defaultHeaders: ${JSON.stringify(name)} is not a header name`
+          : owned
+            ? `defaultHeaders: ${name} is set by the SDK${name.toLowerCase() === 'user-agent' ? ' (use appInfo to name your application)' : ''}`
+            : typeof value !== 'string' || /[\r\n\0]/.test(value)
+              ? `defaultHeaders: the value of ${name} must be a string on one line`
+              : undefined;
+        if (message) ctx.addIssue({ code: 'custom', message });
+      }
+    }),
+  ),
+);
 
 /**
  * The client's options with `baseUrl`, `apiKey` and `apiSecret` already filled in from the
@@ -65,9 +63,9 @@ const DefaultHeadersSchema = z
  */
 export const OAClientOptionsSchema = z
   .looseObject({
-    baseUrl: z.string().optional(),
-    apiKey: z.string().optional(),
-    apiSecret: z.string().optional(),
+    baseUrl: z.optional(z.string()),
+    apiKey: z.optional(z.string()),
+    apiSecret: z.optional(z.string()),
     timeoutMs: ms('timeoutMs', 'above 0'),
     uploadTimeoutMs: ms('uploadTimeoutMs', 'above 0'),
     maxRetries: checked(
@@ -76,21 +74,24 @@ export const OAClientOptionsSchema = z
     ),
     maxBusyWaitMs: ms('maxBusyWaitMs', 'from 0'),
     refreshBeforeExpiryMs: ms('refreshBeforeExpiryMs', 'from 0'),
-    rateLimit: checked((v) => v === false || isObject(v), 'rateLimit must be an object or false')
-      .pipe(
-        z.unknown().superRefine((v, ctx) => {
-          if (!isObject(v)) return;
-          for (const name of ['general', 'upload'] as const) {
-            if (!isWindow(v[name])) {
-              ctx.addIssue({
-                code: 'custom',
-                message: `rateLimit.${name} must be { max: a positive integer, windowMs: a positive number }`,
-              });
+    rateLimit: z.optional(
+      z.pipe(
+        checked((v) => v === false || isObject(v), 'rateLimit must be an object or false'),
+        z.unknown().check(
+          z.superRefine((v, ctx) => {
+            if (!isObject(v)) return;
+            for (const name of ['general', 'upload'] as const) {
+              if (!isWindow(v[name])) {
+                ctx.addIssue({
+                  code: 'custom',
+                  message: `rateLimit.${name} must be { max: a positive integer, windowMs: a positive number }`,
+                });
+              }
             }
-          }
-        }),
-      )
-      .optional(),
+          }),
+        ),
+      ),
+    ),
     videoProbeUserId: checked(
       (v) => typeof v === 'string' && v.trim() !== '',
       'videoProbeUserId must be a user_id (a non-empty string)',
@@ -105,41 +106,43 @@ export const OAClientOptionsSchema = z
       'appInfo.name must be letters, digits, ".", "-" or "_"',
     ),
   })
-  .superRefine(
-    (options, ctx) => {
-      const { baseUrl, apiKey, apiSecret } = options as {
-        baseUrl?: unknown;
-        apiKey?: unknown;
-        apiSecret?: unknown;
-      };
-      // Every missing setting at once: a first run should not need three tries to learn what it needs.
-      const missing = [
-        baseUrl ? undefined : 'baseUrl (OA_BASE_URL)',
-        apiKey ? undefined : 'apiKey (OA_API_KEY)',
-        apiSecret ? undefined : 'apiSecret (OA_API_SECRET)',
-      ].filter((name) => name !== undefined);
-      if (missing.length > 0) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
-        });
-        return;
-      }
-      if (typeof apiSecret === 'string' && apiSecret.length < MIN_SECRET_LENGTH) {
-        ctx.addIssue({
-          code: 'custom',
-          message:
-            `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
-            'could not be kept out of error messages and log lines without mangling them',
-        });
-      }
-      if (typeof baseUrl === 'string') {
-        const problem = baseUrlProblem(baseUrl, Boolean(options.allowInsecureHttp));
-        if (problem) ctx.addIssue({ code: 'custom', message: problem });
-      }
-    },
-    // Also when an option above failed: the missing settings are the first thing to tell.
-    { when: () => true },
+  .check(
+    z.superRefine(
+      (options, ctx) => {
+        const { baseUrl, apiKey, apiSecret } = options as {
+          baseUrl?: unknown;
+          apiKey?: unknown;
+          apiSecret?: unknown;
+        };
+        // Every missing setting at once: a first run should not need three tries to learn what it needs.
+        const missing = [
+          baseUrl ? undefined : 'baseUrl (OA_BASE_URL)',
+          apiKey ? undefined : 'apiKey (OA_API_KEY)',
+          apiSecret ? undefined : 'apiSecret (OA_API_SECRET)',
+        ].filter((name) => name !== undefined);
+        if (missing.length > 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `Missing ${missing.join(', ')}: pass them to new OAClient({ ... }) or set the environment variables`,
+          });
+          return;
+        }
+        if (typeof apiSecret === 'string' && apiSecret.length < MIN_SECRET_LENGTH) {
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              `apiSecret (OA_API_SECRET) must be at least ${MIN_SECRET_LENGTH} characters: a shorter one ` +
+              'could not be kept out of error messages and log lines without mangling them',
+          });
+        }
+        if (typeof baseUrl === 'string') {
+          const problem = baseUrlProblem(baseUrl, Boolean(options.allowInsecureHttp));
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }
+      },
+      // Also when an option above failed: the missing settings are the first thing to tell.
+      { when: () => true },
+    ),
   );
 
 /** Why `raw` cannot be the base URL, or `undefined` when it can. */

@@ -1,22 +1,22 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { DescSchema, HttpUrlSchema, NonBlankSchema, UuidSchema } from './common.js';
 import { expecting } from './messages.js';
 
 /** A `flex` item carries its layout as a string that must hold a JSON document. */
-const JsonDocumentSchema = z
-  .string({ error: expecting('a string holding a JSON object or array') })
-  .refine((s) => {
+const JsonDocumentSchema = z.string({ error: expecting('a string holding a JSON object or array') }).check(
+  z.refine((s) => {
     try {
       const parsed: unknown = JSON.parse(s);
       return typeof parsed === 'object' && parsed !== null;
     } catch {
       return false;
     }
-  }, 'must be a string holding a JSON object or array (JSON.stringify the layout)');
+  }, 'must be a string holding a JSON object or array (JSON.stringify the layout)'),
+);
 
 const desc = {
   /** The short text of the push notification (at most 170 characters). */
-  desc: DescSchema.optional(),
+  desc: z.optional(DescSchema),
 };
 
 /** `message`: plain text. */
@@ -70,9 +70,9 @@ export const AudioItemSchema = z.strictObject({
   /** `audio_uuid` of the audio upload. */
   audio_uuid: UuidSchema,
   /** `audio_size` of the audio upload (bytes). */
-  audio_size: z.number().int().positive(),
+  audio_size: z.number().check(z.int(), z.positive()),
   /** `audio_duration` of the audio upload (seconds). */
-  audio_duration: z.number().nonnegative(),
+  audio_duration: z.number().check(z.nonnegative()),
   ...desc,
 });
 

@@ -4,9 +4,27 @@
  * message never repeats. Zod's own words (`Invalid input: expected string, received undefined`) are
  * replaced here, per schema or per parse: the user's global zod configuration is never touched.
  */
-import type { z } from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
 
 type RawIssue = z.core.$ZodRawIssue;
+
+/**
+ * zod's own English words, which classic `zod` installs for everyone on import and `zod/mini` does not.
+ * Imported by name: `z.locales.en` would bundle every locale zod has.
+ */
+const english = en().localeError;
+
+/**
+ * zod's own words for the issues the SDK does not word itself (`Invalid input: expected number,
+ * received string`), as a parse with classic `zod` would give them: the app's own configuration of zod
+ * (an error map, a locale) still wins when it has one. Without this, `zod/mini` alone says only
+ * `Invalid input`.
+ */
+const zodWords = (issue: RawIssue): string | undefined => {
+  const { customError, localeError } = z.config();
+  return customError || localeError ? undefined : (english(issue) as string | undefined);
+};
 
 /** `a string`, `an array`, `null`: what a value is, never the value itself. */
 function kindOf(value: unknown): string {
@@ -66,11 +84,8 @@ function fieldsOf(issue: RawIssue): string[] {
   return shape ? Object.keys(shape) : [];
 }
 
-/**
- * The SDK's error map for one parse (`schema.safeParse(value, { error: humanError })`): the rule and
- * what to do, for the issues no schema of the SDK words itself. `undefined` leaves zod's own words.
- */
-const humanError = (issue: RawIssue): string | undefined => {
+/** The rule and what to do, for the issues no schema of the SDK words itself; `undefined` for the rest. */
+const sdkWords = (issue: RawIssue): string | undefined => {
   switch (issue.code) {
     case 'invalid_type': {
       const what = EXPECTED[issue.expected] ?? issue.expected;
@@ -105,7 +120,19 @@ const humanError = (issue: RawIssue): string | undefined => {
 };
 
 /**
+ * The SDK's error map for one parse (`schema.safeParse(value, { error: humanError })`): its own words
+ * where it has them, zod's for the rest.
+ */
+const humanError = (issue: RawIssue): string | undefined => sdkWords(issue) ?? zodWords(issue);
+
+/**
  * The parse options that put zod's issues in the SDK's words (the field, the rule, what to do), set per
  * parse so that the app's own zod configuration is left alone.
  */
 export const IN_WORDS = { error: humanError } as const;
+
+/**
+ * The parse options that give zod's own words (see `zodWords`), for the parses whose issues are read
+ * as zod words them: a received webhook event's fields, an API answer, the client's options.
+ */
+export const ZOD_WORDS = { error: zodWords } as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
 import { expecting, IN_WORDS } from './messages.js';
@@ -26,7 +26,7 @@ export const SendImageParamsSchema = z.strictObject({
   /** The image's URL (an upload's `url`). */
   image_url: HttpUrlSchema,
   /** The page that opens when the image is tapped. */
-  link: HttpUrlSchema.optional(),
+  link: z.optional(HttpUrlSchema),
 });
 
 /** Endpoint 5: `sendText`. `desc` is the short text of the push notification. */
@@ -39,7 +39,7 @@ export const SendTextParamsSchema = z.strictObject({
    * The short text of the push notification. The API documents no length limit for it (its 170
    * characters are those of a broadcast item's `desc`), so none is enforced here.
    */
-  desc: z.string({ error: expecting('a string') }).optional(),
+  desc: z.optional(z.string({ error: expecting('a string') })),
 });
 
 /** Endpoint 12: `sendVideo`. */
@@ -64,18 +64,23 @@ export const SendAudioParamsSchema = z.object({
   /** `audio_uuid` of the audio upload. */
   audio_uuid: UuidSchema,
   /** `audio_size` of the audio upload (bytes). */
-  audio_size: z.number().int().positive(),
+  audio_size: z.number().check(z.int(), z.positive()),
   /** `audio_duration` of the audio upload (seconds). */
-  audio_duration: z.number().nonnegative(),
+  audio_duration: z.number().check(z.nonnegative()),
 });
 
 const ItemsSchema = z
   .array(MessageItemSchema, { error: expecting(`1 to ${MAX_ITEMS} message items (an array)`) })
-  .min(1, `must hold 1 to ${MAX_ITEMS} message items, not none: add one (e.g. items.text('Hello'))`)
-  .max(MAX_ITEMS, `must hold 1 to ${MAX_ITEMS} message items: send the rest in another broadcast`);
+  .check(
+    z.minLength(1, `must hold 1 to ${MAX_ITEMS} message items, not none: add one (e.g. items.text('Hello'))`),
+    z.maxLength(MAX_ITEMS, `must hold 1 to ${MAX_ITEMS} message items: send the rest in another broadcast`),
+  );
 
-/** `user_ids`; `missing`: what to say when it is left out (zod's own words name no field and no fix). */
-const userIdsSchema = (missing: string) =>
+/**
+ * `user_ids`; `missing`: what to say when it is left out (zod's own words name no field and no fix);
+ * `size`: the check of how many it holds.
+ */
+const userIdsSchema = (missing: string, size: z.core.$ZodCheck<string[]>) =>
   z
     .array(NonBlankSchema, {
       error: (issue) =>
@@ -85,9 +90,12 @@ const userIdsSchema = (missing: string) =>
             ? missing
             : 'must be an array of user_id strings',
     })
-    .refine(
-      (ids) => new Set(ids).size === ids.length,
-      'must not repeat a user_id (it would be sent twice): remove the repeats',
+    .check(
+      z.refine(
+        (ids) => new Set(ids).size === ids.length,
+        'must not repeat a user_id (it would be sent twice): remove the repeats',
+      ),
+      size,
     );
 
 /** Whether `id` is a string with something besides white space (what `NonBlankSchema` accepts). */
@@ -103,7 +111,7 @@ const isUserId = (id: unknown): boolean => {
  * length `fits` accepts) is accepted by one loop and one Set, not an element schema per user_id, which
  * dominated the cost of a broadcast to 100,000 users. Any other value gets `full`'s issues, exactly.
  */
-const quickUserIds = (full: z.ZodType<string[]>, fits: (length: number) => boolean) =>
+const quickUserIds = (full: z.ZodMiniType<string[]>, fits: (length: number) => boolean) =>
   z.custom<string[]>().check((ctx) => {
     const ids = ctx.value;
     if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && new Set(ids).size === ids.length) {
@@ -136,9 +144,9 @@ const BroadcastToSelectedParamsSchema = z.strictObject({
   target: z.literal('selected'),
   /** The recipients, one or more, each once. */
   user_ids: quickUserIds(
-    userIdsSchema("required with target 'selected': one or more user_ids (or use target 'all')").min(
-      1,
-      "must hold one or more user_ids with target 'selected' (or use target 'all')",
+    userIdsSchema(
+      "required with target 'selected': one or more user_ids (or use target 'all')",
+      z.minLength(1, "must hold one or more user_ids with target 'selected' (or use target 'all')"),
     ),
     (length) => length >= 1,
   ),
@@ -151,9 +159,9 @@ const BroadcastToSingleParamsSchema = z.strictObject({
   target: z.literal('single'),
   /** The recipient: exactly one. */
   user_ids: quickUserIds(
-    userIdsSchema("required with target 'single': exactly one user_id").length(
-      1,
-      "must hold exactly one user_id with target 'single' (or use target 'selected')",
+    userIdsSchema(
+      "required with target 'single': exactly one user_id",
+      z.length(1, "must hold exactly one user_id with target 'single' (or use target 'selected')"),
     ),
     (length) => length === 1,
   ),
@@ -191,7 +199,7 @@ export const UploadParamsSchema = z.unknown();
 
 /** A callback: a function when given. */
 const callbackSchema = <F>() =>
-  z.custom<F>((value) => typeof value === 'function', 'must be a function').optional();
+  z.optional(z.custom<F>((value) => typeof value === 'function', 'must be a function'));
 
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -199,8 +207,7 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 /** A time limit in ms: more than 0 and at most {@link MAX_TIMEOUT_MS}. */
 const TimeoutMsSchema = z
   .number()
-  .positive()
-  .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`);
+  .check(z.positive(), z.lte(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`));
 
 /** An `AbortSignal`, also one from another realm. */
 const AbortSignalSchema = z.custom<AbortSignal>(
@@ -242,7 +249,7 @@ const RequestOptionsFields = z.object({
    * Cancels the call wherever it is (the rate limiter's queue, the token, a backoff, the transcode
    * wait, the request itself); the call rejects with `OAAbortError`.
    */
-  signal: AbortSignalSchema.optional(),
+  signal: z.optional(AbortSignalSchema),
   /**
    * The call's deadline in ms (1 to 2^31-1): it bounds everything the call waits for (the rate
    * limiter's queue, a login or refresh, Redis round trips, backoffs) and each attempt. Past it the
@@ -250,13 +257,13 @@ const RequestOptionsFields = z.object({
    * @default none: each attempt is bounded by the client's `timeoutMs`, and a call waits its turn in
    * the rate limiter however long the queue
    */
-  timeoutMs: TimeoutMsSchema.optional(),
+  timeoutMs: z.optional(TimeoutMsSchema),
   /**
    * This call's own retry budget, in place of the client's `maxRetries` (0: no retry). Retries that
    * wait on 429 and `JOB_BUSY` do not use it up.
    * @default the client's `maxRetries`
    */
-  maxRetries: z.number().int('must be a whole number').min(0).max(100).optional(),
+  maxRetries: z.optional(z.number().check(z.int('must be a whole number'), z.gte(0), z.lte(100))),
   /**
    * Called with the answer that settled the call, before the call resolves: its status, headers and
    * `x-request-id`, for your logs or a support ticket. An error answer carries them on the error
@@ -267,7 +274,7 @@ const RequestOptionsFields = z.object({
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */
-export const RequestOptionsSchema = RequestOptionsFields.loose();
+export const RequestOptionsSchema = z.catchall(RequestOptionsFields, z.unknown());
 
 /** Per-call options, the last argument of every method. Every property also accepts `undefined`. */
 export interface RequestOptions extends z.input<typeof RequestOptionsFields> {}
@@ -277,33 +284,33 @@ const UploadOptionsFields = z.object({
    * The file name sent in the multipart part; by default the path's base name, else a File's `name`,
    * else `<kind>.<ext>` from the detected format.
    */
-  filename: z.string().optional(),
+  filename: z.optional(z.string()),
   /** A hint for the format when the bytes alone are ambiguous; what is sent follows the bytes. */
-  contentType: z.string().optional(),
+  contentType: z.optional(z.string()),
   /** Called as the file's bytes go out (and again from 0 if the upload is retried). */
   onProgress: callbackSchema<(progress: UploadProgress) => void>(),
 });
 
 /** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */
-export const UploadOptionsSchema = RequestOptionsSchema.extend(UploadOptionsFields.shape);
+export const UploadOptionsSchema = z.extend(RequestOptionsSchema, UploadOptionsFields.shape);
 
 /** Options of `uploadImage`, `uploadVideo` and `uploadAudio`. */
 export interface UploadOptions extends RequestOptions, z.input<typeof UploadOptionsFields> {}
 
 const WaitForTranscodeFields = z.strictObject({
   /** @default 600_000 (10 minutes) */
-  timeoutMs: TimeoutMsSchema.optional(),
+  timeoutMs: z.optional(TimeoutMsSchema),
 });
 
 /** How long `sendVideo` waits for a ticket still in convert status. */
 export interface WaitForTranscodeOptions extends z.input<typeof WaitForTranscodeFields> {}
 
 /** `waitForTranscode` as an object, typed by its interface so that signatures name it. */
-const WaitForTranscodeOptionsSchema: z.ZodType<WaitForTranscodeOptions, WaitForTranscodeOptions> =
+const WaitForTranscodeOptionsSchema: z.ZodMiniType<WaitForTranscodeOptions, WaitForTranscodeOptions> =
   WaitForTranscodeFields;
 
 /** `sendVideo`'s `waitForTranscode`: `false`, or how long to wait. */
-const WaitForTranscodeSchema = z.union([z.literal(false), WaitForTranscodeOptionsSchema]).optional();
+const WaitForTranscodeSchema = z.optional(z.union([z.literal(false), WaitForTranscodeOptionsSchema]));
 
 const SendVideoOptionsFields = z.object({
   /**
@@ -316,7 +323,7 @@ const SendVideoOptionsFields = z.object({
 });
 
 /** `sendVideo`'s options. */
-export const SendVideoOptionsSchema = RequestOptionsSchema.extend(SendVideoOptionsFields.shape);
+export const SendVideoOptionsSchema = z.extend(RequestOptionsSchema, SendVideoOptionsFields.shape);
 
 /** Options of `sendVideo` and `sendVideoFile`. */
 export interface SendVideoOptions extends RequestOptions, z.input<typeof SendVideoOptionsFields> {}
@@ -326,14 +333,14 @@ export const SendFileParamsSchema = z.strictObject({
   /** The user who receives it. */
   user_id: NonBlankSchema,
   /** The page that opens when the image is tapped. */
-  link: HttpUrlSchema.optional(),
+  link: z.optional(HttpUrlSchema),
 });
 
 /**
  * The one-call helpers' own options, checked with their params before the upload: a mistake in either
  * would otherwise surface only after the file had been stored.
  */
-export const SendFileOptionsSchema = UploadOptionsSchema.extend({
+export const SendFileOptionsSchema = z.extend(UploadOptionsSchema, {
   /** Called with the upload's answer once the file is stored, before the send. */
   onUploaded: callbackSchema<(upload: never) => void>(),
   waitForTranscode: WaitForTranscodeSchema,
@@ -356,7 +363,7 @@ const BroadcastOptionsFields = z.object({
    * test account), waiting while it converts; overrides the client's `videoProbeUserId`.
    * @default the client's `videoProbeUserId`
    */
-  videoProbeUserId: NonBlankSchema.optional(),
+  videoProbeUserId: z.optional(NonBlankSchema),
   /**
    * How long to wait for a video ticket in convert status before broadcasting it (probe sends spaced
    * as `sendVideo` spaces its tries), then `OATranscodeTimeoutError` with nothing broadcast. `false`
@@ -370,7 +377,7 @@ const BroadcastOptionsFields = z.object({
  * The mass broadcasts' own options: the probe user that confirms a video ticket first, and whether to
  * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
  */
-export const BroadcastOptionsSchema = RequestOptionsSchema.extend(BroadcastOptionsFields.shape);
+export const BroadcastOptionsSchema = z.extend(RequestOptionsSchema, BroadcastOptionsFields.shape);
 
 /** Options of `broadcast`, `broadcastToGroup` and `broadcastToMemberSession`. */
 export interface BroadcastOptions extends RequestOptions, z.input<typeof BroadcastOptionsFields> {}
@@ -381,14 +388,16 @@ export const WaitForVideoOptionsSchema = z.strictObject({
    * The user who receives the video if the ticket is not known to be ready.
    * @default the client's `videoProbeUserId`
    */
-  probeUserId: NonBlankSchema.optional(),
+  probeUserId: z.optional(NonBlankSchema),
   /**
    * The longest wait while the ticket converts, then `OATranscodeTimeoutError`.
    * @default 600_000 (10 minutes)
    */
-  timeoutMs: z.number().positive().optional(),
+  timeoutMs: z.optional(z.number().check(z.positive())),
   /** Cancels the wait (`OAAbortError`). */
-  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal').optional(),
+  signal: z.optional(
+    z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal'),
+  ),
 });
 
 /** Options of `waitForVideo`. */

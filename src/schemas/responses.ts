@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { filledExpiresIn } from './token-lifetime.js';
 
 // Response schemas are loose: fields the API adds later pass through untouched, while a missing or
@@ -8,7 +8,7 @@ import { filledExpiresIn } from './token-lifetime.js';
 /** A token pair as the client hands it over (`TokenPair`): every documented field, of its documented type. */
 const FilledTokenPairSchema = z.looseObject({
   /** The bearer token (a JWT) every other request carries. */
-  access_token: z.string().min(1),
+  access_token: z.string().check(z.minLength(1)),
   /**
    * Obtains the next pair (`refreshToken`). `''` when the answer carried none: the client then logs in
    * again where it would refresh.
@@ -31,13 +31,17 @@ const FilledTokenPairSchema = z.looseObject({
  * `refresh_token` with `''`, `token_type` with `'Bearer'`; so is an `expires_in` that states no
  * lifetime, with the JWT's `exp - iat` in seconds, else `'1h'`. Fields the API adds pass through.
  */
-export const TokenPairSchema = FilledTokenPairSchema.extend({
-  refresh_token: z.string().catch(''),
-  token_type: z.string().catch('Bearer'),
-  expires_in: z.unknown().optional(),
-})
-  .transform((pair) => ({ ...pair, expires_in: filledExpiresIn(pair.access_token, pair.expires_in) }))
-  .pipe(FilledTokenPairSchema);
+export const TokenPairSchema = z.pipe(
+  z.pipe(
+    z.extend(FilledTokenPairSchema, {
+      refresh_token: z.catch(z.string(), ''),
+      token_type: z.catch(z.string(), 'Bearer'),
+      expires_in: z.optional(z.unknown()),
+    }),
+    z.transform((pair) => ({ ...pair, expires_in: filledExpiresIn(pair.access_token, pair.expires_in) })),
+  ),
+  FilledTokenPairSchema,
+);
 
 /** The single-user sends (endpoints 4, 5, 12, 13) answer with the text `success`. */
 export const SuccessSchema = z.literal('success');

@@ -1,9 +1,9 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { OAValidationError, type OAValidationIssue } from '../errors.js';
-import { IN_WORDS } from './messages.js';
+import { IN_WORDS, ZOD_WORDS } from './messages.js';
 
 /** Turns zod's issues into the SDK's: a path and a sentence, never the offending value itself. */
-export function toIssues(error: z.ZodError): OAValidationIssue[] {
+export function toIssues(error: z.core.$ZodError): OAValidationIssue[] {
   return error.issues.map((issue) => ({
     path: issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part)),
     message: issue.message,
@@ -56,7 +56,7 @@ export function formatIssues(issues: OAValidationIssue[], limit = 5): string {
  * Checks `value` against `schema` and returns the parsed value, or throws an {@link OAValidationError}
  * whose message names `what` and every problem found: the field, the rule, what to do.
  */
-export function validate<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+export function validate<S extends z.ZodMiniType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw invalid(schema, value, what);
@@ -68,8 +68,17 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, what: s
  * them and comes here only on failure).
  * A caller's own check reaches here only on failure.
  */
-export function invalid(schema: z.ZodType, value: unknown, what: string): OAValidationError {
+export function invalid(schema: z.ZodMiniType, value: unknown, what: string): OAValidationError {
   const { error } = schema.safeParse(value, IN_WORDS);
   const issues = error ? toIssues(error) : [];
   return new OAValidationError(`Invalid ${what}: ${formatIssues(issues)}`, issues);
+}
+
+/**
+ * The issues of `value`, which failed `schema`, in zod's own words: parsed again for them, as
+ * {@link invalid} does for the SDK's, so that a parse that passes costs no words.
+ */
+export function zodIssues(schema: z.ZodMiniType, value: unknown): OAValidationIssue[] {
+  const { error } = schema.safeParse(value, ZOD_WORDS);
+  return error ? toIssues(error) : [];
 }

@@ -5,7 +5,7 @@
  * So a ticket is broadcast only once it is known ready (a `sendVideo` of it succeeded, here or in a
  * process sharing the coordination), or once a probe send to a user the integrator names has succeeded.
  */
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { type CallControl, sleep } from '../core/call-control.js';
 import type { ClientContext } from '../core/context.js';
 import { checkOptions, type OAClientOptions } from '../core/options.js';
@@ -131,8 +131,8 @@ export class VideoReadiness {
    * A broadcast: checks `params` and `options`, waits until every video ticket of its items is known
    * ready (probing those that are not), then runs `send`. Nothing is sent when a check fails.
    */
-  async broadcast<R extends z.ZodType>(
-    endpoint: Endpoint<z.ZodType, R>,
+  async broadcast<R extends z.ZodMiniType>(
+    endpoint: Endpoint<z.ZodMiniType, R>,
     params: unknown,
     given: BroadcastOptions | undefined,
   ): Promise<z.output<R>> {

@@ -5,7 +5,7 @@
  * and {@link SLOW} for anything else, which is then left to zod. So a well-formed event costs a few
  * property checks, and an odd one is judged, normalised and reported by the schemas as before.
  */
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 
 /** What a reader returns when zod must decide: the value is not in the schema's output form. */
 export const SLOW = Symbol('oa-messaging.webhook.slow');
@@ -23,14 +23,14 @@ interface Field {
 interface Def {
   type: string;
   checks?: unknown[];
-  innerType?: z.ZodType;
-  element?: z.ZodType;
-  shape?: Record<string, z.ZodType>;
-  catchall?: z.ZodType;
+  innerType?: z.ZodMiniType;
+  element?: z.ZodMiniType;
+  shape?: Record<string, z.ZodMiniType>;
+  catchall?: z.ZodMiniType;
   values?: unknown[];
 }
 
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+const defOf = (schema: z.ZodMiniType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** A JSON object (not an array, not null). */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
@@ -86,8 +86,8 @@ function readShape(fields: readonly Field[], value: Record<string, unknown>, out
 }
 
 function objectReader(
-  shape: Record<string, z.ZodType>,
-  known: ReadonlyMap<z.ZodType, Reader>,
+  shape: Record<string, z.ZodMiniType>,
+  known: ReadonlyMap<z.ZodMiniType, Reader>,
 ): Reader | undefined {
   const fields: Field[] = [];
   for (const [key, schema] of Object.entries(shape)) {
@@ -142,7 +142,10 @@ function objectReader(
  * `known` gives the readers of schemas that normalise (a number that may arrive as a string...): each
  * must accept only values the schema outputs unchanged.
  */
-export function compileReader(schema: z.ZodType, known: ReadonlyMap<z.ZodType, Reader>): Reader | undefined {
+export function compileReader(
+  schema: z.ZodMiniType,
+  known: ReadonlyMap<z.ZodMiniType, Reader>,
+): Reader | undefined {
   const given = known.get(schema);
   if (given) return given;
   const def = defOf(schema);

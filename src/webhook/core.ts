@@ -10,12 +10,26 @@ import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce } from './deliver-once.js';
 import { type ContentCoding, type Decoder, TOO_LARGE, UNREADABLE, UNSUPPORTED } from './encoding.js';
 import { parseWebhookEvent } from './parse.js';
-import type { WebhookEvent } from './schemas.js';
+import { isMessageEvent, type WebhookEvent } from './schemas.js';
 
-/** What `onEvent` gets besides the event. */
+/**
+ * Keeps work going after the answer was sent, as serverless platforms allow: a Worker's
+ * `ctx.waitUntil`, Vercel's `waitUntil` (`@vercel/functions`), Next.js's `after`. The platform waits
+ * for `promise` (up to its own limit) before it ends the request's instance.
+ */
+export type WaitUntil = (promise: Promise<unknown>) => void;
+
+/** What `onEvent` (and `store`) get besides the event. */
 export interface WebhookEventContext<Req> {
   /** The request as the runtime gave it (`IncomingMessage` or `Request`): headers, address... */
   request: Req;
+  /**
+   * Hands slow work to the platform without holding the answer: `context.waitUntil(sendReply())`.
+   * Present only when the handler has a `waitUntil` (the option, or the platform's context given to
+   * the fetch handler with the request). A rejection of the promise is logged (`error`, with the
+   * event's `msgKey`), never passed on to the platform.
+   */
+  waitUntil?: WaitUntil | undefined;
 }
 
 /**
@@ -27,9 +41,30 @@ export interface WebhookHandlerOptions<Req> {
    * Called once per event: every JSON object that passes `verify` is one, typed as far as its fields
    * allow (see `parseWebhookEvent`; narrow with `isMessageEvent`, log `event.issues`). Resolve when
    * done: the answer (200) waits for it, and a throw or rejection answers 500 so the sender delivers
-   * again. Keep it quick; queue slow work.
+   * again. Keep it quick; queue slow work, or hand it to `context.waitUntil` where there is one. With
+   * `store`, it runs once the event is stored, after the answer when there is a `waitUntil`.
    */
   onEvent: (event: WebhookEvent, context: WebhookEventContext<Req>) => void | Promise<void>;
+  /**
+   * Keeps the event where it is safe before the answer, e.g. a queue's `send` or a KV `put`: with it,
+   * `store` decides the answer and `onEvent` runs after it. Resolved: the event is safe, the answer is
+   * 200, then `onEvent` runs, and its failure is logged (`error`, with the event's `msgKey`) but
+   * changes no answer (the event is in your store, to process again). A throw or rejection answers 500,
+   * without `onEvent`, so the sender delivers again. With a `waitUntil` (this option, or per request on
+   * the fetch handler) the 200 goes out as soon as `store` resolved and `onEvent` runs inside
+   * `waitUntil`; without one, the answer also waits for `onEvent`. With `dedupe`, a delivery of an
+   * event already stored answers 200 duplicate, stored and processed once.
+   * @default undefined (the answer waits for `onEvent`, whose failure answers 500)
+   */
+  store?: ((event: WebhookEvent, context: WebhookEventContext<Req>) => void | Promise<void>) | undefined;
+  /**
+   * The platform's way to keep work going after the answer, for every request of this handler (e.g.
+   * `waitUntil` from `@vercel/functions`). The fetch handler also takes it per request, as its second
+   * argument (`handler(request, ctx)` in a Worker), which wins over this option. It answers first
+   * with `store` (see there), and reaches `onEvent` as `context.waitUntil`.
+   * @default undefined (none: the answer waits for `onEvent`, or for `store` then `onEvent`)
+   */
+  waitUntil?: WaitUntil | undefined;
   /**
    * Largest body accepted, in bytes; checked against `Content-Length` before reading and again while
    * reading, and for a compressed body (`Content-Encoding: gzip`, `deflate` or `br`) also while
@@ -58,7 +93,8 @@ export interface WebhookHandlerOptions<Req> {
    */
   verify?: ((request: Req, rawBody: Uint8Array | undefined) => boolean | Promise<boolean>) | undefined;
   /**
-   * Where refusals (`warn`), failures of `onEvent` or of the dedupe store (`error`) and skipped
+   * Where refusals (`warn`), failures of `onEvent`, `store`, work handed to `waitUntil` or the dedupe
+   * store (`error`) and skipped
    * duplicates (`debug`) are reported. Event contents are never logged. A logger that throws is ignored:
    * it never costs an answer.
    * @default undefined (silent)
@@ -98,8 +134,11 @@ export interface WebhookCore<Req> {
   failed(message: string, error: unknown): WebhookResult;
   /** The `logger` option, made safe: each method exists and never throws. */
   readonly log: Logger;
-  /** Everything after the body is read: verify, parse, dedupe, `onEvent`. Never rejects. */
-  handle(request: Req, body: WebhookBody): Promise<WebhookResult>;
+  /**
+   * Everything after the body is read: verify, parse, dedupe, `store`, `onEvent`. `waitUntil` is the
+   * request's own (the platform's context), else the option's. Never rejects.
+   */
+  handle(request: Req, body: WebhookBody, waitUntil?: WaitUntil): Promise<WebhookResult>;
 }
 
 /** The default `maxBodyBytes`, 1 MiB: Tencent IM caps a message at 12 KB, so any real event fits. */
@@ -113,6 +152,12 @@ const answer = (status: number, body: WebhookResult['body'], extra: Record<strin
   body,
 });
 
+/** What the logs name an event by: its `MsgKey`, else `MsgId` (as the `oa webhook` span does). */
+function msgKeyOf(event: WebhookEvent): string | undefined {
+  if (!isMessageEvent(event)) return undefined;
+  return event.data.MsgKey || event.data.MsgId || undefined;
+}
+
 /** Builds the core for one handler. Throws at once on options that cannot work. */
 export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): WebhookCore<Req> {
   if (typeof options?.onEvent !== 'function') {
@@ -122,7 +167,12 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
     throw new OAConfigError('webhook handler: maxBodyBytes must be a positive integer');
   }
-  const { onEvent, verify } = options;
+  for (const name of ['store', 'waitUntil'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new OAConfigError(`webhook handler: ${name} must be a function when given`);
+    }
+  }
+  const { onEvent, verify, store } = options;
   // A broken logger (one that throws or rejects) must not cost the sender its answer.
   const logger = containLogger(options.logger ?? {});
   const deliverOnce = options.dedupe
@@ -152,6 +202,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     request: Req,
     body: WebhookBody,
     note: DeliveryNote | undefined,
+    waitUntil: WaitUntil | undefined,
   ): Promise<WebhookResult> {
     // A body parser that ran before us may have had a higher limit than ours.
     if ('raw' in body && body.raw.byteLength > maxBodyBytes) return tooLarge();
@@ -185,21 +236,44 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       });
     }
 
-    const handleEvent = async () => {
-      await onEvent(event, { request });
+    const msgKey = msgKeyOf(event);
+    /** Hands `work` to the platform; its failure is logged, never thrown into the platform. */
+    const handOff = (work: Promise<unknown>, what: string) => {
+      const logged = work.catch((error: unknown) => {
+        logger.error?.(`oa-messaging webhook: ${what} failed after the answer`, { error, msgKey });
+      });
+      try {
+        waitUntil?.(logged);
+      } catch (error) {
+        // The work goes on; only the platform's promise to wait for it is lost.
+        logger.error?.('oa-messaging webhook: waitUntil threw', { error, msgKey });
+      }
     };
+    const context: WebhookEventContext<Req> = waitUntil
+      ? { request, waitUntil: (promise) => handOff(Promise.resolve(promise), 'work handed to waitUntil') }
+      : { request };
+    // The step the answer depends on, and the one deduplication guards: `store` when there is one.
+    const decisive = store
+      ? async () => {
+          await store(event, context);
+        }
+      : async () => {
+          await onEvent(event, context);
+        };
     const key = deliverOnce ? dedupeKeyOf(event) : undefined;
+    let outcome: 'processed' | 'duplicate' | 'timeout' = 'processed';
     try {
-      if (!deliverOnce || key === undefined) {
-        await handleEvent();
-        return answer(200, { ok: true });
-      }
-      const outcome = await deliverOnce(key, handleEvent);
-      if (outcome === 'duplicate') {
-        note?.duplicate();
-        return answer(200, { ok: true, duplicate: true });
-      }
-      if (outcome === 'processed') return answer(200, { ok: true });
+      if (!deliverOnce || key === undefined) await decisive();
+      else outcome = await deliverOnce(key, decisive);
+    } catch (error) {
+      // The sender delivers again after a 5xx, and deliverOnce released the key for that delivery.
+      return failed(store ? 'store threw (500)' : 'onEvent threw (500)', error);
+    }
+    if (outcome === 'duplicate') {
+      note?.duplicate();
+      return answer(200, { ok: true, duplicate: true });
+    }
+    if (outcome === 'timeout') {
       logger.warn?.('oa-messaging webhook: an earlier delivery of this message is still running (503)');
       return answer(
         503,
@@ -208,10 +282,20 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
           'retry-after': '1',
         },
       );
-    } catch (error) {
-      // The sender delivers again after a 5xx, and deliverOnce released the key for that delivery.
-      return failed('onEvent threw (500)', error);
     }
+    if (store) {
+      // Stored: the event is safe, so onEvent's failure is logged rather than answered.
+      const processing = (async () => onEvent(event, context))();
+      if (waitUntil) handOff(processing, 'onEvent');
+      else
+        await processing.catch((error: unknown) => {
+          logger.error?.('oa-messaging webhook: onEvent failed after the event was stored', {
+            error,
+            msgKey,
+          });
+        });
+    }
+    return answer(200, { ok: true });
   }
 
   return {
@@ -247,10 +331,10 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     },
     failed,
     log: logger,
-    handle(request, body) {
+    handle(request, body, waitUntil) {
       return traced(async (note) => {
         try {
-          return await handle(request, body, note);
+          return await handle(request, body, note, waitUntil ?? options.waitUntil);
         } catch (error) {
           return failed('unexpected failure', error);
         }

@@ -10,14 +10,15 @@
  *   missing;
  * - numbers that arrive as numeric strings are accepted and become numbers.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { ZOD_WORDS } from '../schemas/messages.js';
 import { NUMERIC_STRING } from './compiled.js';
 
 /**
  * A number that may arrive as a numeric string (Tencent's samples carry `EventTime` as `"1670574414123"`).
  * A non-numeric string is refused with zod's usual "expected number" message.
  */
-export const NumberLikeSchema = z.preprocess(numberLike, z.number());
+export const NumberLikeSchema = z.pipe(z.transform(numberLike), z.number());
 
 /** What {@link NumberLikeSchema} checks: a numeric string as a number, anything else as it is. */
 function numberLike(value: unknown): unknown {
@@ -28,7 +29,7 @@ function numberLike(value: unknown): unknown {
  * A string that may arrive as a number: Tencent UserIDs and group IDs are strings, but numeric ones are
  * sometimes sent as JSON numbers. Only finite numbers become strings; anything else is refused.
  */
-export const StringLikeSchema = z.preprocess(stringLike, z.string());
+export const StringLikeSchema = z.pipe(z.transform(stringLike), z.string());
 
 /** What {@link StringLikeSchema} checks: a finite number as a string, anything else as it is. */
 function stringLike(value: unknown): unknown {
@@ -44,7 +45,7 @@ const TextContentSchema = z.looseObject({
 /** `TIMLocationElem` content: a place. */
 const LocationContentSchema = z.looseObject({
   /** A description; for a custom element, its text. */
-  Desc: z.string().optional(),
+  Desc: z.optional(z.string()),
   /** Its latitude. */
   Latitude: NumberLikeSchema,
   /** Its longitude. */
@@ -56,33 +57,33 @@ const FaceContentSchema = z.looseObject({
   /** The index of the face (sticker). */
   Index: NumberLikeSchema,
   /** The payload, as the sender gave it. */
-  Data: z.string().optional(),
+  Data: z.optional(z.string()),
 });
 
 /** `TIMCustomElem` content: an app-defined payload (`Data` is often JSON in a string). */
 const CustomContentSchema = z.looseObject({
   /** The payload, as the sender gave it. */
-  Data: z.string().optional(),
+  Data: z.optional(z.string()),
   /** A description; for a custom element, its text. */
-  Desc: z.string().optional(),
+  Desc: z.optional(z.string()),
   /** Extra data for the push notification or the element. */
-  Ext: z.string().optional(),
+  Ext: z.optional(z.string()),
   /** The sound to play on arrival. */
-  Sound: z.string().optional(),
+  Sound: z.optional(z.string()),
 });
 
 /** `TIMSoundElem` content: a voice message. `Url` is missing from SDK 2.x/3.x senders. */
 const SoundContentSchema = z.looseObject({
   /** Where to download it (signed, temporary: fetch it at once). */
-  Url: z.string().optional(),
+  Url: z.optional(z.string()),
   /** The file's id in the IM service. */
-  UUID: z.string().optional(),
+  UUID: z.optional(z.string()),
   /** Bytes. */
-  Size: NumberLikeSchema.optional(),
+  Size: z.optional(NumberLikeSchema),
   /** Duration in seconds. */
-  Second: NumberLikeSchema.optional(),
+  Second: z.optional(NumberLikeSchema),
   /** Currently always 2: downloadable from `Url`. */
-  Download_Flag: NumberLikeSchema.optional(),
+  Download_Flag: z.optional(NumberLikeSchema),
 });
 
 /** One variant of an image. `Type`: 1 original, 2 large, 3 thumbnail. Width/Height 0 mean unknown. */
@@ -90,21 +91,21 @@ const ImageInfoSchema = z.looseObject({
   /** The kind of entry: for an image, 1 original, 2 large, 3 thumbnail. */
   Type: NumberLikeSchema,
   /** Its size in bytes. */
-  Size: NumberLikeSchema.optional(),
+  Size: z.optional(NumberLikeSchema),
   /** Its width in pixels. */
-  Width: NumberLikeSchema.optional(),
+  Width: z.optional(NumberLikeSchema),
   /** Its height in pixels. */
-  Height: NumberLikeSchema.optional(),
+  Height: z.optional(NumberLikeSchema),
   /** Where to download it (signed, temporary: fetch it at once). */
-  URL: z.string().optional(),
+  URL: z.optional(z.string()),
 });
 
 /** `TIMImageElem` content. `ImageFormat`: 1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other. */
 const ImageContentSchema = z.looseObject({
   /** The file's id in the IM service. */
-  UUID: z.string().optional(),
+  UUID: z.optional(z.string()),
   /** The image format (1 JPG, 2 GIF, 3 PNG, 4 BMP, 255 other). */
-  ImageFormat: NumberLikeSchema.optional(),
+  ImageFormat: z.optional(NumberLikeSchema),
   /** The image in its sizes: original, large, thumbnail. */
   ImageInfoArray: z.array(ImageInfoSchema),
 });
@@ -112,45 +113,45 @@ const ImageContentSchema = z.looseObject({
 /** `TIMFileElem` content. `Url` is missing from SDK 2.x/3.x senders. */
 const FileContentSchema = z.looseObject({
   /** Where to download it (signed, temporary: fetch it at once). */
-  Url: z.string().optional(),
+  Url: z.optional(z.string()),
   /** The file's id in the IM service. */
-  UUID: z.string().optional(),
+  UUID: z.optional(z.string()),
   /** Bytes. */
-  FileSize: NumberLikeSchema.optional(),
+  FileSize: z.optional(NumberLikeSchema),
   /** The file's name. */
-  FileName: z.string().optional(),
+  FileName: z.optional(z.string()),
   /** How it can be downloaded (2: by `Url`). */
-  Download_Flag: NumberLikeSchema.optional(),
+  Download_Flag: z.optional(NumberLikeSchema),
 });
 
 /** `TIMVideoFileElem` content. `VideoUrl` and `ThumbUrl` are missing from SDK 2.x/3.x senders. */
 const VideoFileContentSchema = z.looseObject({
   /** Where to download the video (signed, temporary). */
-  VideoUrl: z.string().optional(),
+  VideoUrl: z.optional(z.string()),
   /** The video's id in the IM service. */
-  VideoUUID: z.string().optional(),
+  VideoUUID: z.optional(z.string()),
   /** Bytes. */
-  VideoSize: NumberLikeSchema.optional(),
+  VideoSize: z.optional(NumberLikeSchema),
   /** Duration in seconds. */
-  VideoSecond: NumberLikeSchema.optional(),
+  VideoSecond: z.optional(NumberLikeSchema),
   /** The video's format, e.g. `mp4`. */
-  VideoFormat: z.string().optional(),
+  VideoFormat: z.optional(z.string()),
   /** How the video can be downloaded (2: by `VideoUrl`). */
-  VideoDownloadFlag: NumberLikeSchema.optional(),
+  VideoDownloadFlag: z.optional(NumberLikeSchema),
   /** Where to download the thumbnail (signed, temporary). */
-  ThumbUrl: z.string().optional(),
+  ThumbUrl: z.optional(z.string()),
   /** The thumbnail's id in the IM service. */
-  ThumbUUID: z.string().optional(),
+  ThumbUUID: z.optional(z.string()),
   /** The thumbnail's size in bytes. */
-  ThumbSize: NumberLikeSchema.optional(),
+  ThumbSize: z.optional(NumberLikeSchema),
   /** The thumbnail's width in pixels. */
-  ThumbWidth: NumberLikeSchema.optional(),
+  ThumbWidth: z.optional(NumberLikeSchema),
   /** The thumbnail's height in pixels. */
-  ThumbHeight: NumberLikeSchema.optional(),
+  ThumbHeight: z.optional(NumberLikeSchema),
   /** The thumbnail's format. */
-  ThumbFormat: z.string().optional(),
+  ThumbFormat: z.optional(z.string()),
   /** How the thumbnail can be downloaded. */
-  ThumbDownloadFlag: NumberLikeSchema.optional(),
+  ThumbDownloadFlag: z.optional(NumberLikeSchema),
 });
 
 /**
@@ -159,20 +160,20 @@ const VideoFileContentSchema = z.looseObject({
  */
 const RelayContentSchema = z.looseObject({
   /** Its title. */
-  Title: z.string().optional(),
+  Title: z.optional(z.string()),
   /** How many messages the relay holds. */
-  MsgNum: NumberLikeSchema.optional(),
+  MsgNum: z.optional(NumberLikeSchema),
   /** A text shown by clients that cannot show the element. */
-  CompatibleText: z.string().optional(),
+  CompatibleText: z.optional(z.string()),
   /** The summary lines of the relayed messages. */
-  AbstractList: z.array(z.string()).optional(),
+  AbstractList: z.optional(z.array(z.string())),
   /** The relayed messages. */
-  MsgList: z.array(z.looseObject({})).optional(),
+  MsgList: z.optional(z.array(z.looseObject({}))),
   /** The key of the relayed messages. */
-  JsonMsgKey: z.string().optional(),
+  JsonMsgKey: z.optional(z.string()),
 });
 
-const element = <T extends string, C extends z.ZodType>(type: T, content: C) =>
+const element = <T extends string, C extends z.ZodMiniType>(type: T, content: C) =>
   z.looseObject({
     /** The element type, e.g. `TIMTextElem`. */
     MsgType: z.literal(type),
@@ -260,7 +261,7 @@ export interface UnknownMsgBodyElement {
 export type MsgBodyElement = KnownMsgBodyElement | UnknownMsgBodyElement;
 
 const KNOWN_MSG_TYPES: ReadonlySet<string> = new Set(
-  KnownMsgBodyElementSchema.options.map((option) => option.shape.MsgType.value),
+  KnownMsgBodyElementSchema.def.options.flatMap((option) => option.shape.MsgType.def.values),
 );
 
 /** `true` when `element` is of a type Tencent documents (and this SDK types). */
@@ -279,12 +280,16 @@ export const ElementTypeSchema = z.looseObject({
  * a broken known element is an error with a precise path, which `parseWebhookEvent` lists in
  * `event.issues`); any other type passes through as an {@link UnknownMsgBodyElement}.
  */
-export const MsgBodyElementSchema = ElementTypeSchema.transform((value, ctx): MsgBodyElement => {
-  if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
-  const result = KnownMsgBodyElementSchema.safeParse(value);
-  if (result.success) return result.data;
-  for (const issue of result.error.issues) {
-    ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
-  }
-  return z.NEVER;
-});
+export const MsgBodyElementSchema = z.pipe(
+  ElementTypeSchema,
+  z.transform((value, ctx): MsgBodyElement => {
+    if (!KNOWN_MSG_TYPES.has(value.MsgType)) return value as UnknownMsgBodyElement;
+    // A parse of its own, whose issues are worded here: in zod's words, as the rest of an event's.
+    const result = KnownMsgBodyElementSchema.safeParse(value, ZOD_WORDS);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) {
+      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: value });
+    }
+    return z.NEVER;
+  }),
+);

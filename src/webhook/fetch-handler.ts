@@ -1,11 +1,38 @@
-import { createWebhookCore, type WebhookHandlerOptions, type WebhookResult } from './core.js';
+import { createWebhookCore, type WaitUntil, type WebhookHandlerOptions, type WebhookResult } from './core.js';
 import { contentCoding, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
 
 /** A well-formed Content-Length (one the precheck has compared with the limit). */
 const DIGITS = /^\d+$/;
 
-/** A webhook endpoint for runtimes built on `Request`/`Response` (Hono, Next.js route handlers, Bun, Deno). */
-export type FetchWebhookHandler = (request: Request) => Promise<Response>;
+/**
+ * What a serverless platform hands its request handlers for work that outlives the answer: a Worker's
+ * `ctx` (`ExecutionContext`), Hono's `c.executionCtx` on Workers, the `context` of Vercel's and
+ * Netlify's edge functions, or `{ waitUntil }` built from `@vercel/functions` or Next.js's `after`.
+ */
+export interface WebhookPlatformContext {
+  /** Keeps `promise` running after the answer; called as a method, so a Worker's `ctx` needs no `bind`. */
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * A webhook endpoint for runtimes built on `Request`/`Response` (Hono, Next.js route handlers, Bun,
+ * Deno, Cloudflare Workers). `platform`, when it has a `waitUntil` method, is the request's own way to
+ * keep work going after the answer (it wins over the `waitUntil` option). Any other second argument
+ * (Bun's server, Deno's connection info, a Worker's `env`, `@hono/node-server`'s bindings) is ignored,
+ * so the handler may still be given as it is to a runtime that calls it with one.
+ */
+export type FetchWebhookHandler = (
+  request: Request,
+  platform?: WebhookPlatformContext | object | undefined,
+) => Promise<Response>;
+
+/** The platform's `waitUntil`, called on its object, or `undefined` when it has none. */
+function waitUntilOf(platform: unknown): WaitUntil | undefined {
+  if (typeof platform !== 'object' || platform === null) return undefined;
+  const context = platform as Partial<WebhookPlatformContext>;
+  if (typeof context.waitUntil !== 'function') return undefined;
+  return (promise) => context.waitUntil?.(promise);
+}
 
 /**
  * Creates a webhook endpoint for `Request`/`Response` runtimes, with the same behaviour as
@@ -13,6 +40,11 @@ export type FetchWebhookHandler = (request: Request) => Promise<Response>;
  * `Content-Encoding` other than gzip, deflate or br, 401 when `verify`
  * refuses (it gets the `Request` and the raw bytes), 400 malformed, 500 when `onEvent` throws, 200
  * otherwise. Pass the request unread (in Hono, `c.req.raw` before any `c.req.json()`).
+ *
+ * On a platform with a deadline, pass its context with the request (`handler(request, ctx)` in a
+ * Worker) and give a `store`: the answer is 200 as soon as the event is stored, and `onEvent` runs in
+ * the platform's `waitUntil`. Without `store`, the answer waits for `onEvent` as above, and
+ * `context.waitUntil` lets `onEvent` hand its slow part to the platform.
  *
  * The OA API does not sign its webhook requests: use an unguessable path, an IP allow-list (at your
  * proxy, or in `verify` from a header it sets), and/or `verify`.
@@ -22,12 +54,13 @@ export type FetchWebhookHandler = (request: Request) => Promise<Response>;
  * const handler = createFetchWebhookHandler({ onEvent: (event) => console.log(getMessageText(event)) });
  * app.all('/oa/webhook/3f9c...', (c) => handler(c.req.raw)); // Hono
  * export const POST = handler;                             // Next.js app/.../route.ts
+ * export default { fetch: (request, env, ctx) => handler(request, ctx) }; // a Cloudflare Worker
  * ```
  */
 export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request>): FetchWebhookHandler {
   const core = createWebhookCore(options);
 
-  async function respond(request: Request): Promise<WebhookResult> {
+  async function respond(request: Request, waitUntil: WaitUntil | undefined): Promise<WebhookResult> {
     const early = core.precheck(request.method, request.headers.get('content-length'));
     if (early) return early;
     if (request.bodyUsed)
@@ -51,13 +84,13 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
     if (sent === TOO_LARGE || sent.byteLength > core.maxBodyBytes) return core.tooLarge();
     const raw = await core.decode(sent, coding, decodeWithStreams);
     if (!(raw instanceof Uint8Array)) return raw;
-    return core.handle(request, { raw });
+    return core.handle(request, { raw }, waitUntil);
   }
 
-  return async (request) => {
+  return async (request, platform) => {
     let result: WebhookResult;
     try {
-      result = await respond(request);
+      result = await respond(request, waitUntilOf(platform));
     } catch (error) {
       result = core.failed('reading the request failed', error);
     }

@@ -23,6 +23,7 @@ export type {
 export { getMessageMedia, getMessageText } from './content.js';
 export {
   DEFAULT_MAX_BODY_BYTES,
+  type WaitUntil,
   type WebhookEventContext,
   type WebhookHandlerOptions,
 } from './core.js';
@@ -60,7 +61,11 @@ export {
   type VideoFileElem,
   VideoFileElemSchema,
 } from './element-schemas.js';
-export { createFetchWebhookHandler, type FetchWebhookHandler } from './fetch-handler.js';
+export {
+  createFetchWebhookHandler,
+  type FetchWebhookHandler,
+  type WebhookPlatformContext,
+} from './fetch-handler.js';
 export { createWebhookHandler, type NodeWebhookHandler } from './node-handler.js';
 export { type ParseWebhookEventOptions, parseWebhookEvent } from './parse.js';
 export {

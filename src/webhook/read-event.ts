@@ -4,8 +4,9 @@
  * refusal would lose the user's message, so nothing here throws: each field is checked on its own, one
  * that does not match is left out of the typed view and listed in `issues`, and the body stays in `raw`.
  */
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { OAValidationIssue } from '../errors.js';
+import { ZOD_WORDS } from '../schemas/messages.js';
 import { toIssues } from '../schemas/validate.js';
 import { compileReader, isJsonObject, plainNumber, plainString, type Reader, SLOW } from './compiled.js';
 import {
@@ -36,15 +37,15 @@ const issue = (path: Path, message: string): OAValidationIssue => ({ path, messa
  * The schemas that normalise, read fast with their own normalisation when its result passes their
  * check (a finite number, a string); anything else is left to the schema.
  */
-const NORMALISING = new Map<z.ZodType, Reader>([
+const NORMALISING = new Map<z.ZodMiniType, Reader>([
   [NumberLikeSchema, (value) => plainNumber(value) ?? SLOW],
   [StringLikeSchema, (value) => plainString(value) ?? SLOW],
   [TimestampSchema, (value) => (typeof value === 'string' ? value : SLOW)],
 ]);
 
 /** The fast reader of each field of a shape that has one (compiled once per schema). */
-const fieldReaders = new WeakMap<Record<string, z.ZodType>, Map<string, Reader>>();
-function readersOf(shape: Record<string, z.ZodType>): Map<string, Reader> {
+const fieldReaders = new WeakMap<Record<string, z.ZodMiniType>, Map<string, Reader>>();
+function readersOf(shape: Record<string, z.ZodMiniType>): Map<string, Reader> {
   let readers = fieldReaders.get(shape);
   if (!readers) {
     readers = new Map();
@@ -59,10 +60,10 @@ function readersOf(shape: Record<string, z.ZodType>): Map<string, Reader> {
 
 /** Each known element type's fast reader, and one for the types the SDK does not know. */
 const ELEMENT_READERS = new Map<string, Reader | undefined>(
-  KnownMsgBodyElementSchema.options.map((option) => [
-    option.shape.MsgType.value,
-    compileReader(option, NORMALISING),
-  ]),
+  KnownMsgBodyElementSchema.def.options.flatMap((option) => {
+    const read = compileReader(option, NORMALISING);
+    return option.shape.MsgType.def.values.map((type) => [type, read] as const);
+  }),
 );
 const readUnknownElement = compileReader(ElementTypeSchema, NORMALISING);
 /** `AndroidInfo` and `ApnsInfo`: any plain object, copied (`undefined` for anything else). */
@@ -89,7 +90,7 @@ function readPlainElements(value: unknown[]): unknown[] | undefined {
 }
 
 /** zod's issues for one field, moved under that field's path. */
-function addIssues(issues: Issues, path: Path, error: z.ZodError): void {
+function addIssues(issues: Issues, path: Path, error: z.core.$ZodError): void {
   for (const found of toIssues(error)) issues.push(issue([...path, ...found.path], found.message));
 }
 
@@ -98,7 +99,7 @@ function addIssues(issues: Issues, path: Path, error: z.ZodError): void {
  * are; a field that fails is dropped (its value stays in `raw`). `nested` reads some fields itself.
  */
 function readFields(
-  shape: Record<string, z.ZodType>,
+  shape: Record<string, z.ZodMiniType>,
   value: Record<string, unknown>,
   path: Path,
   issues: Issues,
@@ -121,7 +122,7 @@ function readFields(
       typed[key] = quick;
       continue;
     }
-    const result = (shape[key] as z.ZodType).safeParse(field);
+    const result = (shape[key] as z.ZodMiniType).safeParse(field, ZOD_WORDS);
     if (result.success) {
       typed[key] = result.data;
     } else {
@@ -148,7 +149,7 @@ function readElement(value: unknown, path: Path, issues: Issues): MsgBodyElement
     const quick = read?.(value) ?? SLOW;
     if (quick !== SLOW) return quick as MsgBodyElement;
   }
-  const result = MsgBodyElementSchema.safeParse(value);
+  const result = MsgBodyElementSchema.safeParse(value, ZOD_WORDS);
   if (result.success) return result.data;
   addIssues(issues, path, result.error);
   const marked = typeof type === 'string' ? `${type} (invalid)` : '(invalid)';
@@ -168,7 +169,7 @@ function readMsgBody(value: unknown, path: Path, issues: Issues): MsgBodyElement
   return body;
 }
 
-function readObject(value: unknown, path: Path, issues: Issues, shape: Record<string, z.ZodType>) {
+function readObject(value: unknown, path: Path, issues: Issues, shape: Record<string, z.ZodMiniType>) {
   if (isJsonObject(value)) return readFields(shape, value, path, issues);
   issues.push(issue(path, 'expected an object'));
   return undefined;

@@ -4,24 +4,24 @@
  * every field may be missing, and numbers and strings that Tencent sends either way are normalised.
  * The reader applies them field by field (see `read-event.ts`), so one odd field never costs the event.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { OAValidationIssue } from '../errors.js';
 import { MsgBodyElementSchema, NumberLikeSchema, StringLikeSchema } from './element-schemas.js';
 
 /** Push notification settings the sender attached. `Ext` is a string that often holds JSON. */
 export const OfflinePushInfoSchema = z.looseObject({
   /** 0: push, 1: do not push. */
-  PushFlag: NumberLikeSchema.optional(),
+  PushFlag: z.optional(NumberLikeSchema),
   /** The push notification's title. */
-  Title: z.string().optional(),
+  Title: z.optional(z.string()),
   /** The push notification's text. */
-  Desc: z.string().optional(),
+  Desc: z.optional(z.string()),
   /** Extra data for the push notification. */
-  Ext: z.string().optional(),
+  Ext: z.optional(z.string()),
   /** Android push settings. */
-  AndroidInfo: z.looseObject({}).optional(),
+  AndroidInfo: z.optional(z.looseObject({})),
   /** iOS (APNs) push settings. */
-  ApnsInfo: z.looseObject({}).optional(),
+  ApnsInfo: z.optional(z.looseObject({})),
 });
 
 /**
@@ -32,51 +32,51 @@ export const OfflinePushInfoSchema = z.looseObject({
  */
 export const TIMMessageCallbackSchema = z.looseObject({
   /** The IM callback that produced the event, e.g. `C2C.CallbackAfterSendMsg`. */
-  CallbackCommand: z.string().optional(),
+  CallbackCommand: z.optional(z.string()),
   /** The sender's UserID (a numeric one that arrived as a number is a string here). */
-  From_Account: StringLikeSchema.optional(),
+  From_Account: z.optional(StringLikeSchema),
   /** The recipient's UserID, in a one-to-one message. */
-  To_Account: StringLikeSchema.optional(),
+  To_Account: z.optional(StringLikeSchema),
   /** The group, in a group message (which has no `To_Account`). */
-  GroupId: StringLikeSchema.optional(),
+  GroupId: z.optional(StringLikeSchema),
   /** The group's type (`Public`, `Work`, `Meeting`, `AVChatRoom`...), in a group message. */
-  Type: z.string().optional(),
+  Type: z.optional(z.string()),
   /** Who made the request, in a group message (an admin sending through the REST API). */
-  Operator_Account: StringLikeSchema.optional(),
+  Operator_Account: z.optional(StringLikeSchema),
   /** The message's elements, in order. */
   MsgBody: z.array(MsgBodyElementSchema),
   /** The message format version. */
-  MsgVersion: NumberLikeSchema.optional(),
+  MsgVersion: z.optional(NumberLikeSchema),
   /** The IM application instance. */
-  InstanceId: NumberLikeSchema.optional(),
+  InstanceId: z.optional(NumberLikeSchema),
   /** 32-bit random number; with `MsgSeq` and `MsgTime` it makes `MsgKey`. */
-  MsgRandom: NumberLikeSchema.optional(),
+  MsgRandom: z.optional(NumberLikeSchema),
   /** The random number of a group message (group callbacks name it `Random`). */
-  Random: NumberLikeSchema.optional(),
+  Random: z.optional(NumberLikeSchema),
   /** The message sequence number. */
-  MsgSeq: NumberLikeSchema.optional(),
+  MsgSeq: z.optional(NumberLikeSchema),
   /** Seconds since the epoch. */
-  MsgTime: NumberLikeSchema.optional(),
+  MsgTime: z.optional(NumberLikeSchema),
   /** Whether the message may be extended. */
-  SupportMessageExtension: NumberLikeSchema.optional(),
+  SupportMessageExtension: z.optional(NumberLikeSchema),
   /** Identifies a one-to-one message; what `dedupe` keys on first. */
-  MsgKey: StringLikeSchema.optional(),
+  MsgKey: z.optional(StringLikeSchema),
   /** The message id. */
-  MsgId: StringLikeSchema.optional(),
+  MsgId: z.optional(StringLikeSchema),
   /** 1: delivered only to online users. */
-  OnlineOnlyFlag: NumberLikeSchema.optional(),
+  OnlineOnlyFlag: z.optional(NumberLikeSchema),
   /** 0 when the message was delivered. */
-  SendMsgResult: NumberLikeSchema.optional(),
+  SendMsgResult: z.optional(NumberLikeSchema),
   /** The IM service's text for `SendMsgResult`. */
-  ErrorInfo: z.string().optional(),
+  ErrorInfo: z.optional(z.string()),
   /** -1 when delivery failed. */
-  UnreadMsgNum: NumberLikeSchema.optional(),
+  UnreadMsgNum: z.optional(NumberLikeSchema),
   /** Milliseconds since the epoch (Tencent sometimes sends it as a string; it is a number here). */
-  EventTime: NumberLikeSchema.optional(),
+  EventTime: z.optional(NumberLikeSchema),
   /** Custom data the sender attached. */
-  CloudCustomData: z.string().optional(),
+  CloudCustomData: z.optional(z.string()),
   /** How the message is pushed to an offline recipient. */
-  OfflinePushInfo: OfflinePushInfoSchema.optional(),
+  OfflinePushInfo: z.optional(OfflinePushInfoSchema),
 });
 
 /** Epoch numbers at or above this are milliseconds, below it seconds (1e11 s is the year 5138). */
@@ -86,22 +86,25 @@ const MILLISECONDS_FROM = 1e11;
  * The envelope's `timestamp`: ISO 8601 UTC as the spec shows it (kept as the string it is); a number
  * of seconds or milliseconds since the epoch becomes that ISO string.
  */
-export const TimestampSchema = z.preprocess((value) => {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
-  const date = new Date(value >= MILLISECONDS_FROM ? value : value * 1000);
-  return Number.isNaN(date.getTime()) ? value : date.toISOString();
-}, z.string());
+export const TimestampSchema = z.pipe(
+  z.transform((value: unknown) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) return value;
+    const date = new Date(value >= MILLISECONDS_FROM ? value : value * 1000);
+    return Number.isNaN(date.getTime()) ? value : date.toISOString();
+  }),
+  z.string(),
+);
 
 /** The envelope fields every event has (spec "Events"), whatever its type. */
 export const WebhookEnvelopeSchema = z.looseObject({
   /** Username of the OA account that received the event. */
-  username: StringLikeSchema.optional(),
+  username: z.optional(StringLikeSchema),
   /** When the OA service created the payload, ISO 8601 UTC. */
-  timestamp: TimestampSchema.optional(),
+  timestamp: z.optional(TimestampSchema),
 });
 
 /** The typed view of a `message` event: the envelope around a {@link TIMMessageCallbackSchema}. */
-export const WebhookMessageEventSchema = WebhookEnvelopeSchema.extend({
+export const WebhookMessageEventSchema = z.extend(WebhookEnvelopeSchema, {
   /** `message`: a user's message. */
   event_type: z.literal('message'),
   /** The client's message, as Tencent IM reported it. */

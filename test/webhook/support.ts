@@ -1,6 +1,8 @@
 /** Shared pieces of the webhook tests: fixtures, event builders, a loopback node:http server. */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, expect } from 'vitest';
 import {
   getMessageText,
@@ -73,6 +75,18 @@ export const textEvent = (text: string, seq = 1) =>
   eventWith([{ MsgType: 'TIMTextElem', MsgContent: { Text: text } }], seq);
 
 export { listen } from '../helpers/listen.js';
+
+/** A fetch-style handler served by @hono/node-server on 127.0.0.1, and how to stop it. */
+export async function serveFetch(fetch: (request: Request) => Promise<Response>) {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const started = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** POSTs JSON (a string is sent as is) and returns the status and parsed JSON answer. */
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
