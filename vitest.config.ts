@@ -24,6 +24,9 @@ const CLI = ['test/cli/**/*.test.ts'];
 /** The web inbox in real Chromium: one browser per file, in a project of their own. */
 const BROWSER = ['test/browser/**/*.test.ts'];
 
+/** The SDK in Bun, Deno and workerd: a config of their own (vitest.runtimes.config.ts), not `npm test`. */
+const RUNTIMES = ['test/runtimes/**'];
+
 export default defineConfig({
   // The SDK's sources run under test: `#platform` is Node's source file, not the built one (which
   // would bring a second copy of the error classes).
@@ -34,7 +37,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...TIMING, ...CLI, ...BROWSER] },
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: [...TIMING, ...CLI, ...BROWSER, ...RUNTIMES],
+        },
       },
       {
         extends: true,

@@ -16,11 +16,12 @@ import { type BenchReport, table } from './support.js';
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
 /**
- * In the order of the summary: per call, a large broadcast, uploads, webhooks, the limiter, an outbox
+ * In the order of the summary: per call (on Node, then on Bun and Deno), a large broadcast, uploads, webhooks, the limiter, an outbox
  * campaign, the ordered inbox, import.
  */
 const BENCHES = [
   'overhead.bench.ts',
+  'runtimes.bench.ts',
   'broadcast.bench.ts',
   'upload-memory.bench.ts',
   'webhook-parse.bench.ts',

@@ -1,0 +1,24 @@
+/**
+ * The size of a Worker on the package: a client that sends a text and a webhook receiver, bundled by
+ * esbuild for workerd (neutral platform, the Worker conditions), minified: no error, at most 36 KB
+ * gzipped.
+ */
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { expect, it } from 'vitest';
+import { APP, bundleWorker, distMissing } from './support.js';
+
+const LIMIT_BYTES = 36 * 1024;
+
+it.skipIf(distMissing() !== undefined)(
+  'a Worker that sends a text and receives a webhook bundles to at most 36 KB gzipped',
+  async () => {
+    const code = await bundleWorker(fileURLToPath(new URL('size-worker.mjs', APP)), true);
+    const gzipped = gzipSync(code).byteLength;
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+    console.log(
+      `Worker bundle: ${kb(Buffer.byteLength(code))} minified, ${kb(gzipped)} gzipped (limit ${kb(LIMIT_BYTES)})`,
+    );
+    expect(gzipped).toBeLessThanOrEqual(LIMIT_BYTES);
+  },
+);
