@@ -18,12 +18,22 @@ import {
   type TransportResponse,
 } from './transport.js';
 
+/** What a runtime adds to the fetch transport: more init for sends, and what `close()` releases. */
+export interface FetchTransportOptions {
+  /** Merged into the init of each send (endpoints that deliver a message), e.g. Deno's `client`. */
+  sendInit?: Record<string, unknown> | undefined;
+  /** Releases what the runtime opened for the transport. */
+  close?: (() => void) | undefined;
+}
+
 /** Sends with a `fetch`: the caller's, or the runtime's global one. */
 export class FetchTransport implements Transport {
   readonly #fetch: FetchLike;
+  readonly #options: FetchTransportOptions;
 
-  constructor(fetch: FetchLike) {
+  constructor(fetch: FetchLike, options: FetchTransportOptions = {}) {
     this.#fetch = fetch;
+    this.#options = options;
   }
 
   async send(req: TransportRequest, control: CallControl | undefined): Promise<TransportResponse> {
@@ -60,6 +70,7 @@ export class FetchTransport implements Transport {
         started = true;
         req.onStart?.();
         response = await this.#fetch(req.url.href, {
+          ...(req.isSend ? this.#options.sendInit : undefined),
           method: 'POST',
           headers: req.headers,
           body: req.body as BodyInit,
@@ -92,8 +103,10 @@ export class FetchTransport implements Transport {
     return formDataMultipart(upload, onProgress);
   }
 
-  /** fetch keeps no sockets of the client's own to release. */
-  async close(): Promise<void> {}
+  /** Releases what the runtime opened for this transport; fetch keeps no other socket of the client's. */
+  async close(): Promise<void> {
+    this.#options.close?.();
+  }
 }
 
 /** The runtime's `fetch`, for a client given none where undici is not the transport. */

@@ -3,15 +3,23 @@
  * the runtime's `FormData`, files through `Bun.file` or `Deno`, and no Node built-in at all, so that a
  * Worker bundler has nothing to resolve that the runtime lacks.
  */
-import { FetchTransport, globalFetch } from '../core/fetch-transport.js';
+import { FetchTransport, type FetchTransportOptions, globalFetch } from '../core/fetch-transport.js';
 import { OAConfigError } from '../errors.js';
 import { detectWeb } from '../uploads/signatures.js';
 import { webPathSource } from '../uploads/web-files.js';
 import type { Platform } from './types.js';
 
+/** Deno's HTTP client, as far as the transport uses it. */
+interface DenoHttpClient {
+  close(): void;
+}
+
 const runtime = globalThis as {
   Bun?: { version: string };
-  Deno?: { version: { deno: string } };
+  Deno?: {
+    version: { deno: string };
+    createHttpClient?: (options: { poolMaxIdlePerHost?: number }) => DenoHttpClient;
+  };
   EdgeRuntime?: string;
   navigator?: { userAgent?: string };
 };
@@ -24,6 +32,26 @@ function runtimeName(): string {
   return 'web';
 }
 
+/**
+ * On Deno, each send goes on a connection of its own. Deno's fetch sends a request again, once, when a
+ * connection it took from its pool fails before the answer (it takes that for a stale keep-alive
+ * connection), even when the server had read the request and acted on it: a message could be
+ * delivered twice. A connection that was never pooled is not retried that way. Token requests and
+ * uploads, which are safe to repeat, keep the pooled connections.
+ */
+function denoSendsOnFreshConnections(): FetchTransportOptions {
+  const create = runtime.Deno?.createHttpClient;
+  if (typeof create !== 'function') return {};
+  let client: DenoHttpClient | undefined;
+  return {
+    get sendInit() {
+      client ??= create.call(runtime.Deno, { poolMaxIdlePerHost: 0 });
+      return { client };
+    },
+    close: () => client?.close(),
+  };
+}
+
 export const platform: Platform = {
   runtime: runtimeName,
   defaultTransport: (dispatcher) => {
@@ -32,7 +60,7 @@ export const platform: Platform = {
         'dispatcher is an undici Dispatcher, which this runtime does not send with: pass fetch instead',
       );
     }
-    return new FetchTransport(globalFetch());
+    return new FetchTransport(globalFetch(), denoSendsOnFreshConnections());
   },
   pathSource: webPathSource,
   // Only Node's fs.ReadStream names its file; Bun's copy of it is not worth a file system call here.
