@@ -38,7 +38,7 @@ export function workerStoreBindings(code: string): { name: string; kind: 'kv' | 
   for (const [, name, method] of code.matchAll(
     /env\.([A-Za-z_][A-Za-z0-9_]*)\.(put|get|delete|list|send|sendBatch)\(/g,
   )) {
-    if (!name || name.startsWith('OA_')) continue;
+    if (!name) continue;
     found.set(name, method === 'send' || method === 'sendBatch' ? 'queue' : 'kv');
   }
   return [...found].map(([name, kind]) => ({ name, kind }));
