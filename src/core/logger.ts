@@ -29,7 +29,7 @@ const isLevel = (value: unknown): value is LogLevel =>
 /** A process warning where the runtime has them (Node, Bun, Deno), else the console's. */
 function warn(message: string): void {
   const emit = globalThis.process?.emitWarning;
-  if (typeof emit === 'function') emit.call(globalThis.process, message, { type: 'OALogWarning' });
+  if (typeof emit === 'function') emit.call(globalThis.process, message, 'OALogWarning');
   else console.warn(`OALogWarning: ${message}`);
 }
 
