@@ -28,8 +28,8 @@ const isLevel = (value: unknown): value is LogLevel =>
 
 /** A process warning where the runtime has them (Node, Bun, Deno), else the console's. */
 function warn(message: string): void {
-  const emit = globalThis.process?.emitWarning;
-  if (typeof emit === 'function') emit.call(globalThis.process, message, 'OALogWarning');
+  const proc = globalThis.process;
+  if (typeof proc?.emitWarning === 'function') proc.emitWarning(message, 'OALogWarning');
   else console.warn(`OALogWarning: ${message}`);
 }
 
