@@ -4,6 +4,8 @@
  */
 import { createRequire } from 'node:module';
 import { UndiciTransport } from '../core/undici-transport.js';
+import { clientTelemetry } from '../telemetry/client.js';
+import { webhookTracing } from '../telemetry/webhook.js';
 import { fileOfReadStream, nodeDetect, nodePathSource } from '../uploads/node-files.js';
 import type { Platform } from './types.js';
 
@@ -15,5 +17,7 @@ export const platform: Platform = {
   detect: nodeDetect,
   // Synchronous, so that the first call is traced too; the build gives CommonJS its import.meta.url.
   requireOpenTelemetry: () => createRequire(import.meta.url)('@opentelemetry/api'),
+  clientTelemetry,
+  webhookTracing,
   zlib: () => import('node:zlib'),
 };

@@ -5,6 +5,8 @@
  */
 import type { Readable } from 'node:stream';
 import type { DispatcherLike, Transport } from '../core/transport.js';
+import type { clientTelemetry } from '../telemetry/client.js';
+import type { webhookTracing } from '../telemetry/webhook.js';
 import type { Detect, Source } from '../uploads/source-base.js';
 
 export interface Platform {
@@ -23,6 +25,13 @@ export interface Platform {
   detect: Detect;
   /** `@opentelemetry/api`, loaded synchronously when installed; `undefined` where it cannot be. */
   requireOpenTelemetry(): unknown;
+  /**
+   * A client's traces and metrics, or `undefined`. Off Node, where the API cannot be loaded, there are
+   * none, so the platform only checks (and refuses) the providers passed and brings no tracing code.
+   */
+  clientTelemetry: typeof clientTelemetry;
+  /** A webhook handler's span per delivery; off Node, none (the delivery is handled as it is). */
+  webhookTracing: typeof webhookTracing;
   /** `node:zlib`, where the runtime has it (for `br` and where `DecompressionStream` is missing). */
   zlib(): Promise<typeof import('node:zlib') | undefined>;
 }

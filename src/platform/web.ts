@@ -5,6 +5,7 @@
  */
 import { FetchTransport, type FetchTransportOptions, globalFetch } from '../core/fetch-transport.js';
 import { OAConfigError } from '../errors.js';
+import { apiMissing, providersWanted } from '../telemetry/providers.js';
 import { detectWeb } from '../uploads/signatures.js';
 import { webPathSource } from '../uploads/web-files.js';
 import type { Platform } from './types.js';
@@ -69,6 +70,12 @@ export const platform: Platform = {
   detect: detectWeb,
   // No synchronous loader off Node: tracing needs Node (or Bun through the Node entry).
   requireOpenTelemetry: () => undefined,
+  // Without the API there is no telemetry to make; providers passed are refused as on Node without it.
+  clientTelemetry: (options) => {
+    if (providersWanted(options)) throw apiMissing();
+    return undefined;
+  },
+  webhookTracing: () => (handle) => handle(undefined),
   // DecompressionStream covers gzip and deflate; br is refused off Node.
   zlib: async () => undefined,
 };

@@ -12,9 +12,10 @@
 import type { Attributes, Context, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 import type { ClientEvents, OARequestEvent, OAResponseEvent, OARetryEvent } from '../core/events.js';
 import type { RateLimits } from '../core/rate-limit.js';
-import { isOAError, OAConfigError } from '../errors.js';
+import { isOAError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { type OAMeterProvider, type OATracerProvider, type OTelApi, otelApi } from './api.js';
+import { type OTelApi, otelApi } from './api.js';
+import { apiMissing, providersWanted, type TelemetryOptions } from './providers.js';
 
 /** The instrumentation scope of every tracer and meter of the package. */
 export const SCOPE = 'oa-messaging';
@@ -59,12 +60,6 @@ export function failSpan(api: OTelApi, span: Span, error: unknown): void {
   span.setStatus({ code: api.SpanStatusCode.ERROR, message });
 }
 
-/** Options naming other providers than the global ones. */
-export interface TelemetryOptions {
-  tracerProvider?: OATracerProvider | undefined;
-  meterProvider?: OAMeterProvider | undefined;
-}
-
 /**
  * The client's telemetry, or `undefined` when there is none to do (`@opentelemetry/api` absent, or no
  * provider passed or registered): the pipeline then runs no tracing code at all.
@@ -75,20 +70,9 @@ export function clientTelemetry(
   baseUrl: URL,
   limits: RateLimits | false,
 ): ClientTelemetry | undefined {
-  const { tracerProvider, meterProvider } = options;
-  if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
-    throw new OAConfigError('tracerProvider must be an OpenTelemetry TracerProvider (with getTracer)');
-  }
-  if (meterProvider !== undefined && typeof meterProvider?.getMeter !== 'function') {
-    throw new OAConfigError('meterProvider must be an OpenTelemetry MeterProvider (with getMeter)');
-  }
-  const wanted = tracerProvider !== undefined || meterProvider !== undefined;
+  const wanted = providersWanted(options);
   const api = otelApi(wanted);
-  if (wanted && !api) {
-    throw new OAConfigError(
-      'tracerProvider and meterProvider need the @opentelemetry/api package: npm install @opentelemetry/api',
-    );
-  }
+  if (wanted && !api) throw apiMissing();
   return api ? new ClientTelemetry(api, options, events, baseUrl, limits) : undefined;
 }
 
