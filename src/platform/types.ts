@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { DispatcherLike, Transport } from '../core/transport.js';
+import type { OTelApi } from '../telemetry/api.js';
 import type { clientTelemetry } from '../telemetry/client.js';
 import type { webhookTracing } from '../telemetry/webhook.js';
 import type { Detect, Source } from '../uploads/source-base.js';
@@ -23,8 +24,11 @@ export interface Platform {
   fileOfStream(stream: Readable): Promise<{ name: string; size: number } | undefined>;
   /** The format of a file's bytes: file-type on Node; off Node the SDK's own signatures (a smaller set). */
   detect: Detect;
-  /** `@opentelemetry/api`, loaded synchronously when installed; `undefined` where it cannot be. */
-  requireOpenTelemetry(): unknown;
+  /**
+   * `@opentelemetry/api` when it is installed and a provider is in play (`wanted`: one passed in the
+   * options, else one registered globally); `undefined` otherwise, and always off Node.
+   */
+  otelApi(wanted?: boolean): OTelApi | undefined;
   /**
    * A client's traces and metrics, or `undefined`. Off Node, where the API cannot be loaded, there are
    * none, so the platform only checks (and refuses) the providers passed and brings no tracing code.

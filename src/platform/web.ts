@@ -69,7 +69,7 @@ export const platform: Platform = {
   // file-type's tokenizer pulls Node-only packages into a Worker bundle.
   detect: detectWeb,
   // No synchronous loader off Node: tracing needs Node (or Bun through the Node entry).
-  requireOpenTelemetry: () => undefined,
+  otelApi: () => undefined,
   // Without the API there is no telemetry to make; providers passed are refused as on Node without it.
   clientTelemetry: (options) => {
     if (providersWanted(options)) throw apiMissing();

@@ -14,11 +14,10 @@ import type { ClientEvents, OARequestEvent, OAResponseEvent, OARetryEvent } from
 import type { RateLimits } from '../core/rate-limit.js';
 import { isOAError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { type OTelApi, otelApi } from './api.js';
+import type { OTelApi } from './api.js';
+import { otelApi } from './node-api.js';
 import { apiMissing, providersWanted, type TelemetryOptions } from './providers.js';
-
-/** The instrumentation scope of every tracer and meter of the package. */
-export const SCOPE = 'oa-messaging';
+import { errorSummary, failSpan, SCOPE } from './spans.js';
 
 /** What the pipeline tells of the call it opens a span for. */
 export interface TracedEndpoint {
@@ -41,23 +40,6 @@ interface Instruments {
   attemptDuration: Histogram;
   retries: Counter;
   rateLimitWait: Histogram;
-}
-
-/** A safe description of a failure: its class, status and API code, never its message. */
-function errorSummary(error: unknown): { type: string; message: string } {
-  const e = error as { name?: unknown; status?: unknown; code?: unknown } | null;
-  const type = typeof e?.name === 'string' ? e.name : 'Error';
-  const status = typeof e?.status === 'number' ? ` ${e.status}` : '';
-  const code = typeof e?.code === 'string' ? ` ${e.code}` : '';
-  return { type, message: `${type}${status}${code}` };
-}
-
-/** Marks `span` failed with `error`, recorded by class, status and code only. */
-export function failSpan(api: OTelApi, span: Span, error: unknown): void {
-  const { type, message } = errorSummary(error);
-  span.setAttribute('error.type', type);
-  span.recordException({ name: type, message });
-  span.setStatus({ code: api.SpanStatusCode.ERROR, message });
 }
 
 /**
