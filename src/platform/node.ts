@@ -8,6 +8,7 @@ import { clientTelemetry } from '../telemetry/client.js';
 import { otelApi } from '../telemetry/node-api.js';
 import { webhookTracing } from '../telemetry/webhook.js';
 import { fileOfReadStream, nodeDetect, nodePathSource } from '../uploads/node-files.js';
+import { decodeWithZlib } from '../webhook/zlib-decoder.js';
 import type { Platform } from './types.js';
 
 export const platform: Platform = {
@@ -19,5 +20,5 @@ export const platform: Platform = {
   otelApi,
   clientTelemetry,
   webhookTracing,
-  zlib: () => import('node:zlib'),
+  decodeWithZlib,
 };

@@ -9,6 +9,7 @@ import type { OTelApi } from '../telemetry/api.js';
 import type { clientTelemetry } from '../telemetry/client.js';
 import type { webhookTracing } from '../telemetry/webhook.js';
 import type { Detect, Source } from '../uploads/source-base.js';
+import type { Decoder } from '../webhook/encoding.js';
 
 export interface Platform {
   /** The runtime and its version, as the User-Agent names it: `node/v20.19.0`, `bun/1.2.3`, `workerd`. */
@@ -36,6 +37,9 @@ export interface Platform {
   clientTelemetry: typeof clientTelemetry;
   /** A webhook handler's span per delivery; off Node, none (the delivery is handled as it is). */
   webhookTracing: typeof webhookTracing;
-  /** `node:zlib`, where the runtime has it (for `br` and where `DecompressionStream` is missing). */
-  zlib(): Promise<typeof import('node:zlib') | undefined>;
+  /**
+   * Decodes a webhook body with `node:zlib` (for `br`, and where `DecompressionStream` is missing),
+   * within the limit; off Node there is none: every coding is `UNSUPPORTED`.
+   */
+  decodeWithZlib: Decoder;
 }

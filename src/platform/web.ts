@@ -8,6 +8,7 @@ import { OAConfigError } from '../errors.js';
 import { apiMissing, providersWanted } from '../telemetry/providers.js';
 import { detectWeb } from '../uploads/signatures.js';
 import { webPathSource } from '../uploads/web-files.js';
+import { UNSUPPORTED } from '../webhook/encoding.js';
 import type { Platform } from './types.js';
 
 /** Deno's HTTP client, as far as the transport uses it. */
@@ -77,5 +78,5 @@ export const platform: Platform = {
   },
   webhookTracing: () => (handle) => handle(undefined),
   // DecompressionStream covers gzip and deflate; br is refused off Node.
-  zlib: async () => undefined,
+  decodeWithZlib: async () => UNSUPPORTED,
 };
