@@ -8,6 +8,7 @@ import { clientTelemetry } from '../telemetry/client.js';
 import { otelApi } from '../telemetry/node-api.js';
 import { webhookTracing } from '../telemetry/webhook.js';
 import { fileOfReadStream, nodeDetect, nodePathSource } from '../uploads/node-files.js';
+import { webhookFastPath } from '../webhook/fast-path.js';
 import { decodeWithZlib } from '../webhook/zlib-decoder.js';
 import type { Platform } from './types.js';
 
@@ -21,4 +22,5 @@ export const platform: Platform = {
   clientTelemetry,
   webhookTracing,
   decodeWithZlib,
+  webhookFastPath,
 };

@@ -10,6 +10,7 @@ import type { clientTelemetry } from '../telemetry/client.js';
 import type { webhookTracing } from '../telemetry/webhook.js';
 import type { Detect, Source } from '../uploads/source-base.js';
 import type { Decoder } from '../webhook/encoding.js';
+import type { webhookFastPath } from '../webhook/fast-path.js';
 
 export interface Platform {
   /** The runtime and its version, as the User-Agent names it: `node/v20.19.0`, `bun/1.2.3`, `workerd`. */
@@ -42,4 +43,10 @@ export interface Platform {
    * within the limit; off Node there is none: every coding is `UNSUPPORTED`.
    */
   decodeWithZlib: Decoder;
+  /**
+   * The webhook reader's fast path (compiled readers, the hand-written reader of a well-formed event),
+   * which gives exactly what the schemas give, sooner: on Node, Bun and Deno; on workerd `undefined`,
+   * where a Worker reads one event per request and every field is judged by its schema.
+   */
+  webhookFastPath: typeof webhookFastPath | undefined;
 }

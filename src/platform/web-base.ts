@@ -25,15 +25,19 @@ function runtimeName(): string {
   return 'web';
 }
 
-/** What differs between the platforms off Node: how a path is read, and the transport's options. */
+/**
+ * What differs between the platforms off Node: how a path is read, the transport's options, and
+ * whether webhooks are read with the fast path.
+ */
 export interface WebParts {
   pathSource: Platform['pathSource'];
   /** The options of a client's own transport (made when a client is). */
   transportOptions: () => FetchTransportOptions;
+  webhookFastPath: Platform['webhookFastPath'];
 }
 
 /** A platform off Node with its `parts`. */
-export function webPlatform({ pathSource, transportOptions }: WebParts): Platform {
+export function webPlatform({ pathSource, transportOptions, webhookFastPath }: WebParts): Platform {
   return {
     runtime: runtimeName,
     defaultTransport: (dispatcher) => {
@@ -59,5 +63,6 @@ export function webPlatform({ pathSource, transportOptions }: WebParts): Platfor
     webhookTracing: () => (handle) => handle(undefined),
     // DecompressionStream covers gzip and deflate; br is refused off Node.
     decodeWithZlib: async () => UNSUPPORTED,
+    webhookFastPath,
   };
 }

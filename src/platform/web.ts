@@ -6,6 +6,7 @@
  */
 import type { FetchTransportOptions } from '../core/fetch-transport.js';
 import { webPathSource } from '../uploads/web-files.js';
+import { webhookFastPath } from '../webhook/fast-path.js';
 import type { Platform } from './types.js';
 import { webPlatform } from './web-base.js';
 
@@ -41,4 +42,5 @@ function denoSendsOnFreshConnections(): FetchTransportOptions {
 export const platform: Platform = webPlatform({
   pathSource: webPathSource,
   transportOptions: denoSendsOnFreshConnections,
+  webhookFastPath,
 });
