@@ -38,7 +38,10 @@ const FilledTokenPairSchema = z.looseObject({
  */
 export const TokenPairSchema = z.pipe(
   z.pipe(
-    z.extend(FilledTokenPairSchema, {
+    // What z.extend(FilledTokenPairSchema, { ... }) makes, built directly: zod/mini's extend pulls a
+    // part of zod's core of its own into a bundle.
+    z.looseObject({
+      ...FilledTokenPairSchema.shape,
       // What z.catch(z.string(), fallback) does, as a transform: zod/mini's catch reaches its helper
       // through the whole util namespace, which then cannot be tree-shaken (about 2 KB gzipped).
       refresh_token: z.transform(stringOr('')),
