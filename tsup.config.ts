@@ -73,10 +73,11 @@ export const library: Options = {
     'queue/index': 'src/queue/index.ts',
     'bot/index': 'src/bot/index.ts',
     // What differs by runtime, chosen by the package's `#platform` import (package.json `imports`):
-    // kept external, so each runtime loads only its own, and built here so that both share the chunks
+    // kept external, so each runtime loads only its own, and built here so that all share the chunks
     // (one copy of the error classes).
     'platform/node': 'src/platform/node.ts',
     'platform/web': 'src/platform/web.ts',
+    'platform/workerd': 'src/platform/workerd.ts',
   },
   external: ['#platform'],
   format: ['esm', 'cjs'],

@@ -9,7 +9,7 @@ import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
-import { type ClientTelemetry, clientTelemetry } from '../telemetry/client.js';
+import type { ClientTelemetry } from '../telemetry/client.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
@@ -81,7 +81,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-    this.telemetry = clientTelemetry(options, this.events, this.baseUrl, rateLimit);
+    this.telemetry = platform.clientTelemetry(options, this.events, this.baseUrl, rateLimit);
   }
 
   secrets(): string[] {

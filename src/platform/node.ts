@@ -1,10 +1,15 @@
 /**
  * The platform on Node: undici, form-data streaming, node:fs, and `createRequire` for the optional
- * OpenTelemetry peer. The only place the SDK's entry points reach Node built-ins from.
+ * OpenTelemetry peer (in `telemetry/node-api.ts`, with the telemetry that uses it). The only place the
+ * SDK's entry points reach Node built-ins from.
  */
-import { createRequire } from 'node:module';
 import { UndiciTransport } from '../core/undici-transport.js';
+import { clientTelemetry } from '../telemetry/client.js';
+import { otelApi } from '../telemetry/node-api.js';
+import { webhookTracing } from '../telemetry/webhook.js';
 import { fileOfReadStream, nodeDetect, nodePathSource } from '../uploads/node-files.js';
+import { webhookFastPath } from '../webhook/fast-path.js';
+import { decodeWithZlib } from '../webhook/zlib-decoder.js';
 import type { Platform } from './types.js';
 
 export const platform: Platform = {
@@ -13,7 +18,9 @@ export const platform: Platform = {
   pathSource: nodePathSource,
   fileOfStream: fileOfReadStream,
   detect: nodeDetect,
-  // Synchronous, so that the first call is traced too; the build gives CommonJS its import.meta.url.
-  requireOpenTelemetry: () => createRequire(import.meta.url)('@opentelemetry/api'),
-  zlib: () => import('node:zlib'),
+  otelApi,
+  clientTelemetry,
+  webhookTracing,
+  decodeWithZlib,
+  webhookFastPath,
 };

@@ -5,7 +5,12 @@
  */
 import type { Readable } from 'node:stream';
 import type { DispatcherLike, Transport } from '../core/transport.js';
+import type { OTelApi } from '../telemetry/api.js';
+import type { clientTelemetry } from '../telemetry/client.js';
+import type { webhookTracing } from '../telemetry/webhook.js';
 import type { Detect, Source } from '../uploads/source-base.js';
+import type { Decoder } from '../webhook/encoding.js';
+import type { webhookFastPath } from '../webhook/fast-path.js';
 
 export interface Platform {
   /** The runtime and its version, as the User-Agent names it: `node/v20.19.0`, `bun/1.2.3`, `workerd`. */
@@ -21,8 +26,27 @@ export interface Platform {
   fileOfStream(stream: Readable): Promise<{ name: string; size: number } | undefined>;
   /** The format of a file's bytes: file-type on Node; off Node the SDK's own signatures (a smaller set). */
   detect: Detect;
-  /** `@opentelemetry/api`, loaded synchronously when installed; `undefined` where it cannot be. */
-  requireOpenTelemetry(): unknown;
-  /** `node:zlib`, where the runtime has it (for `br` and where `DecompressionStream` is missing). */
-  zlib(): Promise<typeof import('node:zlib') | undefined>;
+  /**
+   * `@opentelemetry/api` when it is installed and a provider is in play (`wanted`: one passed in the
+   * options, else one registered globally); `undefined` otherwise, and always off Node.
+   */
+  otelApi(wanted?: boolean): OTelApi | undefined;
+  /**
+   * A client's traces and metrics, or `undefined`. Off Node, where the API cannot be loaded, there are
+   * none, so the platform only checks (and refuses) the providers passed and brings no tracing code.
+   */
+  clientTelemetry: typeof clientTelemetry;
+  /** A webhook handler's span per delivery; off Node, none (the delivery is handled as it is). */
+  webhookTracing: typeof webhookTracing;
+  /**
+   * Decodes a webhook body with `node:zlib` (for `br`, and where `DecompressionStream` is missing),
+   * within the limit; off Node there is none: every coding is `UNSUPPORTED`.
+   */
+  decodeWithZlib: Decoder;
+  /**
+   * The webhook reader's fast path (compiled readers, the hand-written reader of a well-formed event),
+   * which gives exactly what the schemas give, sooner: on Node, Bun and Deno; on workerd `undefined`,
+   * where a Worker reads one event per request and every field is judged by its schema.
+   */
+  webhookFastPath: typeof webhookFastPath | undefined;
 }

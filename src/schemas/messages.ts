@@ -4,16 +4,10 @@
  * message never repeats. Zod's own words (`Invalid input: expected string, received undefined`) are
  * replaced here, per schema or per parse: the user's global zod configuration is never touched.
  */
-import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { zodEnglish } from './zod-english.js';
 
 type RawIssue = z.core.$ZodRawIssue;
-
-/**
- * zod's own English words, which classic `zod` installs for everyone on import and `zod/mini` does not.
- * Imported by name: `z.locales.en` would bundle every locale zod has.
- */
-const english = en().localeError;
 
 /**
  * zod's own words for the issues the SDK does not word itself (`Invalid input: expected number,
@@ -23,7 +17,7 @@ const english = en().localeError;
  */
 const zodWords = (issue: RawIssue): string | undefined => {
   const { customError, localeError } = z.config();
-  return customError || localeError ? undefined : (english(issue) as string | undefined);
+  return customError || localeError ? undefined : zodEnglish(issue);
 };
 
 /** `a string`, `an array`, `null`: what a value is, never the value itself. */

@@ -276,6 +276,13 @@ const RequestOptionsFields = z.object({
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */
 export const RequestOptionsSchema = z.catchall(RequestOptionsFields, z.unknown());
 
+/**
+ * {@link RequestOptionsSchema} with more fields: the schema `z.extend(RequestOptionsSchema, fields)`
+ * makes, built directly. zod/mini's `extend` pulls a part of zod's core of its own into a bundle.
+ */
+const withRequestOptions = <S extends z.core.$ZodShape>(fields: S) =>
+  z.catchall(z.object({ ...RequestOptionsFields.shape, ...fields }), z.unknown());
+
 /** Per-call options, the last argument of every method. Every property also accepts `undefined`. */
 export interface RequestOptions extends z.input<typeof RequestOptionsFields> {}
 
@@ -292,7 +299,7 @@ const UploadOptionsFields = z.object({
 });
 
 /** The upload methods' options: the request options, the file's name and type hints, `onProgress`. */
-export const UploadOptionsSchema = z.extend(RequestOptionsSchema, UploadOptionsFields.shape);
+export const UploadOptionsSchema = withRequestOptions(UploadOptionsFields.shape);
 
 /** Options of `uploadImage`, `uploadVideo` and `uploadAudio`. */
 export interface UploadOptions extends RequestOptions, z.input<typeof UploadOptionsFields> {}
@@ -323,7 +330,7 @@ const SendVideoOptionsFields = z.object({
 });
 
 /** `sendVideo`'s options. */
-export const SendVideoOptionsSchema = z.extend(RequestOptionsSchema, SendVideoOptionsFields.shape);
+export const SendVideoOptionsSchema = withRequestOptions(SendVideoOptionsFields.shape);
 
 /** Options of `sendVideo` and `sendVideoFile`. */
 export interface SendVideoOptions extends RequestOptions, z.input<typeof SendVideoOptionsFields> {}
@@ -340,7 +347,8 @@ export const SendFileParamsSchema = z.strictObject({
  * The one-call helpers' own options, checked with their params before the upload: a mistake in either
  * would otherwise surface only after the file had been stored.
  */
-export const SendFileOptionsSchema = z.extend(UploadOptionsSchema, {
+export const SendFileOptionsSchema = withRequestOptions({
+  ...UploadOptionsFields.shape,
   /** Called with the upload's answer once the file is stored, before the send. */
   onUploaded: callbackSchema<(upload: never) => void>(),
   waitForTranscode: WaitForTranscodeSchema,
@@ -377,7 +385,7 @@ const BroadcastOptionsFields = z.object({
  * The mass broadcasts' own options: the probe user that confirms a video ticket first, and whether to
  * wait for it at all. Request options (`signal`, `timeoutMs`) pass through.
  */
-export const BroadcastOptionsSchema = z.extend(RequestOptionsSchema, BroadcastOptionsFields.shape);
+export const BroadcastOptionsSchema = withRequestOptions(BroadcastOptionsFields.shape);
 
 /** Options of `broadcast`, `broadcastToGroup` and `broadcastToMemberSession`. */
 export interface BroadcastOptions extends RequestOptions, z.input<typeof BroadcastOptionsFields> {}

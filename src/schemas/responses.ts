@@ -5,6 +5,11 @@ import { filledExpiresIn } from './token-lifetime.js';
 // wrongly typed documented field is an OAResponseValidationError (token answers excepted: the client
 // can fill in all but the access token, see TokenPairSchema).
 
+/** The value when it is a string, else `fallback` (a missing key included). */
+function stringOr(fallback: string): (value: unknown) => string {
+  return (value) => (typeof value === 'string' ? value : fallback);
+}
+
 /** A token pair as the client hands it over (`TokenPair`): every documented field, of its documented type. */
 const FilledTokenPairSchema = z.looseObject({
   /** The bearer token (a JWT) every other request carries. */
@@ -33,9 +38,14 @@ const FilledTokenPairSchema = z.looseObject({
  */
 export const TokenPairSchema = z.pipe(
   z.pipe(
-    z.extend(FilledTokenPairSchema, {
-      refresh_token: z.catch(z.string(), ''),
-      token_type: z.catch(z.string(), 'Bearer'),
+    // What z.extend(FilledTokenPairSchema, { ... }) makes, built directly: zod/mini's extend pulls a
+    // part of zod's core of its own into a bundle.
+    z.looseObject({
+      ...FilledTokenPairSchema.shape,
+      // What z.catch(z.string(), fallback) does, as a transform: zod/mini's catch reaches its helper
+      // through the whole util namespace, which then cannot be tree-shaken (about 2 KB gzipped).
+      refresh_token: z.transform(stringOr('')),
+      token_type: z.transform(stringOr('Bearer')),
       expires_in: z.optional(z.unknown()),
     }),
     z.transform((pair) => ({ ...pair, expires_in: filledExpiresIn(pair.access_token, pair.expires_in) })),

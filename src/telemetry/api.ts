@@ -1,10 +1,8 @@
 /**
- * `@opentelemetry/api`, an optional peer, loaded at most once and only when something could use it:
- * a provider passed in the options, or one registered globally. Without either, nothing is loaded and
- * the callers keep `undefined` (no tracing code runs on a call).
+ * The types of `@opentelemetry/api`, an optional peer, as the package uses them: the API is loaded on
+ * Node only (`node-api.ts`, given to the rest through the platform).
  */
 import type * as OTel from '@opentelemetry/api';
-import { platform } from '#platform';
 
 /** The API module, as this package uses it. */
 export type OTelApi = typeof OTel;
@@ -22,31 +20,4 @@ export interface OATracerProvider {
 export interface OAMeterProvider {
   /** Returns the meter of an instrumentation library. */
   getMeter(name: string, version?: string, options?: object): unknown;
-}
-
-/** Where `@opentelemetry/api` keeps its registered globals (trace, metrics, context, propagation). */
-const GLOBAL = Symbol.for('opentelemetry.js.api.1');
-
-/** `null`: tried and not installed. */
-let loaded: OTelApi | null | undefined;
-
-function load(): OTelApi | undefined {
-  if (loaded === undefined) {
-    try {
-      // Synchronous, so that the first call is traced too (off Node there is no such loader).
-      loaded = (platform.requireOpenTelemetry() as OTelApi | undefined) ?? null;
-    } catch {
-      loaded = null;
-    }
-  }
-  return loaded ?? undefined;
-}
-
-/**
- * The API when it is installed and a provider is in play: `wanted` (one passed in the options), else
- * one registered globally. `undefined` otherwise, having loaded nothing when nothing is registered.
- */
-export function otelApi(wanted = false): OTelApi | undefined {
-  if (!wanted && !(GLOBAL in globalThis)) return undefined;
-  return load();
 }

@@ -12,12 +12,12 @@
 import type { Attributes, Context, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 import type { ClientEvents, OARequestEvent, OAResponseEvent, OARetryEvent } from '../core/events.js';
 import type { RateLimits } from '../core/rate-limit.js';
-import { isOAError, OAConfigError } from '../errors.js';
+import { isOAError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { type OAMeterProvider, type OATracerProvider, type OTelApi, otelApi } from './api.js';
-
-/** The instrumentation scope of every tracer and meter of the package. */
-export const SCOPE = 'oa-messaging';
+import type { OTelApi } from './api.js';
+import { otelApi } from './node-api.js';
+import { apiMissing, providersWanted, type TelemetryOptions } from './providers.js';
+import { errorSummary, failSpan, SCOPE } from './spans.js';
 
 /** What the pipeline tells of the call it opens a span for. */
 export interface TracedEndpoint {
@@ -42,29 +42,6 @@ interface Instruments {
   rateLimitWait: Histogram;
 }
 
-/** A safe description of a failure: its class, status and API code, never its message. */
-function errorSummary(error: unknown): { type: string; message: string } {
-  const e = error as { name?: unknown; status?: unknown; code?: unknown } | null;
-  const type = typeof e?.name === 'string' ? e.name : 'Error';
-  const status = typeof e?.status === 'number' ? ` ${e.status}` : '';
-  const code = typeof e?.code === 'string' ? ` ${e.code}` : '';
-  return { type, message: `${type}${status}${code}` };
-}
-
-/** Marks `span` failed with `error`, recorded by class, status and code only. */
-export function failSpan(api: OTelApi, span: Span, error: unknown): void {
-  const { type, message } = errorSummary(error);
-  span.setAttribute('error.type', type);
-  span.recordException({ name: type, message });
-  span.setStatus({ code: api.SpanStatusCode.ERROR, message });
-}
-
-/** Options naming other providers than the global ones. */
-export interface TelemetryOptions {
-  tracerProvider?: OATracerProvider | undefined;
-  meterProvider?: OAMeterProvider | undefined;
-}
-
 /**
  * The client's telemetry, or `undefined` when there is none to do (`@opentelemetry/api` absent, or no
  * provider passed or registered): the pipeline then runs no tracing code at all.
@@ -75,20 +52,9 @@ export function clientTelemetry(
   baseUrl: URL,
   limits: RateLimits | false,
 ): ClientTelemetry | undefined {
-  const { tracerProvider, meterProvider } = options;
-  if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
-    throw new OAConfigError('tracerProvider must be an OpenTelemetry TracerProvider (with getTracer)');
-  }
-  if (meterProvider !== undefined && typeof meterProvider?.getMeter !== 'function') {
-    throw new OAConfigError('meterProvider must be an OpenTelemetry MeterProvider (with getMeter)');
-  }
-  const wanted = tracerProvider !== undefined || meterProvider !== undefined;
+  const wanted = providersWanted(options);
   const api = otelApi(wanted);
-  if (wanted && !api) {
-    throw new OAConfigError(
-      'tracerProvider and meterProvider need the @opentelemetry/api package: npm install @opentelemetry/api',
-    );
-  }
+  if (wanted && !api) throw apiMissing();
   return api ? new ClientTelemetry(api, options, events, baseUrl, limits) : undefined;
 }
 

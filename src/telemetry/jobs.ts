@@ -7,9 +7,9 @@
  * job of `addMany` (a campaign of 10,000 sends is 10,000 traces, each linked to the one that added it).
  */
 import type { Context, Link, Span } from '@opentelemetry/api';
+import { platform } from '#platform';
 import { VERSION } from '../version.js';
-import { otelApi } from './api.js';
-import { failSpan, SCOPE } from './client.js';
+import { failSpan, SCOPE } from './spans.js';
 
 /** What a job's `telemetry.metadata` holds. */
 interface JobTrace {
@@ -27,7 +27,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 export function jobTraceOptions(
   relation: 'parent' | 'link',
 ): { telemetry: { metadata: string } } | undefined {
-  const api = otelApi();
+  const api = platform.otelApi();
   const span = api?.trace.getSpanContext(api.context.active());
   if (!api || !span || !api.trace.isSpanContextValid(span)) return undefined;
   const flags = span.traceFlags.toString(16).padStart(2, '0');
@@ -69,7 +69,7 @@ export function tracedProcessor<J extends TracedJob>(
   process: (job: J, token?: string) => Promise<unknown>,
   endedUnknown?: (error: Error) => boolean,
 ): (job: J, token?: string) => Promise<unknown> {
-  const api = otelApi();
+  const api = platform.otelApi();
   if (!api) return process;
   const tracer = api.trace.getTracer(SCOPE, VERSION);
   const jobs = api.metrics.getMeter(SCOPE, VERSION).createCounter(`oa.${what}.jobs`, {

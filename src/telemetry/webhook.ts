@@ -6,8 +6,9 @@
  */
 import type { Counter, Span, Tracer } from '@opentelemetry/api';
 import { VERSION } from '../version.js';
-import { type OTelApi, otelApi } from './api.js';
-import { SCOPE } from './client.js';
+import type { OTelApi } from './api.js';
+import { otelApi } from './node-api.js';
+import { SCOPE } from './spans.js';
 
 /** What the core tells of the delivery under way. */
 export interface DeliveryNote {

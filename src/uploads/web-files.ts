@@ -51,7 +51,19 @@ export async function webPathSource(data: string | URL): Promise<Source> {
   const name = baseName(path);
   if (runtime.Bun) return bunPathSource(runtime.Bun, path, name);
   if (runtime.Deno) return denoPathSource(runtime.Deno, path, name);
-  throw new FileInputProblem(
+  throw noFileSystem(name);
+}
+
+/**
+ * A path where the runtime is known to have no file system (workerd): the refusal {@link webPathSource}
+ * gives there, without the code that reads files on Bun and Deno.
+ */
+export async function filelessPathSource(data: string | URL): Promise<Source> {
+  throw noFileSystem(baseName(pathText(data)));
+}
+
+function noFileSystem(name: string): FileInputProblem {
+  return new FileInputProblem(
     `${name} cannot be read: this runtime has no file system; pass the file's bytes, a Blob or a stream`,
   );
 }

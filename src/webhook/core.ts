@@ -3,9 +3,11 @@
  * to `onEvent`, turned into a status and a small JSON body. The handlers only read the body with a limit
  * and write the answer in their runtime's terms.
  */
+
+import { platform } from '#platform';
 import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
-import { type DeliveryNote, webhookTracing } from '../telemetry/webhook.js';
+import type { DeliveryNote } from '../telemetry/webhook.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce } from './deliver-once.js';
 import { type ContentCoding, type Decoder, TOO_LARGE, UNREADABLE, UNSUPPORTED } from './encoding.js';
@@ -197,7 +199,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     return answer(500, { error: 'Internal error' });
   };
 
-  const traced = webhookTracing();
+  const traced = platform.webhookTracing();
 
   async function handle(
     request: Req,

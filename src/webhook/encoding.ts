@@ -1,11 +1,11 @@
 /**
  * Compressed webhook bodies (`Content-Encoding: gzip`, `deflate`, `br`), decoded within a byte limit:
  * decoding stops as soon as the output passes it, so a small body that inflates to gigabytes (a zip
- * bomb) costs no more than the limit. No Node built-in is imported at load: on Node, `node:zlib` is
- * imported only when an encoded body arrives (through `#platform`, which off Node has none), and the
+ * bomb) costs no more than the limit. No Node built-in here: `node:zlib`'s decoder is the platform's
+ * (`zlib-decoder.ts` on Node, imported only when an encoded body arrives; none off Node), and the
  * fetch handler decodes gzip and deflate with the standard `DecompressionStream` where the runtime has it.
  */
-import { platform } from '#platform';
+import { concatBytes } from '../uploads/chunks.js';
 
 /** What a body reader returns when the body (as received, or decoded) passed `maxBodyBytes`. */
 export const TOO_LARGE = Symbol('oa-messaging.webhook.tooLarge');
@@ -18,7 +18,7 @@ export const UNSUPPORTED = Symbol('oa-messaging.webhook.unsupported');
 export type ContentCoding = 'gzip' | 'deflate' | 'br';
 
 /** What a decoder gives: the decoded bytes, or why there are none. */
-type Decoded = Uint8Array | typeof TOO_LARGE | typeof UNREADABLE | typeof UNSUPPORTED;
+export type Decoded = Uint8Array | typeof TOO_LARGE | typeof UNREADABLE | typeof UNSUPPORTED;
 
 /** Decodes `bytes` in `coding`, stopping once the output passes `limit` bytes. */
 export type Decoder = (bytes: Uint8Array, coding: ContentCoding, limit: number) => Promise<Decoded>;
@@ -69,72 +69,31 @@ export async function readCapped(
     }
     chunks.push(value);
   }
-  return concat(chunks, total);
-}
-
-/** The chunks as one array. No Buffer here: edge runtimes have none. */
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks, total);
 }
 
 /**
  * Whether `bytes` start with a zlib header (RFC 1950), as `deflate` should; some senders send a raw
  * deflate stream (RFC 1951) under that name instead, which is read as such.
  */
-function hasZlibHeader(bytes: Uint8Array): boolean {
+export function hasZlibHeader(bytes: Uint8Array): boolean {
   const [cmf = 0, flg = 0] = bytes;
   return (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && ((cmf << 8) | flg) % 31 === 0;
 }
 
-/** Decodes with `node:zlib`, streaming: the output is counted as it comes and the stream destroyed past `limit`. */
-export const decodeWithZlib: Decoder = async (bytes, coding, limit) => {
-  let zlib: typeof import('node:zlib') | undefined;
-  try {
-    zlib = await platform.zlib();
-  } catch {
-    return UNSUPPORTED;
-  }
-  if (!zlib) return UNSUPPORTED;
-  const stream =
-    coding === 'gzip'
-      ? zlib.createGunzip()
-      : coding === 'br'
-        ? zlib.createBrotliDecompress()
-        : hasZlibHeader(bytes)
-          ? zlib.createInflate()
-          : zlib.createInflateRaw();
-  return new Promise<Decoded>((resolve) => {
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    stream.on('data', (chunk: Uint8Array) => {
-      total += chunk.byteLength;
-      if (total > limit) {
-        // Stops the inflation here: what is left of a bomb is never produced.
-        stream.destroy();
-        resolve(TOO_LARGE);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.on('end', () => resolve(concat(chunks, total)));
-    stream.on('error', () => resolve(UNREADABLE));
-    stream.end(bytes);
-  });
-};
-
 /**
  * Decodes gzip and deflate with the standard `DecompressionStream` where the runtime has it, read with
- * the limit (a stream only inflates as far as it is read); br, and runtimes without it, go to `node:zlib`.
+ * the limit (a stream only inflates as far as it is read); br, and runtimes without it, go to
+ * `fallback` (the platform's `node:zlib` decoder).
  */
-export const decodeWithStreams: Decoder = async (bytes, coding, limit) => {
+export async function decodeWithStreams(
+  bytes: Uint8Array,
+  coding: ContentCoding,
+  limit: number,
+  fallback: Decoder,
+): Promise<Decoded> {
   if (coding === 'br' || typeof DecompressionStream !== 'function') {
-    return decodeWithZlib(bytes, coding, limit);
+    return fallback(bytes, coding, limit);
   }
   const format = coding === 'gzip' ? 'gzip' : hasZlibHeader(bytes) ? 'deflate' : 'deflate-raw';
   const input = new ReadableStream<BufferSource>({
@@ -150,4 +109,4 @@ export const decodeWithStreams: Decoder = async (bytes, coding, limit) => {
     // The input is in memory: a failing read can only be bytes that are not in this format.
     return UNREADABLE;
   }
-};
+}

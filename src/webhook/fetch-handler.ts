@@ -1,5 +1,13 @@
+import { platform as sdkPlatform } from '#platform';
 import { createWebhookCore, type WaitUntil, type WebhookHandlerOptions, type WebhookResult } from './core.js';
-import { contentCoding, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
+import { contentCoding, type Decoder, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
+
+/**
+ * gzip and deflate through `DecompressionStream`; br, or a runtime without it, through the platform's
+ * `node:zlib` decoder.
+ */
+const decodeBody: Decoder = (bytes, coding, limit) =>
+  decodeWithStreams(bytes, coding, limit, sdkPlatform.decodeWithZlib);
 
 /** A well-formed Content-Length (one the precheck has compared with the limit). */
 const DIGITS = /^\d+$/;
@@ -82,7 +90,7 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
           ? new Uint8Array(0)
           : await readCapped(request.body, core.maxBodyBytes);
     if (sent === TOO_LARGE || sent.byteLength > core.maxBodyBytes) return core.tooLarge();
-    const raw = await core.decode(sent, coding, decodeWithStreams);
+    const raw = await core.decode(sent, coding, decodeBody);
     if (!(raw instanceof Uint8Array)) return raw;
     return core.handle(request, { raw }, waitUntil);
   }

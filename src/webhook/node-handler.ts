@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { platform } from '#platform';
 import {
   createWebhookCore,
   type WebhookBody,
   type WebhookHandlerOptions,
   type WebhookResult,
 } from './core.js';
-import { contentCoding, decodeWithZlib, TOO_LARGE } from './encoding.js';
+import { contentCoding, TOO_LARGE } from './encoding.js';
 
 /**
  * A request handler for node:http, Express and Connect. It always answers itself and never rejects, so
@@ -139,7 +140,7 @@ export function createWebhookHandler<Req extends IncomingMessage = IncomingMessa
       // The body as sent is held within the limit too, then decoded within it.
       const sent = await readBody(req, core.maxBodyBytes);
       if (sent === TOO_LARGE) return core.tooLarge();
-      const raw = await core.decode(sent, coding, decodeWithZlib);
+      const raw = await core.decode(sent, coding, platform.decodeWithZlib);
       if (!(raw instanceof Uint8Array)) return raw;
       body = { raw };
     }

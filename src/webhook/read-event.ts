@@ -5,10 +5,11 @@
  * that does not match is left out of the typed view and listed in `issues`, and the body stays in `raw`.
  */
 import type * as z from 'zod/mini';
+import { platform } from '#platform';
 import type { OAValidationIssue } from '../errors.js';
 import { ZOD_WORDS } from '../schemas/messages.js';
 import { toIssues } from '../schemas/validate.js';
-import { compileReader, isJsonObject, plainNumber, plainString, type Reader, SLOW } from './compiled.js';
+import { isJsonObject, SLOW } from './compiled.js';
 import {
   ElementTypeSchema,
   KnownMsgBodyElementSchema,
@@ -18,6 +19,7 @@ import {
   StringLikeSchema,
   type UnknownMsgBodyElement,
 } from './element-schemas.js';
+import type { WebhookFastPath } from './fast-path.js';
 import {
   OfflinePushInfoSchema,
   type TIMMessageCallback,
@@ -26,67 +28,26 @@ import {
   WebhookEnvelopeSchema,
   type WebhookEvent,
 } from './schemas.js';
-import { readWellFormedEvent } from './well-formed.js';
 
 type Path = (string | number)[];
 type Issues = OAValidationIssue[];
 
 const issue = (path: Path, message: string): OAValidationIssue => ({ path, message });
 
-/**
- * The schemas that normalise, read fast with their own normalisation when its result passes their
- * check (a finite number, a string); anything else is left to the schema.
- */
-const NORMALISING = new Map<z.ZodMiniType, Reader>([
-  [NumberLikeSchema, (value) => plainNumber(value) ?? SLOW],
-  [StringLikeSchema, (value) => plainString(value) ?? SLOW],
-  [TimestampSchema, (value) => (typeof value === 'string' ? value : SLOW)],
-]);
+/** The platform's fast path, compiled on the first read; `null` where the platform has none (workerd). */
+let platformFastPath: WebhookFastPath | null | undefined;
 
-/** The fast reader of each field of a shape that has one (compiled once per schema). */
-const fieldReaders = new WeakMap<Record<string, z.ZodMiniType>, Map<string, Reader>>();
-function readersOf(shape: Record<string, z.ZodMiniType>): Map<string, Reader> {
-  let readers = fieldReaders.get(shape);
-  if (!readers) {
-    readers = new Map();
-    for (const [key, schema] of Object.entries(shape)) {
-      const read = compileReader(schema, NORMALISING);
-      if (read) readers.set(key, read);
-    }
-    fieldReaders.set(shape, readers);
-  }
-  return readers;
-}
-
-/** Each known element type's fast reader, and one for the types the SDK does not know. */
-const ELEMENT_READERS = new Map<string, Reader | undefined>(
-  KnownMsgBodyElementSchema.def.options.flatMap((option) => {
-    const read = compileReader(option, NORMALISING);
-    return option.shape.MsgType.def.values.map((type) => [type, read] as const);
-  }),
-);
-const readUnknownElement = compileReader(ElementTypeSchema, NORMALISING);
-/** `AndroidInfo` and `ApnsInfo`: any plain object, copied (`undefined` for anything else). */
-const readLooseObject = compileReader(OfflinePushInfoSchema.shape.AndroidInfo, NORMALISING);
-const plainLooseObject = (value: unknown): unknown => {
-  const read = readLooseObject ? readLooseObject(value) : SLOW;
-  return read === SLOW ? undefined : read;
-};
-
-/** `MsgBody` when each element reads fast (a plain object of its type), or `undefined`. */
-function readPlainElements(value: unknown[]): unknown[] | undefined {
-  const body: unknown[] = [];
-  for (let index = 0; index < value.length; index++) {
-    const element = value[index];
-    if (!isJsonObject(element)) return undefined;
-    const type = element.MsgType;
-    if (typeof type !== 'string') return undefined;
-    const read = ELEMENT_READERS.has(type) ? ELEMENT_READERS.get(type) : readUnknownElement;
-    const quick = read ? read(element) : SLOW;
-    if (quick === SLOW) return undefined;
-    body.push(quick);
-  }
-  return body;
+function fastPath(): WebhookFastPath | undefined {
+  platformFastPath ??=
+    platform.webhookFastPath?.({
+      NumberLikeSchema,
+      StringLikeSchema,
+      TimestampSchema,
+      KnownMsgBodyElementSchema,
+      ElementTypeSchema,
+      LooseObjectSchema: OfflinePushInfoSchema.shape.AndroidInfo,
+    }) ?? null;
+  return platformFastPath ?? undefined;
 }
 
 /** zod's issues for one field, moved under that field's path. */
@@ -103,10 +64,11 @@ function readFields(
   value: Record<string, unknown>,
   path: Path,
   issues: Issues,
+  fastPath: WebhookFastPath | undefined,
   nested: Record<string, (field: unknown, at: Path) => unknown> = {},
 ): Record<string, unknown> {
   const typed: Record<string, unknown> = { ...value };
-  const fast = readersOf(shape);
+  const fast = fastPath?.fieldReaders(shape);
   for (const key in shape) {
     const field = value[key];
     if (field === undefined) continue;
@@ -117,7 +79,7 @@ function readFields(
       else typed[key] = result;
       continue;
     }
-    const quick = fast.get(key)?.(field) ?? SLOW;
+    const quick = fast?.get(key)?.(field) ?? SLOW;
     if (quick !== SLOW) {
       typed[key] = quick;
       continue;
@@ -138,15 +100,19 @@ function readFields(
  * `MsgType` marked `"TIMTextElem (invalid)"` so that a `switch` on the type never hands out content that
  * is not there; what failed is in `issues`. A value that is not even an object is left out.
  */
-function readElement(value: unknown, path: Path, issues: Issues): MsgBodyElement | undefined {
+function readElement(
+  value: unknown,
+  path: Path,
+  issues: Issues,
+  fast: WebhookFastPath | undefined,
+): MsgBodyElement | undefined {
   if (!isJsonObject(value)) {
     issues.push(issue(path, 'expected an element object'));
     return undefined;
   }
   const type = value.MsgType;
   if (typeof type === 'string') {
-    const read = ELEMENT_READERS.has(type) ? ELEMENT_READERS.get(type) : readUnknownElement;
-    const quick = read?.(value) ?? SLOW;
+    const quick = fast?.elementReader(type)?.(value) ?? SLOW;
     if (quick !== SLOW) return quick as MsgBodyElement;
   }
   const result = MsgBodyElementSchema.safeParse(value, ZOD_WORDS);
@@ -156,35 +122,46 @@ function readElement(value: unknown, path: Path, issues: Issues): MsgBodyElement
   return { ...value, MsgType: marked } as unknown as UnknownMsgBodyElement;
 }
 
-function readMsgBody(value: unknown, path: Path, issues: Issues): MsgBodyElement[] {
+function readMsgBody(
+  value: unknown,
+  path: Path,
+  issues: Issues,
+  fast: WebhookFastPath | undefined,
+): MsgBodyElement[] {
   if (!Array.isArray(value)) {
     issues.push(issue(path, 'expected an array of elements'));
     return [];
   }
   const body: MsgBodyElement[] = [];
   value.forEach((element, index) => {
-    const typed = readElement(element, [...path, index], issues);
+    const typed = readElement(element, [...path, index], issues, fast);
     if (typed) body.push(typed);
   });
   return body;
 }
 
-function readObject(value: unknown, path: Path, issues: Issues, shape: Record<string, z.ZodMiniType>) {
-  if (isJsonObject(value)) return readFields(shape, value, path, issues);
+function readObject(
+  value: unknown,
+  path: Path,
+  issues: Issues,
+  fast: WebhookFastPath | undefined,
+  shape: Record<string, z.ZodMiniType>,
+) {
+  if (isJsonObject(value)) return readFields(shape, value, path, issues, fast);
   issues.push(issue(path, 'expected an object'));
   return undefined;
 }
 
 /** The `data` of a message event: always an object with a `MsgBody` array, whatever arrived. */
-function readCallback(value: unknown, issues: Issues): TIMMessageCallback {
+function readCallback(value: unknown, issues: Issues, fast: WebhookFastPath | undefined): TIMMessageCallback {
   const path: Path = ['data'];
   if (!isJsonObject(value)) {
     issues.push(issue(path, value === undefined ? 'missing' : 'expected an object'));
     return { MsgBody: [] };
   }
-  const typed = readFields(TIMMessageCallbackSchema.shape, value, path, issues, {
-    MsgBody: (field, at) => readMsgBody(field, at, issues),
-    OfflinePushInfo: (field, at) => readObject(field, at, issues, OfflinePushInfoSchema.shape),
+  const typed = readFields(TIMMessageCallbackSchema.shape, value, path, issues, fast, {
+    MsgBody: (field, at) => readMsgBody(field, at, issues, fast),
+    OfflinePushInfo: (field, at) => readObject(field, at, issues, fast, OfflinePushInfoSchema.shape),
   });
   // A message without these means little; it still reaches onEvent, and the app can see why it is odd.
   if (value.From_Account === undefined) issues.push(issue([...path, 'From_Account'], 'missing'));
@@ -203,13 +180,26 @@ function readCallback(value: unknown, issues: Issues): TIMMessageCallback {
  * `event_type` (or none) gives a {@link WebhookUnknownEvent} with `data` as it arrived.
  */
 export function readWebhookEvent(value: Record<string, unknown>): WebhookEvent {
-  return readWellFormedEvent(value, readPlainElements, plainLooseObject) ?? readAnyEvent(value);
+  const fast = fastPath();
+  return fast?.readWellFormed(value) ?? readEvent(value, fast);
 }
 
 /** Reads any JSON object as an event, field by field, listing in `issues` what did not match. */
 export function readAnyEvent(value: Record<string, unknown>): WebhookEvent {
+  return readEvent(value, fastPath());
+}
+
+/**
+ * {@link readAnyEvent} without the platform's fast path, as workerd reads every event: each field
+ * judged by its schema. The fast path must give exactly this.
+ */
+export function readEventBySchemas(value: Record<string, unknown>): WebhookEvent {
+  return readEvent(value, undefined);
+}
+
+function readEvent(value: Record<string, unknown>, fast: WebhookFastPath | undefined): WebhookEvent {
   const issues: Issues = [];
-  const envelope = readFields(WebhookEnvelopeSchema.shape, value, [], issues);
+  const envelope = readFields(WebhookEnvelopeSchema.shape, value, [], issues, fast);
   for (const key of ['username', 'timestamp'] as const) {
     if (value[key] === undefined) issues.push(issue([key], 'missing'));
   }
@@ -217,7 +207,7 @@ export function readAnyEvent(value: Record<string, unknown>): WebhookEvent {
   // `envelope` is already this event's own copy of the body: completed in place, keys in the same order.
   if (type === 'message') {
     envelope.event_type = 'message';
-    envelope.data = readCallback(value.data, issues);
+    envelope.data = readCallback(value.data, issues, fast);
   } else {
     if (typeof type !== 'string') {
       issues.push(issue(['event_type'], type === undefined ? 'missing' : 'expected a string'));

@@ -104,9 +104,11 @@ export const WebhookEnvelopeSchema = z.looseObject({
 });
 
 /** The typed view of a `message` event: the envelope around a {@link TIMMessageCallbackSchema}. */
-export const WebhookMessageEventSchema = z.extend(WebhookEnvelopeSchema, {
+// Marked pure so that a bundle whose reader never uses it (the reader reads field by field) drops it:
+// a bundler does not see through zod/mini's re-exports that its calls have no side effects.
+export const WebhookMessageEventSchema = /* @__PURE__ */ z.extend(WebhookEnvelopeSchema, {
   /** `message`: a user's message. */
-  event_type: z.literal('message'),
+  event_type: /* @__PURE__ */ z.literal('message'),
   /** The client's message, as Tencent IM reported it. */
   data: TIMMessageCallbackSchema,
 });
