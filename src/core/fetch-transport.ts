@@ -10,6 +10,7 @@ import type { PreparedUpload, UploadBody, UploadProgress } from '../uploads/type
 import { formDataMultipart } from '../uploads/web-multipart.js';
 import type { CallControl } from './call-control.js';
 import {
+  errorCode,
   type FetchLike,
   MAX_BODY_BYTES,
   MAX_ERROR_BODY_BYTES,
@@ -134,14 +135,6 @@ function fetchFailure(error: unknown, req: TransportRequest, what: string): OAEr
     cause: error,
     deliveryUnknown: req.isSend,
   });
-}
-
-function errorCode(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
 }
 
 /** The answer's body up to `keep` bytes; past that the stream is cancelled, not read. */

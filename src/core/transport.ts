@@ -62,6 +62,15 @@ export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** How much of a successful answer is read; this API's answers are a few KB. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** The first `code` on a failure or its causes (a system error's `ECONNRESET`, undici's `UND_ERR_*`). */
+export function errorCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
 /** What a request handed to a dispatcher holds. */
 export interface DispatchRequest {
   /** e.g. `https://oa.example.com`. */

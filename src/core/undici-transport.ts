@@ -12,6 +12,7 @@ import type { PreparedUpload, UploadBody, UploadProgress } from '../uploads/type
 import type { CallControl } from './call-control.js';
 import {
   type DispatcherLike,
+  errorCode,
   MAX_BODY_BYTES,
   MAX_ERROR_BODY_BYTES,
   type Transport,
@@ -34,14 +35,6 @@ const NOT_SENT_CODES = new Set([
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-
-function errorCode(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as Error).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
 
 type Undici = typeof import('undici');
 let undici: Undici | undefined;

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { CHUNK_BYTES, readableSource } from './chunks.js';
 import type { DetectedType } from './formats.js';
-import { FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
+import { FileInputProblem, fileUrlOf, HEAD_BYTES, type Source } from './source-base.js';
 
 /** file-type, loaded on first use: importing the SDK must stay cheap. */
 const fileType = () => import('file-type');
@@ -22,19 +22,8 @@ export async function nodeDetect(sample: Uint8Array | Blob): Promise<DetectedTyp
 
 /** The file a path or `file:` URL names, resolved against the working directory. */
 function pathOf(data: string | URL): string {
-  const isUrl = data instanceof URL || /^file:/i.test(data);
-  if (!isUrl) return resolve(data as string);
-  let url: URL;
-  try {
-    url = data instanceof URL ? data : new URL(data);
-  } catch (error) {
-    throw new FileInputProblem(`${String(data)} is not a valid file: URL`, ['file'], { cause: error });
-  }
-  if (url.protocol !== 'file:') {
-    throw new FileInputProblem(
-      `only file: URLs can be uploaded; got a ${url.protocol} URL (download it first)`,
-    );
-  }
+  const url = fileUrlOf(data);
+  if (!url) return resolve(data as string);
   try {
     return fileURLToPath(url);
   } catch (error) {

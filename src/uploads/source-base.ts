@@ -46,6 +46,26 @@ export interface Source {
   discard(): void;
 }
 
+/**
+ * The `file:` URL a path input is, or `undefined` for a plain path. Another scheme, or a URL that does
+ * not parse, is refused before anything is read.
+ */
+export function fileUrlOf(data: string | URL): URL | undefined {
+  if (!(data instanceof URL) && !/^file:/i.test(data)) return undefined;
+  let url: URL;
+  try {
+    url = data instanceof URL ? data : new URL(data);
+  } catch (error) {
+    throw new FileInputProblem(`${String(data)} is not a valid file: URL`, ['file'], { cause: error });
+  }
+  if (url.protocol !== 'file:') {
+    throw new FileInputProblem(
+      `only file: URLs can be uploaded; got a ${url.protocol} URL (download it first)`,
+    );
+  }
+  return url;
+}
+
 /** How many first bytes are kept to say why a file was not recognised. */
 export const HEAD_BYTES = 512;
 

@@ -7,7 +7,7 @@ import type { OpenSource } from './chunks.js';
 import { readerSource } from './chunks.js';
 import { detectWeb } from './signatures.js';
 import { readWebSample } from './sniff.js';
-import { baseName, blobSource, FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
+import { baseName, blobSource, FileInputProblem, fileUrlOf, HEAD_BYTES, type Source } from './source-base.js';
 
 interface BunGlobal {
   file(path: string | URL): Blob & { exists(): Promise<boolean> };
@@ -29,20 +29,8 @@ const runtime = globalThis as { Bun?: BunGlobal; Deno?: DenoGlobal };
 
 /** The path a string or `file:` URL names, for messages and the default file name. */
 function pathText(data: string | URL): string {
-  const isUrl = data instanceof URL || /^file:/i.test(data);
-  if (!isUrl) return data as string;
-  let url: URL;
-  try {
-    url = data instanceof URL ? data : new URL(data);
-  } catch (error) {
-    throw new FileInputProblem(`${String(data)} is not a valid file: URL`, ['file'], { cause: error });
-  }
-  if (url.protocol !== 'file:') {
-    throw new FileInputProblem(
-      `only file: URLs can be uploaded; got a ${url.protocol} URL (download it first)`,
-    );
-  }
-  return decodeURIComponent(url.pathname);
+  const url = fileUrlOf(data);
+  return url ? decodeURIComponent(url.pathname) : (data as string);
 }
 
 /** A path on Bun or Deno; elsewhere a refusal that says what to pass instead. */
