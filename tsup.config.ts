@@ -61,17 +61,22 @@ const nodePlatform: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
+/** The package's entry points (package.json `exports`): the only ones with types. */
+const PUBLIC_ENTRIES = {
+  index: 'src/index.ts',
+  'webhook/index': 'src/webhook/index.ts',
+  'testing/index': 'src/testing/index.ts',
+  'testing/msw': 'src/testing/msw.ts',
+  'redis/index': 'src/redis/index.ts',
+  'queue/index': 'src/queue/index.ts',
+  'bot/index': 'src/bot/index.ts',
+};
+
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
 export const library: Options = {
   name: 'library',
   entry: {
-    index: 'src/index.ts',
-    'webhook/index': 'src/webhook/index.ts',
-    'testing/index': 'src/testing/index.ts',
-    'testing/msw': 'src/testing/msw.ts',
-    'redis/index': 'src/redis/index.ts',
-    'queue/index': 'src/queue/index.ts',
-    'bot/index': 'src/bot/index.ts',
+    ...PUBLIC_ENTRIES,
     // What differs by runtime, chosen by the package's `#platform` import (package.json `imports`):
     // kept external, so each runtime loads only its own, and built here so that all share the chunks
     // (one copy of the error classes).
@@ -81,7 +86,9 @@ export const library: Options = {
   },
   external: ['#platform'],
   format: ['esm', 'cjs'],
-  dts: true,
+  // Not the platform files': their types name the internals of each runtime (the optional
+  // @opentelemetry/api's among them), which the public types must not import.
+  dts: { entry: PUBLIC_ENTRIES },
   // Not shipped: they were two thirds of the tarball, and the .js files are readable as they are.
   sourcemap: false,
   // The CLI build writes dist/cli at the same time: cleaning it here could delete its fresh output.

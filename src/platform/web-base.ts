@@ -5,7 +5,7 @@
  */
 import { FetchTransport, type FetchTransportOptions, globalFetch } from '../core/fetch-transport.js';
 import { OAConfigError } from '../errors.js';
-import { apiMissing, providersWanted } from '../telemetry/providers.js';
+import { providersWanted } from '../telemetry/providers.js';
 import { detectWeb } from '../uploads/signatures.js';
 import { UNSUPPORTED } from '../webhook/encoding.js';
 import type { Platform } from './types.js';
@@ -55,9 +55,14 @@ export function webPlatform({ pathSource, transportOptions, webhookFastPath }: W
     detect: detectWeb,
     // No synchronous loader off Node: tracing needs Node (or Bun through the Node entry).
     otelApi: () => undefined,
-    // Without the API there is no telemetry to make; providers passed are refused as on Node without it.
+    // Without the API there is no telemetry to make: providers passed are refused, not ignored, and
+    // installing @opentelemetry/api would not help here, so the error does not suggest it.
     clientTelemetry: (options) => {
-      if (providersWanted(options)) throw apiMissing();
+      if (providersWanted(options)) {
+        throw new OAConfigError(
+          'tracerProvider and meterProvider work on Node only: on this runtime the SDK does not trace or measure',
+        );
+      }
       return undefined;
     },
     webhookTracing: () => (handle) => handle(undefined),
