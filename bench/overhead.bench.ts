@@ -12,10 +12,17 @@
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { firstLine, fmt, median, percentile, report, type SummaryRow, table, tokenPair } from './support.js';
+import {
+  firstLine,
+  fmt,
+  median,
+  percentile,
+  report,
+  type SummaryRow,
+  serveInstantApi,
+  table,
+} from './support.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const WARMUP_CALLS = 3000;
@@ -29,23 +36,6 @@ const ROUNDS = 15;
 const GOAL_MEDIAN_RATIO = 1.0;
 const GOAL_THROUGHPUT_RATIO = 1.0;
 const PATH = '/api/v2/public/webhook/broadcast-message';
-
-function serve(): void {
-  const pair = JSON.stringify({ data: tokenPair() });
-  const success = JSON.stringify({ data: 'success' });
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const body = req.url?.endsWith('/auth/token') ? pair : success;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
-  });
-  process.stdin.on('end', () => process.exit(0)).resume();
-}
 
 interface Contender {
   name: string;
@@ -327,5 +317,5 @@ async function measure(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'server') serve();
+if (process.argv[2] === 'server') serveInstantApi();
 else await measure();

@@ -13,12 +13,19 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { firstLine, fmt, median, percentile, report, type SummaryRow, table, tokenPair } from './support.js';
+import {
+  firstLine,
+  fmt,
+  median,
+  percentile,
+  report,
+  type SummaryRow,
+  serveInstantApi,
+  table,
+} from './support.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -29,23 +36,6 @@ const SIZES = QUICK
   : { warmup: 3000, block: 50, blocks: 120, inFlight: 32, roundCalls: 2000, rounds: 15 };
 /** The longest one runtime's measurement may take before it is stopped. */
 const RUNTIME_LIMIT_MS = 5 * 60_000;
-
-function serve(): void {
-  const pair = JSON.stringify({ data: tokenPair() });
-  const success = JSON.stringify({ data: 'success' });
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const body = req.url?.endsWith('/auth/token') ? pair : success;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
-  });
-  process.stdin.on('end', () => process.exit(0)).resume();
-}
 
 type Figures = Record<'fetch' | 'sendText', { times: number[]; rates: number[] }>;
 
@@ -139,5 +129,5 @@ async function measure(): Promise<void> {
   });
 }
 
-if (process.argv[2] === 'server') serve();
+if (process.argv[2] === 'server') serveInstantApi();
 else await measure();

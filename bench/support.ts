@@ -5,7 +5,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -81,6 +82,27 @@ export function tokenPair() {
     token_type: 'Bearer',
     expires_in: '1h',
   };
+}
+
+/**
+ * A server that answers every request at once, in the process that runs it: a token pair for
+ * `/auth/token`, `success` for anything else. It prints its port and ends when its stdin closes.
+ */
+export function serveInstantApi(): void {
+  const pair = JSON.stringify({ data: tokenPair() });
+  const success = JSON.stringify({ data: 'success' });
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const body = req.url?.endsWith('/auth/token') ? pair : success;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
+  });
+  process.stdin.on('end', () => process.exit(0)).resume();
 }
 
 /** The first line a child process prints: its port, or its result. */
