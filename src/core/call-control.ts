@@ -20,6 +20,14 @@ export function abortError(signal: AbortSignal, what: string): OAAbortError {
 }
 
 /**
+ * A promise, or anything with a `then` method that a callback or a store may return instead: what is
+ * worth an `await`. A plain value is used as it is, so that a synchronous step costs no promise.
+ */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/**
  * Resolves after `ms`, or earlier when `wake` is called; rejects with `stopped()` (by default
  * {@link abortError}) when `signal` fires. The timer keeps the process alive: someone is waiting on it.
  */

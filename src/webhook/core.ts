@@ -5,6 +5,7 @@
  */
 
 import { platform } from '#platform';
+import { isThenable } from '../core/call-control.js';
 import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
 import type { DeliveryNote } from '../telemetry/webhook.js';
@@ -105,7 +106,10 @@ export interface WebhookHandlerOptions<Req> {
   logger?: Logger | undefined;
 }
 
-/** The answer of the core, written by each handler in its runtime's terms. */
+/**
+ * The answer of the core, written by each handler in its runtime's terms. Read-only: the answers of
+ * accepted deliveries are shared.
+ */
 export interface WebhookResult {
   status: number;
   headers: Record<string, string>;
@@ -155,6 +159,10 @@ const answer = (status: number, body: WebhookResult['body'], extra: Record<strin
   body,
 });
 
+// The answers of every accepted delivery, made once: the handlers may keep what they derive from them.
+const PROCESSED: WebhookResult = answer(200, { ok: true });
+const DUPLICATE: WebhookResult = answer(200, { ok: true, duplicate: true });
+
 /** What the logs name an event by: its `MsgKey`, else `MsgId` (as the `oa webhook` span does). */
 function msgKeyOf(event: WebhookEvent): string | undefined {
   if (!isMessageEvent(event)) return undefined;
@@ -202,6 +210,19 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   const traced = platform.webhookTracing();
 
   async function handle(
+    request: Req,
+    body: WebhookBody,
+    note: DeliveryNote | undefined,
+    waitUntil: WaitUntil | undefined,
+  ): Promise<WebhookResult> {
+    try {
+      return await handleUnguarded(request, body, note, waitUntil);
+    } catch (error) {
+      return failed('unexpected failure', error);
+    }
+  }
+
+  async function handleUnguarded(
     request: Req,
     body: WebhookBody,
     note: DeliveryNote | undefined,
@@ -256,25 +277,25 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       ? { request, waitUntil: (promise) => handOff(Promise.resolve(promise), 'work handed to waitUntil') }
       : { request };
     // The step the answer depends on, and the one deduplication guards: `store` when there is one.
-    const decisive = store
-      ? async () => {
-          await store(event, context);
-        }
-      : async () => {
-          await onEvent(event, context);
-        };
+    // Either may answer synchronously (no promise): then so does deduplication with a memory store.
+    const decisive = store ? () => store(event, context) : () => onEvent(event, context);
     const key = deliverOnce ? dedupeKeyOf(event) : undefined;
     let outcome: 'processed' | 'duplicate' | 'timeout' = 'processed';
     try {
-      if (!deliverOnce || key === undefined) await decisive();
-      else outcome = await deliverOnce(key, decisive);
+      if (!deliverOnce || key === undefined) {
+        const done = decisive();
+        if (isThenable(done)) await done;
+      } else {
+        const delivered = deliverOnce(key, decisive);
+        outcome = isThenable(delivered) ? await delivered : delivered;
+      }
     } catch (error) {
       // The sender delivers again after a 5xx, and deliverOnce released the key for that delivery.
       return failed(store ? 'store threw (500)' : 'onEvent threw (500)', error);
     }
     if (outcome === 'duplicate') {
       note?.duplicate();
-      return answer(200, { ok: true, duplicate: true });
+      return DUPLICATE;
     }
     if (outcome === 'timeout') {
       logger.warn?.('oa-messaging webhook: an earlier delivery of this message is still running (503)');
@@ -298,7 +319,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
           });
         });
     }
-    return answer(200, { ok: true });
+    return PROCESSED;
   }
 
   return {
@@ -335,13 +356,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     failed,
     log: logger,
     handle(request, body, waitUntil) {
-      return traced(async (note) => {
-        try {
-          return await handle(request, body, note, waitUntil ?? options.waitUntil);
-        } catch (error) {
-          return failed('unexpected failure', error);
-        }
-      });
+      return traced((note) => handle(request, body, note, waitUntil ?? options.waitUntil));
     },
   };
 }

@@ -111,9 +111,13 @@ export function dedupeKeyOf(event: WebhookEvent): string | undefined {
 }
 
 interface Entry {
+  key: string;
   /** The delivery that holds the claim; `undefined` once done. */
   owner: string | undefined;
   expiresAt: number;
+  /** Neighbours in least-recently-used order: `older` towards the first to forget. */
+  older: Entry | undefined;
+  newer: Entry | undefined;
 }
 
 /**
@@ -121,7 +125,12 @@ interface Entry {
  * balancer with several instances, a redelivery may reach another instance: use a shared store there.
  */
 export class MemoryDedupeStore implements WebhookDedupeStore {
+  // The entries are also linked in least-recently-used order, so that forgetting the oldest is O(1):
+  // walking a Map from its start instead skips every slot deleted since V8 last compacted it, which
+  // made each delivery cost a few microseconds per thousand keys held.
   readonly #entries = new Map<string, Entry>();
+  #oldest: Entry | undefined;
+  #newest: Entry | undefined;
   readonly #max: number;
   readonly #now: () => number;
 
@@ -142,22 +151,20 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
   claim(key: string, owner: string, claimTtlMs: number): WebhookDedupeState {
     const now = this.#now();
     const entry = this.#entries.get(key);
-    this.#entries.delete(key);
     if (entry !== undefined && entry.expiresAt > now) {
-      // Re-insert so Map order stays least-recently-used first.
-      this.#entries.set(key, entry);
+      this.#touch(entry);
       return entry.owner === undefined ? 'done' : 'in-flight';
     }
-    this.#entries.set(key, { owner, expiresAt: now + claimTtlMs });
+    this.#put(key, owner, now + claimTtlMs);
     this.#evict(now);
     return 'claimed';
   }
 
   complete(key: string, _owner: string, ttlMs: number): void {
     // Processed is processed, even when the claim had expired meanwhile.
-    this.#entries.delete(key);
-    this.#entries.set(key, { owner: undefined, expiresAt: this.#now() + ttlMs });
-    this.#evict(this.#now());
+    const now = this.#now();
+    this.#put(key, undefined, now + ttlMs);
+    this.#evict(now);
   }
 
   extend(key: string, owner: string, claimTtlMs: number): boolean {
@@ -167,20 +174,60 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
     if (entry === undefined || entry.owner !== owner || entry.expiresAt <= now) return false;
     entry.expiresAt = now + claimTtlMs;
     // Most recently used: a message in flight is the last to be forgotten past `max`.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    this.#touch(entry);
     return true;
   }
 
   release(key: string, owner: string): void {
     // Only our own claim: after it expired, another delivery may hold the key.
-    if (this.#entries.get(key)?.owner === owner) this.#entries.delete(key);
+    const entry = this.#entries.get(key);
+    if (entry !== undefined && entry.owner === owner) this.#remove(entry);
   }
 
+  /** Sets `key` as the most recently used entry, replacing what it held. */
+  #put(key: string, owner: string | undefined, expiresAt: number): void {
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      entry.owner = owner;
+      entry.expiresAt = expiresAt;
+      this.#touch(entry);
+      return;
+    }
+    const added: Entry = { key, owner, expiresAt, older: this.#newest, newer: undefined };
+    if (this.#newest) this.#newest.newer = added;
+    else this.#oldest = added;
+    this.#newest = added;
+    this.#entries.set(key, added);
+  }
+
+  /** Moves `entry` to the most recently used end. */
+  #touch(entry: Entry): void {
+    if (entry === this.#newest) return;
+    this.#unlink(entry);
+    entry.older = this.#newest;
+    entry.newer = undefined;
+    if (this.#newest) this.#newest.newer = entry;
+    else this.#oldest = entry;
+    this.#newest = entry;
+  }
+
+  #unlink(entry: Entry): void {
+    if (entry.older) entry.older.newer = entry.newer;
+    else this.#oldest = entry.newer;
+    if (entry.newer) entry.newer.older = entry.older;
+    else this.#newest = entry.older;
+  }
+
+  #remove(entry: Entry): void {
+    this.#unlink(entry);
+    this.#entries.delete(entry.key);
+  }
+
+  /** Forgets the least recently used keys past `max`, and expired ones at that end. */
   #evict(now: number): void {
-    for (const [key, entry] of this.#entries) {
-      if (this.#entries.size <= this.#max && entry.expiresAt > now) break;
-      this.#entries.delete(key);
+    for (let oldest = this.#oldest; oldest !== undefined; oldest = this.#oldest) {
+      if (this.#entries.size <= this.#max && oldest.expiresAt > now) break;
+      this.#remove(oldest);
     }
   }
 }

@@ -75,17 +75,31 @@ function bodyFromParser(req: IncomingMessage & { body?: unknown }): WebhookBody 
   return { parsed: body };
 }
 
+/** An answer as node:http writes it: its body and headers, made once for each answer the core shares. */
+interface Written {
+  payload: string;
+  headers: Record<string, string | number>;
+}
+const written = new WeakMap<WebhookResult, Written>();
+
+function writtenOf(result: WebhookResult): Written {
+  let out = written.get(result);
+  if (out === undefined) {
+    const payload = JSON.stringify(result.body);
+    out = { payload, headers: { ...result.headers, 'content-length': Buffer.byteLength(payload) } };
+    written.set(result, out);
+  }
+  return out;
+}
+
 function send(req: IncomingMessage, res: ServerResponse, result: WebhookResult): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;
-  const payload = JSON.stringify(result.body);
-  const headers: Record<string, string | number> = {
-    ...result.headers,
-    'content-length': Buffer.byteLength(payload),
-  };
+  const { payload, headers } = writtenOf(result);
   // After a 413 the rest of the body is not worth reading: close instead of draining it. HTTP/1 only:
   // HTTP/2 forbids the header (and resets the stream on its own).
-  if (result.status === 413 && req.httpVersionMajor === 1) headers.connection = 'close';
-  res.writeHead(result.status, headers);
+  if (result.status === 413 && req.httpVersionMajor === 1) {
+    res.writeHead(result.status, { ...headers, connection: 'close' });
+  } else res.writeHead(result.status, headers);
   res.end(payload);
 }
 
@@ -140,9 +154,12 @@ export function createWebhookHandler<Req extends IncomingMessage = IncomingMessa
       // The body as sent is held within the limit too, then decoded within it.
       const sent = await readBody(req, core.maxBodyBytes);
       if (sent === TOO_LARGE) return core.tooLarge();
-      const raw = await core.decode(sent, coding, platform.decodeWithZlib);
-      if (!(raw instanceof Uint8Array)) return raw;
-      body = { raw };
+      if (coding === undefined) body = { raw: sent };
+      else {
+        const raw = await core.decode(sent, coding, platform.decodeWithZlib);
+        if (!(raw instanceof Uint8Array)) return raw;
+        body = { raw };
+      }
     }
     return core.handle(req, body);
   }
