@@ -126,7 +126,9 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
   /** The rest of {@link runClaimed} once `run` returned a promise: the claim is kept while it runs. */
   async function runningClaimed(key: string, owner: string, claimed: boolean, ran: PromiseLike<void>) {
     try {
-      const stopKeeping = claimed ? keepClaim(store, key, owner, claimTtlMs, attemptAsync, logger) : undefined;
+      const stopKeeping = claimed
+        ? keepClaim(store, key, owner, claimTtlMs, attemptAsync, logger)
+        : undefined;
       try {
         await ran;
       } finally {
