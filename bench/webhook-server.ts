@@ -1,10 +1,14 @@
-// One receiver of bench/webhook-throughput.bench.ts, in a process of its own: the SDK's node or fetch
+// One receiver of bench/webhook-throughput.bench.ts, in a process of its own: the built SDK's node or fetch
 // handler (parsing, validation and in-memory dedupe on), or the raw baseline of the same runtime, which
 // reads the body, JSON.parses it and answers the same status, headers and body. Prints its URL; ends
 // when its stdin closes.
 import { createServer } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createFetchWebhookHandler, createWebhookHandler } from '../src/webhook/index.js';
+
+// The built package, as an application runs it (webhook-throughput.bench.ts builds it first).
+const { createFetchWebhookHandler, createWebhookHandler } = (await import(
+  new URL('../dist/webhook/index.js', import.meta.url).href
+)) as typeof import('../src/webhook/index.js');
 
 const kind = process.argv[2];
 const OK = '{"ok":true}';

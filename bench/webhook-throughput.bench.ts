@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/webhook-throughput.bench.ts
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -18,6 +18,12 @@ const ROUNDS = 5;
 const CONNECTIONS = 50;
 const autocannonCli = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 const serverScript = fileURLToPath(new URL('./webhook-server.ts', import.meta.url));
+
+// The receivers load the built package, as an application does.
+execFileSync('npm', ['run', '--silent', 'build'], {
+  cwd: fileURLToPath(new URL('..', import.meta.url)),
+  stdio: 'ignore',
+});
 
 /** A 1 KB image event as the OA service posts it; autocannon puts a fresh id in each `[<id>]`. */
 function imageEvent(): string {

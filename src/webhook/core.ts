@@ -209,18 +209,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
 
   const traced = platform.webhookTracing();
 
-  async function handle(
-    request: Req,
-    body: WebhookBody,
-    note: DeliveryNote | undefined,
-    waitUntil: WaitUntil | undefined,
-  ): Promise<WebhookResult> {
-    try {
-      return await handleUnguarded(request, body, note, waitUntil);
-    } catch (error) {
-      return failed('unexpected failure', error);
-    }
-  }
+  const unexpected = (error: unknown) => failed('unexpected failure', error);
 
   async function handleUnguarded(
     request: Req,
@@ -356,7 +345,9 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     failed,
     log: logger,
     handle(request, body, waitUntil) {
-      return traced((note) => handle(request, body, note, waitUntil ?? options.waitUntil));
+      return traced((note) =>
+        handleUnguarded(request, body, note, waitUntil ?? options.waitUntil).catch(unexpected),
+      );
     },
   };
 }

@@ -155,7 +155,7 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
       this.#touch(entry);
       return entry.owner === undefined ? 'done' : 'in-flight';
     }
-    this.#put(key, owner, now + claimTtlMs);
+    this.#put(key, owner, now + claimTtlMs, entry);
     this.#evict(now);
     return 'claimed';
   }
@@ -184,9 +184,13 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
     if (entry !== undefined && entry.owner === owner) this.#remove(entry);
   }
 
-  /** Sets `key` as the most recently used entry, replacing what it held. */
-  #put(key: string, owner: string | undefined, expiresAt: number): void {
-    const entry = this.#entries.get(key);
+  /** Sets `key` (held in `entry`, when looked up already) as the most recently used entry. */
+  #put(
+    key: string,
+    owner: string | undefined,
+    expiresAt: number,
+    entry: Entry | undefined = this.#entries.get(key),
+  ): void {
     if (entry !== undefined) {
       entry.owner = owner;
       entry.expiresAt = expiresAt;

@@ -89,7 +89,7 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
    * Then the store is still told the outcome, in case it answers again, but the answer does not wait
    * for it: a store that just failed (or did not answer in time) would likely delay it once more.
    * Local duplicates waiting in {@link wait} are woken once the outcome is told. Synchronous when `run`
-   * and the store are.
+   * and the store are (then no duplicate can come in between).
    */
   function runClaimed(
     key: string,
@@ -97,24 +97,27 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
     claimed: boolean,
     run: () => void | Promise<void>,
   ): void | Promise<void> {
-    const waiters: (() => void)[] = [];
-    inFlight.set(key, waiters);
-    const settle = () => {
-      if (inFlight.get(key) === waiters) inFlight.delete(key);
-      for (const wake of waiters) wake();
-    };
     let ran: void | Promise<void>;
     try {
       ran = run();
     } catch (error) {
       ran = Promise.reject(error);
     }
-    if (!isThenable(ran)) {
-      const told = tell(claimed, 'complete a message', () => store.complete(key, owner, ttlMs));
-      if (told === undefined) return settle();
-      return told.then(settle);
-    }
-    return runningClaimed(key, owner, claimed, ran).finally(settle);
+    // Nothing else ran while `run` ran synchronously: local duplicates can only come from here on.
+    const rest = isThenable(ran)
+      ? runningClaimed(key, owner, claimed, ran)
+      : tell(claimed, 'complete a message', () => store.complete(key, owner, ttlMs));
+    if (rest === undefined) return;
+    const waiters: (() => void)[] = [];
+    inFlight.set(key, waiters);
+    const settle = () => {
+      if (inFlight.get(key) === waiters) inFlight.delete(key);
+      for (const wake of waiters) wake();
+    };
+    return rest.then(settle, (error: unknown) => {
+      settle();
+      throw error;
+    });
   }
 
   /** The store step's promise when the delivery waits for it (it holds a claim), else `undefined`. */

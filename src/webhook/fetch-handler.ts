@@ -68,8 +68,9 @@ function waitUntilOf(platform: unknown): WaitUntil | undefined {
 export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request>): FetchWebhookHandler {
   const core = createWebhookCore(options);
 
-  async function respond(request: Request, waitUntil: WaitUntil | undefined): Promise<WebhookResult> {
-    const early = core.precheck(request.method, request.headers.get('content-length'));
+  async function respond(request: Request, platform: unknown): Promise<WebhookResult> {
+    const declared = request.headers.get('content-length');
+    const early = core.precheck(request.method, declared);
     if (early) return early;
     if (request.bodyUsed)
       return core.failed('the request body was already read before the handler', undefined);
@@ -82,7 +83,6 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
     // (already checked against the limit) it is read whole with arrayBuffer(): adapters such as
     // @hono/node-server answer that from the socket, while touching `request.body` makes them build
     // a web stream and an abort signal first. Without one, it is streamed and counted as it comes.
-    const declared = request.headers.get('content-length');
     const sent =
       declared !== null && DIGITS.test(declared)
         ? new Uint8Array(await request.arrayBuffer())
@@ -90,18 +90,27 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
           ? new Uint8Array(0)
           : await readCapped(request.body, core.maxBodyBytes);
     if (sent === TOO_LARGE || sent.byteLength > core.maxBodyBytes) return core.tooLarge();
+    if (coding === undefined) return core.handle(request, { raw: sent }, waitUntilOf(platform));
     const raw = await core.decode(sent, coding, decodeBody);
     if (!(raw instanceof Uint8Array)) return raw;
-    return core.handle(request, { raw }, waitUntil);
+    return core.handle(request, { raw }, waitUntilOf(platform));
   }
 
-  return async (request, platform) => {
-    let result: WebhookResult;
-    try {
-      result = await respond(request, waitUntilOf(platform));
-    } catch (error) {
-      result = core.failed('reading the request failed', error);
-    }
-    return new Response(JSON.stringify(result.body), { status: result.status, headers: result.headers });
-  };
+  return (request, platform) =>
+    respond(request, platform).then(toResponse, (error: unknown) =>
+      toResponse(core.failed('reading the request failed', error)),
+    );
+}
+
+/** The body of each answer, made once for each answer the core shares. */
+const payloads = new WeakMap<WebhookResult, string>();
+
+function toResponse(result: WebhookResult): Response {
+  let payload = payloads.get(result);
+  if (payload === undefined) {
+    payload = JSON.stringify(result.body);
+    payloads.set(result, payload);
+  }
+  // A copy of the headers: a runtime or adapter may keep the object it is given.
+  return new Response(payload, { status: result.status, headers: { ...result.headers } });
 }
