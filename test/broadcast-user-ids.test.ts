@@ -84,6 +84,6 @@ describe('broadcast to a long list of user_ids', () => {
     expect(job.id).toBe('job-1');
     const sent = server.hits.filter((hit) => hit.path.includes('broadcast'));
     expect(sent).toHaveLength(1);
-    expect((sent[0]?.body as { user_ids: string[] }).user_ids).toEqual(ids);
+    expect(sent[0]?.body).toMatchObject({ user_ids: ids });
   });
 });
