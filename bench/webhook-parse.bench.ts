@@ -10,9 +10,9 @@ import { fmt, median, report, table } from './support.js';
 
 const FIXTURES = new URL('../test/fixtures/tim/', import.meta.url);
 const WARMUP_MS = 300;
-const MEASURE_MS = 400;
+const MEASURE_MS = 300;
 // Rounds interleave the cases so a burst of load elsewhere on the machine does not land on one case only.
-const ROUNDS = 3;
+const ROUNDS = 9;
 
 /** Every Tencent element fixture, one per event, plus a text+face+text body: realistic, small bodies. */
 function bodies(): string[] {
@@ -87,6 +87,8 @@ const baseline = results[0]!.perSecond;
 
 const bytes = texts.reduce((total, text) => total + Buffer.byteLength(text), 0);
 const full = results[1]!.perSecond;
+// The ratio of each round, then their median: both sides of a ratio saw the same moment's load.
+const ratio = median(samples[1]!.map((perSecond, round) => perSecond / samples[0]![round]!));
 if (sink === 0) throw new Error('nothing was measured');
 
 report({
@@ -97,9 +99,9 @@ report({
       figure: 'webhook events parsed per second (`parseWebhookEvent(body)`)',
       sdk: `${fmt(full)}/s`,
       baseline: `${fmt(baseline)}/s (JSON.parse)`,
-      ratio: `${(full / baseline).toFixed(2)}x`,
+      ratio: `${ratio.toFixed(2)}x`,
       goal: '>= 0.5',
-      pass: full / baseline >= 0.5,
+      pass: ratio >= 0.5,
     },
   ],
   details: [
@@ -107,7 +109,8 @@ report({
     '`parseWebhookEvent`, against a plain `JSON.parse` of the same bodies (the least any receiver does).',
     `The bodies are the ${texts.length} Tencent documentation samples (every element type, legacy elements`,
     'without URLs, combined bodies), each wrapped in the OA envelope as the OA service sends it:',
-    `${fmt(bytes / texts.length)} bytes on average. Median of ${ROUNDS} interleaved rounds of ${MEASURE_MS} ms each.`,
+    `${fmt(bytes / texts.length)} bytes on average. Median of ${ROUNDS} interleaved rounds of ${MEASURE_MS} ms each`,
+    "(the ratio: median of each round's ratio).",
     '',
     table(
       ['case', 'events/s', 'µs/event', 'time vs JSON.parse'],

@@ -116,7 +116,7 @@ function objectReader(
         next = at + 1;
       }
     }
-    const out: Record<string, unknown> = { ...value };
+    const out: Record<string, unknown> = Object.assign({}, value);
     return readShape(fields, value, out) ? out : SLOW;
   };
   return (value) => {

@@ -43,51 +43,77 @@ function readPushInfo(value: unknown, readLoose: Plain): Typed | undefined {
   return plain ? typed : undefined;
 }
 
+/** Marks the fields of `data` that have readers of their own: `MsgBody` and `OfflinePushInfo`. */
+const OWN_READER: Plain = () => undefined;
+
 /**
- * `data` of a well-formed message event, as `readCallback` reads it, or `undefined`. The fields go in
- * the schema's order, as `readFields` takes them.
+ * Each known field of `data`, in the schema's order, and how it is read when it needs no judging. A
+ * null-prototype object: a field named like a property of `Object.prototype` is no known field.
+ */
+const CALLBACK_FIELDS: Readonly<Record<string, Plain | undefined>> = Object.assign(Object.create(null), {
+  CallbackCommand: onlyString,
+  From_Account: plainString,
+  To_Account: plainString,
+  GroupId: plainString,
+  Type: onlyString,
+  Operator_Account: plainString,
+  MsgBody: OWN_READER,
+  MsgVersion: plainNumber,
+  InstanceId: plainNumber,
+  MsgRandom: plainNumber,
+  Random: plainNumber,
+  MsgSeq: plainNumber,
+  MsgTime: plainNumber,
+  SupportMessageExtension: plainNumber,
+  MsgKey: plainString,
+  MsgId: plainString,
+  OnlineOnlyFlag: plainNumber,
+  SendMsgResult: plainNumber,
+  ErrorInfo: onlyString,
+  UnreadMsgNum: plainNumber,
+  EventTime: plainNumber,
+  CloudCustomData: onlyString,
+  OfflinePushInfo: OWN_READER,
+});
+
+/**
+ * `data` of a well-formed message event, as `readCallback` reads it, or `undefined`. The copy keeps the
+ * order the fields came in, as `readFields` does. The fields are visited as they come, once each: events
+ * of many shapes would make a lookup of each known field by name slow (a property read that has seen
+ * too many shapes), while a walk of the keys is not.
  */
 function readCallback(value: Typed, readElements: ElementsReader, readLoose: Plain): Typed | undefined {
+  if (Object.hasOwn(value, '__proto__')) return undefined;
+  // Object.assign, not a spread: see readWellFormedEvent.
+  const typed: Typed = Object.assign({}, value);
   // What readCallback lists as missing makes an event with issues: the schemas' part.
-  if (value.From_Account === undefined || value.MsgBody === undefined) return undefined;
-  if (value.To_Account === undefined && value.GroupId === undefined) return undefined;
-  const msgBody = value.MsgBody;
-  if (!Array.isArray(msgBody)) return undefined;
-  const typed: Typed = { ...value };
-  const head =
-    put(typed, 'CallbackCommand', value.CallbackCommand, onlyString) &&
-    put(typed, 'From_Account', value.From_Account, plainString) &&
-    put(typed, 'To_Account', value.To_Account, plainString) &&
-    put(typed, 'GroupId', value.GroupId, plainString) &&
-    put(typed, 'Type', value.Type, onlyString) &&
-    put(typed, 'Operator_Account', value.Operator_Account, plainString);
-  if (!head) return undefined;
-  const body = readElements(msgBody);
-  if (!body) return undefined;
-  typed.MsgBody = body;
-  const tail =
-    put(typed, 'MsgVersion', value.MsgVersion, plainNumber) &&
-    put(typed, 'InstanceId', value.InstanceId, plainNumber) &&
-    put(typed, 'MsgRandom', value.MsgRandom, plainNumber) &&
-    put(typed, 'Random', value.Random, plainNumber) &&
-    put(typed, 'MsgSeq', value.MsgSeq, plainNumber) &&
-    put(typed, 'MsgTime', value.MsgTime, plainNumber) &&
-    put(typed, 'SupportMessageExtension', value.SupportMessageExtension, plainNumber) &&
-    put(typed, 'MsgKey', value.MsgKey, plainString) &&
-    put(typed, 'MsgId', value.MsgId, plainString) &&
-    put(typed, 'OnlineOnlyFlag', value.OnlineOnlyFlag, plainNumber) &&
-    put(typed, 'SendMsgResult', value.SendMsgResult, plainNumber) &&
-    put(typed, 'ErrorInfo', value.ErrorInfo, onlyString) &&
-    put(typed, 'UnreadMsgNum', value.UnreadMsgNum, plainNumber) &&
-    put(typed, 'EventTime', value.EventTime, plainNumber) &&
-    put(typed, 'CloudCustomData', value.CloudCustomData, onlyString);
-  if (!tail) return undefined;
-  if (value.OfflinePushInfo !== undefined) {
-    const push = readPushInfo(value.OfflinePushInfo, readLoose);
-    if (!push) return undefined;
-    typed.OfflinePushInfo = push;
+  let sender = false;
+  let recipient = false;
+  let body = false;
+  for (const key in value) {
+    const field = value[key];
+    if (field === undefined) continue;
+    const plain = CALLBACK_FIELDS[key];
+    if (plain === undefined) continue;
+    if (plain !== OWN_READER) {
+      const read = plain(field);
+      if (read === undefined) return undefined;
+      typed[key] = read;
+      if (key === 'From_Account') sender = true;
+      else if (key === 'To_Account' || key === 'GroupId') recipient = true;
+    } else if (key === 'MsgBody') {
+      if (!Array.isArray(field)) return undefined;
+      const elements = readElements(field);
+      if (!elements) return undefined;
+      typed.MsgBody = elements;
+      body = true;
+    } else if (key === 'OfflinePushInfo') {
+      const push = readPushInfo(field, readLoose);
+      if (!push) return undefined;
+      typed.OfflinePushInfo = push;
+    }
   }
-  return typed;
+  return sender && recipient && body ? typed : undefined;
 }
 
 /**
@@ -96,31 +122,7 @@ function readCallback(value: Typed, readElements: ElementsReader, readLoose: Pla
  */
 export const WELL_FORMED_FIELDS = {
   envelope: ['username', 'timestamp'],
-  callback: [
-    'CallbackCommand',
-    'From_Account',
-    'To_Account',
-    'GroupId',
-    'Type',
-    'Operator_Account',
-    'MsgBody',
-    'MsgVersion',
-    'InstanceId',
-    'MsgRandom',
-    'Random',
-    'MsgSeq',
-    'MsgTime',
-    'SupportMessageExtension',
-    'MsgKey',
-    'MsgId',
-    'OnlineOnlyFlag',
-    'SendMsgResult',
-    'ErrorInfo',
-    'UnreadMsgNum',
-    'EventTime',
-    'CloudCustomData',
-    'OfflinePushInfo',
-  ],
+  callback: Object.keys(CALLBACK_FIELDS),
   pushInfo: ['PushFlag', 'Title', 'Desc', 'Ext', 'AndroidInfo', 'ApnsInfo'],
 } as const;
 
