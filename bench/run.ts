@@ -16,8 +16,9 @@ import { type BenchReport, table } from './support.js';
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
 /**
- * In the order of the summary: per call (on Node, then on Bun and Deno), a large broadcast, uploads, webhooks, the limiter, an outbox
- * campaign, the ordered inbox, import.
+ * In the order of the summary: per call (on Node, then on Bun and Deno), a large broadcast, uploads,
+ * webhooks (parsing, then throughput on Node, then on Bun and Deno), the limiter, an outbox campaign,
+ * the ordered inbox, import.
  */
 const BENCHES = [
   'overhead.bench.ts',
@@ -26,6 +27,7 @@ const BENCHES = [
   'upload-memory.bench.ts',
   'webhook-parse.bench.ts',
   'webhook-throughput.bench.ts',
+  'webhook-runtimes.bench.ts',
   'limiter.bench.ts',
   'outbox.bench.ts',
   'inbox-order.bench.ts',

@@ -1,14 +1,16 @@
 /**
- * What the benchmarks share: the figures each one reports to `bench/run.ts`, the statistics, and the
- * token pair their local servers hand out.
+ * What the benchmarks share: the figures each one reports to `bench/run.ts`, the statistics, the
+ * token pair their local servers hand out, and the load the webhook benches put on their receivers.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
+import { createRequire } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /** One line of the summary table in BENCHMARKS.md. */
 export interface SummaryRow {
@@ -171,4 +173,78 @@ export async function spawnRedisServer(): Promise<{ redis: ChildProcess; url: st
   for await (const chunk of redis.stdout) if (String(chunk).includes('Ready to accept connections')) break;
   redis.stdout.resume();
   return { redis, url: `redis://127.0.0.1:${port}`, dir };
+}
+
+/** A 1 KB image event as the OA service posts it; autocannon puts a fresh id in each `[<id>]`. */
+export function imageEvent(): string {
+  const url = (size: number) =>
+    `https://im-media.example.com/3200490432214177468_144115198371610486_D61040894AC3DE44CDFFFB3EC7EB720F/${size}?sign=[<id>]`;
+  return JSON.stringify({
+    event_type: 'message',
+    username: 'demo_shop',
+    timestamp: '2026-05-10T09:38:46.000Z',
+    data: {
+      CallbackCommand: 'C2C.CallbackAfterSendMsg',
+      From_Account: 'customer_1001',
+      To_Account: 'demo_shop',
+      MsgSeq: 48374,
+      MsgRandom: 2837546,
+      MsgTime: 1778405926,
+      MsgKey: '[<id>]',
+      SendMsgResult: 0,
+      UnreadMsgNum: 1,
+      EventTime: 1778405926123,
+      MsgBody: [
+        {
+          MsgType: 'TIMImageElem',
+          MsgContent: {
+            UUID: '1853095_D61040894AC3DE44CDFFFB3EC7EB720F',
+            ImageFormat: 1,
+            ImageInfoArray: [
+              { Type: 1, Size: 1853095, Width: 2448, Height: 3264, URL: url(0) },
+              { Type: 2, Size: 256524, Width: 720, Height: 960, URL: url(720) },
+              { Type: 3, Size: 12535, Width: 198, Height: 264, URL: url(198) },
+            ],
+          },
+        },
+      ],
+      CloudCustomData: '{"campaign":"spring-sale","source":"chat","note":"padding to a realistic size"}',
+    },
+  });
+}
+
+/** What one autocannon run measured: mean requests/s, latency in ms, and the answers that were not 2xx or failed. */
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  bad: number;
+}
+
+const autocannonCli = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+
+/**
+ * One autocannon run against `url`, in a Node process of its own (so that the load generator does not
+ * share an event loop with the benchmark or a receiver): `connections` kept busy for `seconds`, each
+ * request a POST of `body` as JSON.
+ */
+export async function load(
+  url: string,
+  { seconds, connections, body }: { seconds: number; connections: number; body: string },
+): Promise<Load> {
+  const args = [autocannonCli, '-c', String(connections), '-d', String(seconds), '-m', 'POST'];
+  args.push('-H', 'content-type=application/json', '-b', body, '-I', '-j', url);
+  const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 });
+  const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
+    requests: { average: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+  };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    bad: result.non2xx + result.errors,
+  };
 }

@@ -7,16 +7,23 @@
  *
  *   npx tsx bench/webhook-throughput.bench.ts
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { firstLine, fmt, median, report, type SummaryRow, table } from './support.js';
+import {
+  firstLine,
+  fmt,
+  imageEvent,
+  type Load,
+  load,
+  median,
+  report,
+  type SummaryRow,
+  table,
+} from './support.js';
 
 const SECONDS = 3;
 const ROUNDS = 5;
 const CONNECTIONS = 50;
-const autocannonCli = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 const serverScript = fileURLToPath(new URL('./webhook-server.ts', import.meta.url));
 
 // The receivers load the built package, as an application does.
@@ -25,70 +32,9 @@ execFileSync('npm', ['run', '--silent', 'build'], {
   stdio: 'ignore',
 });
 
-/** A 1 KB image event as the OA service posts it; autocannon puts a fresh id in each `[<id>]`. */
-function imageEvent(): string {
-  const url = (size: number) =>
-    `https://im-media.example.com/3200490432214177468_144115198371610486_D61040894AC3DE44CDFFFB3EC7EB720F/${size}?sign=[<id>]`;
-  return JSON.stringify({
-    event_type: 'message',
-    username: 'demo_shop',
-    timestamp: '2026-05-10T09:38:46.000Z',
-    data: {
-      CallbackCommand: 'C2C.CallbackAfterSendMsg',
-      From_Account: 'customer_1001',
-      To_Account: 'demo_shop',
-      MsgSeq: 48374,
-      MsgRandom: 2837546,
-      MsgTime: 1778405926,
-      MsgKey: '[<id>]',
-      SendMsgResult: 0,
-      UnreadMsgNum: 1,
-      EventTime: 1778405926123,
-      MsgBody: [
-        {
-          MsgType: 'TIMImageElem',
-          MsgContent: {
-            UUID: '1853095_D61040894AC3DE44CDFFFB3EC7EB720F',
-            ImageFormat: 1,
-            ImageInfoArray: [
-              { Type: 1, Size: 1853095, Width: 2448, Height: 3264, URL: url(0) },
-              { Type: 2, Size: 256524, Width: 720, Height: 960, URL: url(720) },
-              { Type: 3, Size: 12535, Width: 198, Height: 264, URL: url(198) },
-            ],
-          },
-        },
-      ],
-      CloudCustomData: '{"campaign":"spring-sale","source":"chat","note":"padding to a realistic size"}',
-    },
-  });
-}
 const BODY = imageEvent();
-
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  bad: number;
-}
-
-/** One autocannon run against `url`, in its own process. */
-async function load(url: string, seconds: number): Promise<Load> {
-  const args = [autocannonCli, '-c', String(CONNECTIONS), '-d', String(seconds), '-m', 'POST'];
-  args.push('-H', 'content-type=application/json', '-b', BODY, '-I', '-j', url);
-  const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 });
-  const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
-    requests: { average: number };
-    latency: { p50: number; p99: number };
-    non2xx: number;
-    errors: number;
-  };
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    bad: result.non2xx + result.errors,
-  };
-}
+/** Posts image events to `url` from every connection for `seconds`. */
+const post = (url: string, seconds: number) => load(url, { seconds, connections: CONNECTIONS, body: BODY });
 
 const receivers = [
   { kind: 'raw-node', name: 'raw node:http: read, `JSON.parse`, 200 (baseline)' },
@@ -108,11 +54,11 @@ try {
     urls.push((await firstLine(child)).trim());
   }
   // Warm-up: each receiver's JIT, and the load generator's.
-  for (const url of urls) await load(url, 1);
+  for (const url of urls) await post(url, 1);
   const samples = receivers.map((): Load[] => []);
   // Rounds interleave the receivers, so a burst of load elsewhere on the machine does not land on one only.
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [index, url] of urls.entries()) samples[index]!.push(await load(url, SECONDS));
+    for (const [index, url] of urls.entries()) samples[index]!.push(await post(url, SECONDS));
   }
   const results = samples.map((runs) => ({
     rps: median(runs.map((run) => run.rps)),
