@@ -2,8 +2,9 @@
  * Requests per second a webhook receiver sustains under load: the SDK's node handler on node:http and
  * its fetch handler on @hono/node-server (parsing, validation and in-memory dedupe on), each beside a
  * raw receiver of the same runtime that only reads the body, `JSON.parse`s it and answers 200 with the
- * same headers and body. Receivers run in processes of their own (bench/webhook-server.ts), and so does
- * the load generator (autocannon, 50 connections, 1 KB image events, each with its own MsgKey).
+ * same headers and body. Receivers run in processes of their own (bench/webhook-server.ts) on the built
+ * package, as an application does (the bench builds it first), and so does the load generator
+ * (autocannon, 50 connections, 1 KB image events, each with its own MsgKey).
  *
  *   npx tsx bench/webhook-throughput.bench.ts
  */
@@ -102,7 +103,7 @@ try {
     command: 'npx tsx bench/webhook-throughput.bench.ts',
     rows,
     details: [
-      `Each receiver runs in its own Node process; autocannon, in another, keeps ${CONNECTIONS} connections busy`,
+      `Each receiver runs in its own Node process, the SDK's on the built package; autocannon, in another, keeps ${CONNECTIONS} connections busy`,
       `posting a ${fmt(Buffer.byteLength(BODY))}-byte image event (\`TIMImageElem\` with three renditions), each`,
       'request with its own `MsgKey`, so that dedupe lets every one through. The SDK handlers parse,',
       'validate and deduplicate (in-memory store) each event and call an `onEvent` that counts it; the raw',
