@@ -209,106 +209,109 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
 
   const traced = platform.webhookTracing();
 
-  const unexpected = (error: unknown) => failed('unexpected failure', error);
-
-  async function handleUnguarded(
+  async function handle(
     request: Req,
     body: WebhookBody,
     note: DeliveryNote | undefined,
     waitUntil: WaitUntil | undefined,
   ): Promise<WebhookResult> {
-    // A body parser that ran before us may have had a higher limit than ours.
-    if ('raw' in body && body.raw.byteLength > maxBodyBytes) return tooLarge();
-    if (verify) {
-      let allowed: boolean;
-      try {
-        allowed = await verify(request, 'raw' in body ? body.raw : undefined);
-      } catch (error) {
-        return failed('verify threw', error);
-      }
-      if (allowed !== true) {
-        logger.warn?.('oa-messaging webhook: request refused by verify (401)');
-        return answer(401, { error: 'Unauthorized' });
-      }
-    }
-
-    let event: WebhookEvent;
+    // Never rejects: a failure here is answered (500), as one of onEvent is.
     try {
-      event = parseWebhookEvent('raw' in body ? body.raw : body.parsed);
-    } catch (error) {
-      if (!isOAError(error)) return failed('parsing failed unexpectedly', error);
-      // Only what can never be an event gets here (not UTF-8, not JSON, not an object).
-      logger.warn?.(`oa-messaging webhook: not an event (400): ${error.message}`);
-      return answer(400, { error: error.message });
-    }
-    note?.event(event);
-    if (event.issues.length > 0) {
-      // Paths and reasons only, never values: the event itself still reaches onEvent.
-      logger.debug?.(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
-        issues: event.issues,
-      });
-    }
+      // A body parser that ran before us may have had a higher limit than ours.
+      if ('raw' in body && body.raw.byteLength > maxBodyBytes) return tooLarge();
+      if (verify) {
+        let allowed: boolean;
+        try {
+          allowed = await verify(request, 'raw' in body ? body.raw : undefined);
+        } catch (error) {
+          return failed('verify threw', error);
+        }
+        if (allowed !== true) {
+          logger.warn?.('oa-messaging webhook: request refused by verify (401)');
+          return answer(401, { error: 'Unauthorized' });
+        }
+      }
 
-    const msgKey = msgKeyOf(event);
-    /** Hands `work` to the platform; its failure is logged, never thrown into the platform. */
-    const handOff = (work: Promise<unknown>, what: string) => {
-      const logged = work.catch((error: unknown) => {
-        logger.error?.(`oa-messaging webhook: ${what} failed after the answer`, { error, msgKey });
-      });
+      let event: WebhookEvent;
       try {
-        waitUntil?.(logged);
+        event = parseWebhookEvent('raw' in body ? body.raw : body.parsed);
       } catch (error) {
-        // The work goes on; only the platform's promise to wait for it is lost.
-        logger.error?.('oa-messaging webhook: waitUntil threw', { error, msgKey });
+        if (!isOAError(error)) return failed('parsing failed unexpectedly', error);
+        // Only what can never be an event gets here (not UTF-8, not JSON, not an object).
+        logger.warn?.(`oa-messaging webhook: not an event (400): ${error.message}`);
+        return answer(400, { error: error.message });
       }
-    };
-    const context: WebhookEventContext<Req> = waitUntil
-      ? { request, waitUntil: (promise) => handOff(Promise.resolve(promise), 'work handed to waitUntil') }
-      : { request };
-    // The step the answer depends on, and the one deduplication guards: `store` when there is one.
-    // Either may answer synchronously (no promise): then so does deduplication with a memory store.
-    const decisive = store ? () => store(event, context) : () => onEvent(event, context);
-    const key = deliverOnce ? dedupeKeyOf(event) : undefined;
-    let outcome: 'processed' | 'duplicate' | 'timeout' = 'processed';
-    try {
-      if (!deliverOnce || key === undefined) {
-        const done = decisive();
-        if (isThenable(done)) await done;
-      } else {
-        const delivered = deliverOnce(key, decisive);
-        outcome = isThenable(delivered) ? await delivered : delivered;
-      }
-    } catch (error) {
-      // The sender delivers again after a 5xx, and deliverOnce released the key for that delivery.
-      return failed(store ? 'store threw (500)' : 'onEvent threw (500)', error);
-    }
-    if (outcome === 'duplicate') {
-      note?.duplicate();
-      return DUPLICATE;
-    }
-    if (outcome === 'timeout') {
-      logger.warn?.('oa-messaging webhook: an earlier delivery of this message is still running (503)');
-      return answer(
-        503,
-        { error: 'An earlier delivery of this message is still being processed' },
-        {
-          'retry-after': '1',
-        },
-      );
-    }
-    if (store) {
-      // Stored: the event is safe, so onEvent's failure is logged rather than answered.
-      const processing = (async () => onEvent(event, context))();
-      if (waitUntil) handOff(processing, 'onEvent');
-      else
-        await processing.catch((error: unknown) => {
-          logger.error?.('oa-messaging webhook: onEvent failed after the event was stored', {
-            error,
-            msgKey,
-          });
+      note?.event(event);
+      if (event.issues.length > 0) {
+        // Paths and reasons only, never values: the event itself still reaches onEvent.
+        logger.debug?.(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
+          issues: event.issues,
         });
+      }
+
+      const msgKey = msgKeyOf(event);
+      /** Hands `work` to the platform; its failure is logged, never thrown into the platform. */
+      const handOff = (work: Promise<unknown>, what: string) => {
+        const logged = work.catch((error: unknown) => {
+          logger.error?.(`oa-messaging webhook: ${what} failed after the answer`, { error, msgKey });
+        });
+        try {
+          waitUntil?.(logged);
+        } catch (error) {
+          // The work goes on; only the platform's promise to wait for it is lost.
+          logger.error?.('oa-messaging webhook: waitUntil threw', { error, msgKey });
+        }
+      };
+      const context: WebhookEventContext<Req> = waitUntil
+        ? { request, waitUntil: (promise) => handOff(Promise.resolve(promise), 'work handed to waitUntil') }
+        : { request };
+      // The step the answer depends on, and the one deduplication guards: `store` when there is one.
+      // Either may answer synchronously (no promise): then so does deduplication with a memory store.
+      const decisive = store ? () => store(event, context) : () => onEvent(event, context);
+      const key = deliverOnce ? dedupeKeyOf(event) : undefined;
+      let outcome: 'processed' | 'duplicate' | 'timeout' = 'processed';
+      try {
+        if (!deliverOnce || key === undefined) {
+          const done = decisive();
+          if (isThenable(done)) await done;
+        } else {
+          const delivered = deliverOnce(key, decisive);
+          outcome = isThenable(delivered) ? await delivered : delivered;
+        }
+      } catch (error) {
+        // The sender delivers again after a 5xx, and deliverOnce released the key for that delivery.
+        return failed(store ? 'store threw (500)' : 'onEvent threw (500)', error);
+      }
+      if (outcome === 'duplicate') {
+        note?.duplicate();
+        return DUPLICATE;
+      }
+      if (outcome === 'timeout') {
+        logger.warn?.('oa-messaging webhook: an earlier delivery of this message is still running (503)');
+        return answer(
+          503,
+          { error: 'An earlier delivery of this message is still being processed' },
+          {
+            'retry-after': '1',
+          },
+        );
+      }
+      if (store) {
+        // Stored: the event is safe, so onEvent's failure is logged rather than answered.
+        const processing = (async () => onEvent(event, context))();
+        if (waitUntil) handOff(processing, 'onEvent');
+        else
+          await processing.catch((error: unknown) => {
+            logger.error?.('oa-messaging webhook: onEvent failed after the event was stored', {
+              error,
+              msgKey,
+            });
+          });
+      }
+      return PROCESSED;
+    } catch (error) {
+      return failed('unexpected failure', error);
     }
-    return PROCESSED;
   }
 
   return {
@@ -345,9 +348,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     failed,
     log: logger,
     handle(request, body, waitUntil) {
-      return traced((note) =>
-        handleUnguarded(request, body, note, waitUntil ?? options.waitUntil).catch(unexpected),
-      );
+      return traced((note) => handle(request, body, note, waitUntil ?? options.waitUntil));
     },
   };
 }
