@@ -175,6 +175,13 @@ export async function spawnRedisServer(): Promise<{ redis: ChildProcess; url: st
   return { redis, url: `redis://127.0.0.1:${port}`, dir };
 }
 
+/**
+ * The load of the webhook benches: `connections` kept busy for `seconds` a round, `rounds` rounds
+ * interleaved between the receivers (the median of their ratios is the figure: more rounds, less of
+ * the machine's noise in it).
+ */
+export const WEBHOOK_LOAD = { seconds: 3, rounds: 7, connections: 50 } as const;
+
 /** A 1 KB image event as the OA service posts it; autocannon puts a fresh id in each `[<id>]`. */
 export function imageEvent(): string {
   const url = (size: number) =>

@@ -24,11 +24,10 @@ import {
   report,
   type SummaryRow,
   table,
+  WEBHOOK_LOAD,
 } from './support.js';
 
-const SECONDS = 3;
-const ROUNDS = 5;
-const CONNECTIONS = 50;
+const { seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS } = WEBHOOK_LOAD;
 const GOAL = 0.8;
 /** The longest a receiver may take to close once its stdin has ended. */
 const STOP_LIMIT_MS = 10_000;

@@ -20,11 +20,10 @@ import {
   report,
   type SummaryRow,
   table,
+  WEBHOOK_LOAD,
 } from './support.js';
 
-const SECONDS = 3;
-const ROUNDS = 5;
-const CONNECTIONS = 50;
+const { seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS } = WEBHOOK_LOAD;
 const serverScript = fileURLToPath(new URL('./webhook-server.ts', import.meta.url));
 
 // The receivers load the built package, as an application does.
