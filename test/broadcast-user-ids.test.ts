@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { items, OAClient, OAValidationError } from '../src/index.js';
-import { allDistinct } from '../src/schemas/requests.js';
+import { allDistinct } from '../src/schemas/all-distinct.js';
 import { json, type RawServer, startRawServer } from './helpers/raw-server.js';
 
 /** Lists of ids long enough for the fast path, shaped as real ids are: counted, numeric, random. */

@@ -1,6 +1,7 @@
 // zod's English words as the SDK keeps them (src/schemas/zod-english.ts) against zod's own locale: the
 // same message for every kind of issue the SDK's schemas can raise, so that a zod update that rewords
-// its locale is noticed here.
+// its locale is noticed here. Kinds they cannot raise (a multiple, a prefix, suffix or substring, a
+// record's key, a map's or set's element) are not kept: those get zod's bare `Invalid input`.
 
 import { describe, expect, it } from 'vitest';
 import { en } from 'zod/locales';
@@ -57,12 +58,8 @@ const CASES: [z.ZodMiniType, unknown[]][] = [
   [z.number().check(z.gt(0)), [0]],
   [z.number().check(z.lte(100)), [101]],
   [z.number().check(z.lt(100)), [100]],
-  [z.number().check(z.multipleOf(3)), [4]],
   [z.bigint().check(z.gte(1n)), [0n]],
   [z.string().check(z.regex(/^\d+$/)), ['x']],
-  [z.string().check(z.startsWith('ab')), ['x']],
-  [z.string().check(z.endsWith('yz')), ['x']],
-  [z.string().check(z.includes('mid')), ['x']],
   [z.templateLiteral(['a', z.number()]), ['b']],
   [z.union([z.string(), z.number()]), [true]],
   [z.xor([z.string(), z.string()]), ['a']],
@@ -70,9 +67,6 @@ const CASES: [z.ZodMiniType, unknown[]][] = [
     z.discriminatedUnion('type', [z.object({ type: z.literal('a') }), z.object({ type: z.literal('b') })]),
     [{ type: 'c' }, {}],
   ],
-  [z.record(z.string().check(z.minLength(2)), z.number()), [{ a: 1 }]],
-  [z.map(z.string(), z.number()), [new Map([['a', 'b']])]],
-  [z.set(z.number()), [new Set(['a'])]],
   [z.set(z.number()).check(z.minSize(2)), [new Set([1])]],
   [z.file().check(z.maxSize(1)), [new File(['abc'], 'f')]],
   [z.string().check(z.refine(() => false)), ['a']],
@@ -110,18 +104,16 @@ describe("zod's English words", () => {
     expect([...codes].sort()).toEqual([
       'custom',
       'invalid_format',
-      'invalid_key',
       'invalid_type',
       'invalid_union',
       'invalid_value',
-      'not_multiple_of',
       'too_big',
       'too_small',
       'unrecognized_keys',
     ]);
   });
 
-  it('are the locale words for issues built by hand: sizes without an origin, an element of a map', () => {
+  it('are the locale words for issues built by hand: sizes without an origin, a union without options', () => {
     const issues = [
       { code: 'too_big', maximum: 3, inclusive: true, input: 1 },
       { code: 'too_big', maximum: 3, exact: true, origin: 'array', input: [] },
@@ -130,7 +122,6 @@ describe("zod's English words", () => {
       { code: 'invalid_union', errors: [], input: 1, options: [] },
       { code: 'invalid_value', values: ['a', 1n, null, undefined, true], input: 1 },
       { code: 'invalid_format', format: 'template_literal', input: 'a' },
-      { code: 'invalid_element', origin: 'map', key: 'a', issues: [], input: new Map() },
     ] as unknown as RawIssue[];
     for (const issue of issues) expect(zodEnglish(issue)).toBe(locale(issue));
   });

@@ -4,6 +4,7 @@
  * SDK's entry points reach Node built-ins from.
  */
 import { UndiciTransport } from '../core/undici-transport.js';
+import { allDistinct } from '../schemas/all-distinct.js';
 import { clientTelemetry } from '../telemetry/client.js';
 import { otelApi } from '../telemetry/node-api.js';
 import { webhookTracing } from '../telemetry/webhook.js';
@@ -23,4 +24,5 @@ export const platform: Platform = {
   webhookTracing,
   decodeWithZlib,
   webhookFastPath,
+  allDistinct,
 };

@@ -26,18 +26,24 @@ function runtimeName(): string {
 }
 
 /**
- * What differs between the platforms off Node: how a path is read, the transport's options, and
- * whether webhooks are read with the fast path.
+ * What differs between the platforms off Node: how a path is read, the transport's options, whether
+ * webhooks are read with the fast path, and how a `user_ids` list is checked for repeats.
  */
 export interface WebParts {
   pathSource: Platform['pathSource'];
   /** The options of a client's own transport (made when a client is). */
   transportOptions: () => FetchTransportOptions;
   webhookFastPath: Platform['webhookFastPath'];
+  allDistinct: Platform['allDistinct'];
 }
 
 /** A platform off Node with its `parts`. */
-export function webPlatform({ pathSource, transportOptions, webhookFastPath }: WebParts): Platform {
+export function webPlatform({
+  pathSource,
+  transportOptions,
+  webhookFastPath,
+  allDistinct,
+}: WebParts): Platform {
   return {
     runtime: runtimeName,
     defaultTransport: (dispatcher) => {
@@ -69,5 +75,6 @@ export function webPlatform({ pathSource, transportOptions, webhookFastPath }: W
     // DecompressionStream covers gzip and deflate; br is refused off Node.
     decodeWithZlib: async () => UNSUPPORTED,
     webhookFastPath,
+    allDistinct,
   };
 }

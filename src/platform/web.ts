@@ -5,6 +5,7 @@
  * `workerd.ts`, the same without Bun's and Deno's parts.
  */
 import type { FetchTransportOptions } from '../core/fetch-transport.js';
+import { allDistinct } from '../schemas/all-distinct.js';
 import { webPathSource } from '../uploads/web-files.js';
 import { webhookFastPath } from '../webhook/fast-path.js';
 import type { Platform } from './types.js';
@@ -43,4 +44,5 @@ export const platform: Platform = webPlatform({
   pathSource: webPathSource,
   transportOptions: denoSendsOnFreshConnections,
   webhookFastPath,
+  allDistinct,
 });

@@ -152,19 +152,16 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
     const now = this.#now();
     const entry = this.#entries.get(key);
     if (entry !== undefined && entry.expiresAt > now) {
-      this.#touch(entry);
+      this.#use(entry);
       return entry.owner === undefined ? 'done' : 'in-flight';
     }
     this.#put(key, owner, now + claimTtlMs, entry);
-    this.#evict(now);
     return 'claimed';
   }
 
   complete(key: string, _owner: string, ttlMs: number): void {
     // Processed is processed, even when the claim had expired meanwhile.
-    const now = this.#now();
-    this.#put(key, undefined, now + ttlMs);
-    this.#evict(now);
+    this.#put(key, undefined, this.#now() + ttlMs, this.#entries.get(key));
   }
 
   extend(key: string, owner: string, claimTtlMs: number): boolean {
@@ -174,56 +171,52 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
     if (entry === undefined || entry.owner !== owner || entry.expiresAt <= now) return false;
     entry.expiresAt = now + claimTtlMs;
     // Most recently used: a message in flight is the last to be forgotten past `max`.
-    this.#touch(entry);
+    this.#use(entry);
     return true;
   }
 
   release(key: string, owner: string): void {
     // Only our own claim: after it expired, another delivery may hold the key.
     const entry = this.#entries.get(key);
-    if (entry !== undefined && entry.owner === owner) this.#remove(entry);
+    if (entry !== undefined && entry.owner === owner) this.#unlink(entry);
   }
 
-  /** Sets `key` (held in `entry`, when looked up already) as the most recently used entry. */
-  #put(
-    key: string,
-    owner: string | undefined,
-    expiresAt: number,
-    entry: Entry | undefined = this.#entries.get(key),
-  ): void {
-    if (entry !== undefined) {
+  /** Sets `key` (held in `entry`, if anywhere) as the most recently used entry, then forgets past `max`. */
+  #put(key: string, owner: string | undefined, expiresAt: number, entry: Entry | undefined): void {
+    if (entry === undefined) {
+      const added: Entry = { key, owner, expiresAt, older: undefined, newer: undefined };
+      this.#entries.set(key, added);
+      this.#use(added);
+    } else {
       entry.owner = owner;
       entry.expiresAt = expiresAt;
-      this.#touch(entry);
-      return;
+      this.#use(entry);
     }
-    const added: Entry = { key, owner, expiresAt, older: this.#newest, newer: undefined };
-    if (this.#newest) this.#newest.newer = added;
-    else this.#oldest = added;
-    this.#newest = added;
-    this.#entries.set(key, added);
+    this.#evict(this.#now());
   }
 
-  /** Moves `entry` to the most recently used end. */
-  #touch(entry: Entry): void {
+  /** Makes `entry` the most recently used one. */
+  #use(entry: Entry): void {
     if (entry === this.#newest) return;
-    this.#unlink(entry);
+    this.#detach(entry);
     entry.older = this.#newest;
-    entry.newer = undefined;
     if (this.#newest) this.#newest.newer = entry;
     else this.#oldest = entry;
     this.#newest = entry;
   }
 
-  #unlink(entry: Entry): void {
+  /** Takes `entry` out of the order (a new one is in none). */
+  #detach(entry: Entry): void {
     if (entry.older) entry.older.newer = entry.newer;
-    else this.#oldest = entry.newer;
+    else if (this.#oldest === entry) this.#oldest = entry.newer;
     if (entry.newer) entry.newer.older = entry.older;
-    else this.#newest = entry.older;
+    else if (this.#newest === entry) this.#newest = entry.older;
+    entry.older = entry.newer = undefined;
   }
 
-  #remove(entry: Entry): void {
-    this.#unlink(entry);
+  /** Forgets `entry`. */
+  #unlink(entry: Entry): void {
+    this.#detach(entry);
     this.#entries.delete(entry.key);
   }
 
@@ -231,7 +224,7 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
   #evict(now: number): void {
     for (let oldest = this.#oldest; oldest !== undefined; oldest = this.#oldest) {
       if (this.#entries.size <= this.#max && oldest.expiresAt > now) break;
-      this.#remove(oldest);
+      this.#unlink(oldest);
     }
   }
 }

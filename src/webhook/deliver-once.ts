@@ -12,18 +12,17 @@ import {
   DEFAULT_DEDUPE,
   MemoryDedupeStore,
   type WebhookDedupeOptions,
-  type WebhookDedupeState,
   type WebhookDedupeStore,
 } from './dedupe.js';
-import { keepClaim, type StoreAttempt } from './keep-claim.js';
+import { keepClaim } from './keep-claim.js';
 
 /** How a delivery ended: `onEvent` ran and succeeded, another delivery had done it, or the wait ran out. */
 type DeliveryOutcome = 'processed' | 'duplicate' | 'timeout';
 
 /**
- * Runs `run` for `key` unless another delivery did or does; `run`'s failure is rethrown. `run` may
- * answer synchronously (an `onEvent` that returns no promise): then, with a store that answers
- * synchronously too (the in-memory one), so does this, and no timer is set.
+ * Runs `run` for `key` unless another delivery did or does; `run`'s failure is rethrown. With the
+ * in-memory store and a `run` that answers synchronously (an `onEvent` that returns no promise), so
+ * does this: no promise, no timer.
  */
 export type DeliverOnce = (
   key: string,
@@ -58,150 +57,108 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
   const ttlMs = positiveMs('ttlMs', options.ttlMs, DEFAULT_DEDUPE.ttlMs);
   const claimTtlMs = positiveMs('claimTtlMs', options.claimTtlMs, DEFAULT_DEDUPE.claimTtlMs);
   const waitTimeoutMs = positiveMs('waitTimeoutMs', options.waitTimeoutMs, DEFAULT_DEDUPE.waitTimeoutMs);
-  const store =
+  const memory =
     options.store === undefined
       ? new MemoryDedupeStore(options.max === undefined ? {} : { max: options.max })
-      : checkStore(options.store);
+      : undefined;
+  const store = memory ?? checkStore(options.store as WebhookDedupeStore);
   // Deliveries of this process in flight, so that a local duplicate wakes as soon as one ends; a
   // delivery in another process is only seen by polling the store.
-  const inFlight = new Map<string, (() => void)[]>();
+  const inFlight = new Map<string, Promise<void>>();
 
-  /**
-   * Store failures cost deduplication, never the message: they are logged and the delivery goes on.
-   * A store that answers synchronously is answered synchronously (no promise), the in-memory one.
-   */
-  function attempt<T>(what: string, step: () => T | Promise<T>): T | undefined | Promise<T | undefined> {
-    const failed = (error: unknown) => {
+  /** Store failures cost deduplication, never the message: they are logged and the delivery goes on. */
+  async function attempt<T>(what: string, step: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await step();
+    } catch (error) {
       logger.error?.(`oa-messaging webhook: the dedupe store failed to ${what}`, { error });
       return undefined;
-    };
-    try {
-      const answer = step();
-      return isThenable(answer) ? Promise.resolve(answer).then((value) => value, failed) : answer;
-    } catch (error) {
-      return failed(error);
     }
   }
-  const attemptAsync: StoreAttempt = async (what, step) => attempt(what, step);
 
   /**
    * Runs `run` holding the claim; `claimed` is false when the store failed to claim (nothing to keep).
    * Then the store is still told the outcome, in case it answers again, but the answer does not wait
    * for it: a store that just failed (or did not answer in time) would likely delay it once more.
-   * Local duplicates waiting in {@link wait} are woken once the outcome is told. Synchronous when `run`
-   * and the store are (then no duplicate can come in between).
    */
-  function runClaimed(
-    key: string,
-    owner: string,
-    claimed: boolean,
-    run: () => void | Promise<void>,
-  ): void | Promise<void> {
-    let ran: void | Promise<void>;
-    try {
-      ran = run();
-    } catch (error) {
-      ran = Promise.reject(error);
-    }
-    // Nothing else ran while `run` ran synchronously: local duplicates can only come from here on.
-    const rest = isThenable(ran)
-      ? runningClaimed(key, owner, claimed, ran)
-      : tell(claimed, 'complete a message', () => store.complete(key, owner, ttlMs));
-    if (rest === undefined) return;
-    const waiters: (() => void)[] = [];
-    inFlight.set(key, waiters);
-    const settle = () => {
-      if (inFlight.get(key) === waiters) inFlight.delete(key);
-      for (const wake of waiters) wake();
-    };
-    return rest.then(settle, (error: unknown) => {
-      settle();
-      throw error;
+  async function runClaimed(key: string, owner: string, claimed: boolean, run: () => void | Promise<void>) {
+    let ended = () => {};
+    const settled = new Promise<void>((resolve) => {
+      ended = resolve;
     });
-  }
-
-  /** The store step's promise when the delivery waits for it (it holds a claim), else `undefined`. */
-  function tell(claimed: boolean, what: string, step: () => void | Promise<void>) {
-    const told = attempt(what, step);
-    return claimed && isThenable(told) ? Promise.resolve(told) : undefined;
-  }
-
-  /** The rest of {@link runClaimed} once `run` returned a promise: the claim is kept while it runs. */
-  async function runningClaimed(key: string, owner: string, claimed: boolean, ran: PromiseLike<void>) {
+    inFlight.set(key, settled);
+    const stopKeeping = claimed ? keepClaim(store, key, owner, claimTtlMs, attempt, logger) : () => {};
+    const tell = async (what: string, step: () => void | Promise<void>) => {
+      const told = attempt(what, step);
+      if (claimed) await told;
+    };
     try {
-      const stopKeeping = claimed
-        ? keepClaim(store, key, owner, claimTtlMs, attemptAsync, logger)
-        : undefined;
       try {
-        await ran;
+        await run();
       } finally {
         // Stopped before complete or release, so that no extend follows them.
-        stopKeeping?.();
+        stopKeeping();
       }
-      await tell(claimed, 'complete a message', () => store.complete(key, owner, ttlMs));
+      await tell('complete a message', () => store.complete(key, owner, ttlMs));
     } catch (error) {
       // Released before the waiters wake, so that one of them claims the key and processes the message.
-      await tell(claimed, 'release a message', () => store.release(key, owner));
+      await tell('release a message', () => store.release(key, owner));
       throw error;
+    } finally {
+      if (inFlight.get(key) === settled) inFlight.delete(key);
+      ended();
     }
   }
 
-  /** What a claim's answer means: the outcome, or `undefined` while another delivery holds the key. */
-  function decide(
-    key: string,
-    owner: string,
-    state: WebhookDedupeState | undefined,
-    run: () => void | Promise<void>,
-  ): DeliveryOutcome | Promise<DeliveryOutcome> | undefined {
-    if (state === 'done') {
-      logger.debug?.('oa-messaging webhook: duplicate delivery skipped (200)');
-      return 'duplicate';
-    }
-    if (state === 'in-flight') return undefined;
-    // Claimed, or the store failed (undefined): process it.
-    const ran = runClaimed(key, owner, state === 'claimed', run);
-    return isThenable(ran) ? ran.then(() => 'processed' as const) : 'processed';
-  }
-
-  /** Waits for the delivery that holds `key`, polling the store, until it ends or `deadline` passes. */
-  async function waitTurn(
-    key: string,
-    owner: string,
-    deadline: number,
-    run: () => void | Promise<void>,
-    claiming: WebhookDedupeState | undefined | PromiseLike<WebhookDedupeState | undefined>,
-  ): Promise<DeliveryOutcome> {
-    let state = await claiming;
+  /** A delivery that claims, processes and completes through `store`'s promises, waiting its turn. */
+  async function deliver(key: string, owner: string, run: () => void | Promise<void>) {
+    const deadline = performance.now() + waitTimeoutMs;
     for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(MAX_POLL_MS, pollMs * 1.5)) {
-      const decided = decide(key, owner, state, run);
-      if (decided !== undefined) return decided;
+      const state = await attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
+      if (state === 'done') {
+        logger.debug?.('oa-messaging webhook: duplicate delivery skipped (200)');
+        return 'duplicate';
+      }
+      if (state !== 'in-flight') {
+        // Claimed, or the store failed (undefined): process it.
+        await runClaimed(key, owner, state === 'claimed', run);
+        return 'processed';
+      }
       const left = deadline - performance.now();
       if (left <= 0) return 'timeout';
-      await wait(key, Math.min(pollMs, left));
-      state = await attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
+      const nap = sleep(Math.min(pollMs, left), undefined, 'waiting for an earlier delivery');
+      inFlight.get(key)?.then(nap.wake);
+      await nap.done;
     }
-  }
-
-  /** Waits up to `ms` for a local delivery of `key` to end (or for the next poll of the store). */
-  async function wait(key: string, ms: number) {
-    const nap = sleep(ms, undefined, 'waiting for an earlier delivery');
-    inFlight.get(key)?.push(nap.wake);
-    await nap.done;
   }
 
   // Each delivery's owner id: this handler's own random id and a count, unique across processes and
-  // cheaper than a UUID per delivery. The Web Crypto global: the fetch handler also runs on edge runtimes.
-  const ownerPrefix = globalThis.crypto.randomUUID();
+  // cheaper than a UUID per delivery. The Web Crypto global: the fetch handler also runs on edge
+  // runtimes; made at the first delivery, since a Worker may not make random values outside a request.
+  let ownerPrefix: string | undefined;
   let deliveries = 0;
 
   return (key, run) => {
+    ownerPrefix ??= globalThis.crypto.randomUUID();
     const owner = `${ownerPrefix}:${++deliveries}`;
-    const deadline = performance.now() + waitTimeoutMs;
-    const claiming = attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
-    if (!isThenable(claiming)) {
-      const decided = decide(key, owner, claiming, run);
-      if (decided !== undefined) return decided;
+    if (memory && memory.claim(key, owner, claimTtlMs) === 'claimed') {
+      // The in-memory store answers at once and never fails, and no other delivery can come while
+      // `run` runs synchronously: such a delivery needs no promise, no timer and no waiters' list.
+      let ran: void | Promise<void>;
+      try {
+        ran = run();
+      } catch (error) {
+        memory.release(key, owner);
+        throw error;
+      }
+      if (!isThenable(ran)) {
+        memory.complete(key, owner, ttlMs);
+        return 'processed';
+      }
+      const running = ran;
+      return runClaimed(key, owner, true, () => running).then(() => 'processed' as const);
     }
-    return waitTurn(key, owner, deadline, run, claiming);
+    // A duplicate (claimed again as the store answers, a done key touched once more), or another store.
+    return deliver(key, owner, run);
   };
 }

@@ -102,15 +102,7 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
     );
 }
 
-/** The body of each answer, made once for each answer the core shares. */
-const payloads = new WeakMap<WebhookResult, string>();
-
 function toResponse(result: WebhookResult): Response {
-  let payload = payloads.get(result);
-  if (payload === undefined) {
-    payload = JSON.stringify(result.body);
-    payloads.set(result, payload);
-  }
   // A copy of the headers: a runtime or adapter may keep the object it is given.
-  return new Response(payload, { status: result.status, headers: { ...result.headers } });
+  return new Response(JSON.stringify(result.body), { status: result.status, headers: { ...result.headers } });
 }

@@ -280,6 +280,32 @@ export function defineRuntimeSuite(runtime: Runtime): void {
         .toEqual([['sendText', ['jared'], 'echo: red packet']]);
     });
 
+    it('a handler with dedupe made as the module loads: a redelivery is answered as a duplicate', async () => {
+      const event = JSON.stringify({
+        event_type: 'message',
+        username: 'oa_shop',
+        timestamp: new Date().toISOString(),
+        data: {
+          CallbackCommand: 'C2C.CallbackAfterSendMsg',
+          From_Account: 'jared',
+          To_Account: 'oa_shop',
+          MsgKey: `dedupe-${runtime}`,
+          MsgBody: [{ MsgType: 'TIMTextElem', MsgContent: { Text: 'once' } }],
+        },
+      });
+      const post = async () => {
+        const response = await fetch(`${serving().url}/oa-webhook-dedupe`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: event,
+          signal: AbortSignal.timeout(10_000),
+        });
+        return { status: response.status, body: await response.json() };
+      };
+      expect(await post()).toEqual({ status: 200, body: { ok: true } });
+      expect(await post()).toEqual({ status: 200, body: { ok: true, duplicate: true } });
+    });
+
     if (runtime !== 'workerd') {
       it('oa-messaging/testing: the fake server started in the runtime answers a sendText', async () => {
         const outcome = await scenario<Outcome & { deliveries: unknown[] }>('mock-server', {});

@@ -110,8 +110,15 @@ export function createReceiver(env) {
 }
 
 /**
+ * A receiver made when the module loads, as apps often make theirs, with `dedupe`: nothing it makes may
+ * need a request (a Worker may not make random values outside one).
+ */
+const dedupedReceiver = createFetchWebhookHandler({ onEvent: () => {}, dedupe: true });
+
+/**
  * The app: `POST /scenario/NAME` runs a scenario (from `scenarios` and `extra`), `POST /oa-webhook`
- * is the webhook receiver, `GET /ready` answers once the app serves.
+ * is the webhook receiver (`POST /oa-webhook-dedupe` the one made at load), `GET /ready` answers once
+ * the app serves.
  */
 export function createApp(env, extra = {}) {
   let receiver;
@@ -120,6 +127,7 @@ export function createApp(env, extra = {}) {
     async fetch(request) {
       const { pathname } = new URL(request.url);
       if (pathname === '/ready') return json({ ready: true });
+      if (pathname === '/oa-webhook-dedupe') return dedupedReceiver(request);
       if (pathname === '/oa-webhook') {
         receiver ??= createReceiver(env);
         return receiver(request);
