@@ -9,14 +9,8 @@ import type { Logger } from '../core/logger.js';
 import type { WebhookDedupeStore } from './dedupe.js';
 import { keepLease } from './lease.js';
 
-/**
- * Runs a store step; a failure is logged and gives `undefined`, never a rejection. A store that answers
- * synchronously is answered synchronously.
- */
-export type StoreAttempt = <T>(
-  what: string,
-  step: () => T | Promise<T>,
-) => T | undefined | Promise<T | undefined>;
+/** Runs a store step; a failure is logged and gives `undefined`, never a rejection. */
+export type StoreAttempt = <T>(what: string, step: () => T | Promise<T>) => Promise<T | undefined>;
 
 /**
  * Extends `owner`'s claim on `key` every `claimTtlMs / 3` until the returned function is called.
@@ -35,7 +29,7 @@ export function keepClaim(
   const extend = store.extend;
   if (typeof extend !== 'function') return () => {};
   return keepLease(
-    async () => attempt('extend a claim', () => extend.call(store, key, owner, claimTtlMs)),
+    () => attempt('extend a claim', () => extend.call(store, key, owner, claimTtlMs)),
     claimTtlMs / 3,
     () =>
       logger.warn?.(
