@@ -155,13 +155,14 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
       this.#use(entry);
       return entry.owner === undefined ? 'done' : 'in-flight';
     }
-    this.#put(key, owner, now + claimTtlMs, entry);
+    this.#put(key, owner, now + claimTtlMs, entry, now);
     return 'claimed';
   }
 
   complete(key: string, _owner: string, ttlMs: number): void {
     // Processed is processed, even when the claim had expired meanwhile.
-    this.#put(key, undefined, this.#now() + ttlMs, this.#entries.get(key));
+    const now = this.#now();
+    this.#put(key, undefined, now + ttlMs, this.#entries.get(key), now);
   }
 
   extend(key: string, owner: string, claimTtlMs: number): boolean {
@@ -182,7 +183,13 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
   }
 
   /** Sets `key` (held in `entry`, if anywhere) as the most recently used entry, then forgets past `max`. */
-  #put(key: string, owner: string | undefined, expiresAt: number, entry: Entry | undefined): void {
+  #put(
+    key: string,
+    owner: string | undefined,
+    expiresAt: number,
+    entry: Entry | undefined,
+    now: number,
+  ): void {
     if (entry === undefined) {
       const added: Entry = { key, owner, expiresAt, older: undefined, newer: undefined };
       this.#entries.set(key, added);
@@ -192,7 +199,7 @@ export class MemoryDedupeStore implements WebhookDedupeStore {
       entry.expiresAt = expiresAt;
       this.#use(entry);
     }
-    this.#evict(this.#now());
+    this.#evict(now);
   }
 
   /** Makes `entry` the most recently used one. */

@@ -12,6 +12,7 @@ import {
   DEFAULT_DEDUPE,
   MemoryDedupeStore,
   type WebhookDedupeOptions,
+  type WebhookDedupeState,
   type WebhookDedupeStore,
 } from './dedupe.js';
 import { keepClaim } from './keep-claim.js';
@@ -110,11 +111,21 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
     }
   }
 
-  /** A delivery that claims, processes and completes through `store`'s promises, waiting its turn. */
-  async function deliver(key: string, owner: string, run: () => void | Promise<void>) {
+  /**
+   * A delivery that claims, processes and completes through `store`'s promises, waiting its turn;
+   * `first` is the answer of a claim already made.
+   */
+  async function deliver(
+    key: string,
+    owner: string,
+    run: () => void | Promise<void>,
+    first?: WebhookDedupeState,
+  ) {
     const deadline = performance.now() + waitTimeoutMs;
+    let claimed = first;
     for (let pollMs = FIRST_POLL_MS; ; pollMs = Math.min(MAX_POLL_MS, pollMs * 1.5)) {
-      const state = await attempt('claim a message', () => store.claim(key, owner, claimTtlMs));
+      const state = claimed ?? (await attempt('claim a message', () => store.claim(key, owner, claimTtlMs)));
+      claimed = undefined;
       if (state === 'done') {
         logger.debug?.('oa-messaging webhook: duplicate delivery skipped (200)');
         return 'duplicate';
@@ -141,7 +152,8 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
   return (key, run) => {
     ownerPrefix ??= globalThis.crypto.randomUUID();
     const owner = `${ownerPrefix}:${++deliveries}`;
-    if (memory && memory.claim(key, owner, claimTtlMs) === 'claimed') {
+    const state = memory?.claim(key, owner, claimTtlMs);
+    if (memory && state === 'claimed') {
       // The in-memory store answers at once and never fails, and no other delivery can come while
       // `run` runs synchronously: such a delivery needs no promise, no timer and no waiters' list.
       let ran: void | Promise<void>;
@@ -158,7 +170,7 @@ export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger)
       const running = ran;
       return runClaimed(key, owner, true, () => running).then(() => 'processed' as const);
     }
-    // A duplicate (claimed again as the store answers, a done key touched once more), or another store.
-    return deliver(key, owner, run);
+    // A duplicate (its claim's answer goes on), or another store.
+    return deliver(key, owner, run, state);
   };
 }
