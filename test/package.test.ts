@@ -248,6 +248,36 @@ const { parseWebhookEvent } = require('oa-messaging/webhook');
     expect(JSON.parse(stdout)).toEqual(EXPECTED);
   });
 
+  it("the exported schemas work inside the app's own zod schemas (the SDK carries zod's code in its build)", async () => {
+    const dir = await project('app-zod', 'module', {
+      'index.js': `import * as z from 'zod/mini';
+import { MessageItemSchema, items } from 'oa-messaging';
+import { TextElemSchema } from 'oa-messaging/webhook';
+const Campaign = z.object({ name: z.string(), items: z.array(MessageItemSchema) });
+const good = z.safeParse(Campaign, { name: 'sale', items: [items.text('Sale today')] });
+const bad = z.safeParse(Campaign, { name: 'sale', items: [{ type: 'sticker' }] });
+const Tagged = z.extend(TextElemSchema, { Tag: z.string() });
+const tagged = z.parse(Tagged, { MsgType: 'TIMTextElem', MsgContent: { Text: 'hi' }, Tag: 't' });
+console.log(JSON.stringify({
+  good: good.success,
+  bad: bad.success,
+  path: bad.error?.issues[0]?.path,
+  instance: MessageItemSchema instanceof z.ZodMiniType && TextElemSchema instanceof z.ZodMiniObject,
+  tagged,
+}));
+`,
+    });
+    const { stdout, stderr } = await node(['index.js'], dir);
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual({
+      good: true,
+      bad: false,
+      path: ['items', 0, 'type'],
+      instance: true,
+      tagged: { MsgType: 'TIMTextElem', MsgContent: { Text: 'hi' }, Tag: 't' },
+    });
+  });
+
   /** Type-checks a TypeScript project with the package's own types, compiles it, runs the output. */
   const typescript = async (
     name: string,
