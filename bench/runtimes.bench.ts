@@ -12,7 +12,7 @@
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +40,10 @@ const RUNTIME_LIMIT_MS = 5 * 60_000;
 type Figures = Record<'fetch' | 'sendText', { times: number[]; rates: number[] }>;
 
 /** Empty: Bun would apply the repository tsconfig's `paths` (oa-messaging -> src), not the built package. */
-const BUN_TSCONFIG = join(mkdtempSync(join(tmpdir(), 'oa-bench-bun-')), 'tsconfig.json');
+const BUN_DIR = mkdtempSync(join(tmpdir(), 'oa-bench-bun-'));
+const BUN_TSCONFIG = join(BUN_DIR, 'tsconfig.json');
 writeFileSync(BUN_TSCONFIG, '{}');
+process.on('exit', () => rmSync(BUN_DIR, { recursive: true, force: true }));
 
 const RUNTIMES = [
   { name: 'Bun', bin: 'bun', args: ['run', `--tsconfig-override=${BUN_TSCONFIG}`, SCRIPT] },
