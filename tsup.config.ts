@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 import ts from 'typescript';
 
@@ -21,6 +21,55 @@ async function checkMswFirst(): Promise<void> {
     "try { require.resolve('msw'); } catch (cause) { " +
     `throw new (require('../index.cjs').OAConfigError)(${JSON.stringify(MISSING_MSW)}, { cause }); }\n`;
   await writeFile(file, text.replace("'use strict';\n", `'use strict';\n${check}`));
+}
+
+/** The folder of each package whose code esbuild put into `files` (it marks each module it bundles with its path). */
+async function bundledPackages(files: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (const file of files) {
+    for (const [, dir] of (await readFile(file, 'utf8')).matchAll(
+      /^\/\/ (\S*node_modules\/(?:@[^/\s]+\/)?[^/\s]+)\//gm,
+    )) {
+      found.add(dir as string);
+    }
+  }
+  return [...found].sort();
+}
+
+/**
+ * THIRD-PARTY-NOTICES.md in `folder`: the name, version and license text of every package whose code
+ * the build bundled into the files below it (zod in the library; the command line's libraries in the
+ * `oa` build), as their licenses ask of a copy of their code.
+ */
+async function writeNotices(folder: string, skip: readonly string[] = []): Promise<void> {
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!skip.includes(path)) await walk(path);
+      } else if (/\.c?js$/.test(entry.name)) files.push(path);
+    }
+  };
+  await walk(folder);
+  const sections: string[] = [];
+  for (const dir of await bundledPackages(files)) {
+    const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+      license?: string;
+    };
+    const licenseFile = (await readdir(dir)).find((name) => /^licen[cs]e/i.test(name));
+    const text = licenseFile ? (await readFile(join(dir, licenseFile), 'utf8')).trim() : undefined;
+    if (!text) throw new Error(`${manifest.name} is bundled into ${folder} but has no license file to copy`);
+    sections.push(
+      `## ${manifest.name} ${manifest.version} (${manifest.license ?? 'see below'})\n\n${text}\n`,
+    );
+  }
+  await writeFile(
+    join(folder, 'THIRD-PARTY-NOTICES.md'),
+    `# Third-party notices\n\nThe files in this folder contain code of the packages below, bundled into them when oa-messaging\nwas built. Their licenses follow.\n\n${sections.join('\n')}`,
+  );
 }
 
 /** The examples `oa example NAME` writes: those that run with the package alone (and, for campaign, Redis). */
@@ -101,7 +150,10 @@ export const library: Options = {
   target: 'node20',
   splitting: true,
   treeshake: true,
-  onSuccess: checkMswFirst,
+  onSuccess: async () => {
+    await checkMswFirst();
+    await writeNotices('dist', ['dist/cli', 'dist/examples']);
+  },
 };
 
 /**
@@ -126,7 +178,10 @@ export const cli: Options = {
   target: 'node20',
   splitting: false,
   treeshake: true,
-  onSuccess: writeExamples,
+  onSuccess: async () => {
+    await writeExamples();
+    await writeNotices('dist/cli');
+  },
   // One file for Node: the platform is bundled in, not resolved through the package's `imports`.
   esbuildPlugins: [nodePlatform],
   banner: {

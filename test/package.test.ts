@@ -150,6 +150,17 @@ describe('the packed tarball', () => {
     expect(manifest.sideEffects).toBe(false);
   });
 
+  it('carries the license of every package bundled into it, beside the code', async () => {
+    const dist = join(consumer, 'node_modules', 'oa-messaging', 'dist');
+    const headings = (text: string) => [...text.matchAll(/^## (\S+) /gm)].map(([, name]) => name);
+    const library = await readFile(join(dist, 'THIRD-PARTY-NOTICES.md'), 'utf8');
+    expect(headings(library)).toEqual(['zod']);
+    expect(library).toContain('Copyright (c) 2025 Colin McDonnell');
+    const cli = await readFile(join(dist, 'cli', 'THIRD-PARTY-NOTICES.md'), 'utf8');
+    expect(headings(cli)).toEqual(expect.arrayContaining(['commander', 'cli-progress', 'string-width']));
+    expect(cli.match(/Permission is hereby granted/g)?.length).toBe(headings(cli).length);
+  });
+
   it('installs the oa command, which runs through its shebang', async () => {
     const { stdout } = await run(join(consumer, 'node_modules', '.bin', 'oa'), ['--version'], {
       cwd: consumer,
