@@ -33,42 +33,55 @@ async function bundledPackages(files: readonly string[]): Promise<string[]> {
       found.add(dir as string);
     }
   }
-  return [...found].sort();
+  return [...found];
 }
 
 /**
- * THIRD-PARTY-NOTICES.md in `folder`: the name, version and license text of every package whose code
- * the build bundled into the files below it (zod in the library; the command line's libraries in the
- * `oa` build), as their licenses ask of a copy of their code.
+ * THIRD-PARTY-NOTICES.md in `folder`: the name, version and license files (every LICENSE, LICENCE and
+ * NOTICE file) of each package whose code the build bundled into the files below it, as their licenses
+ * ask of a copy of their code. `bundled` are the packages the build was told to bundle: each must be
+ * found (a build whose output lost esbuild's path comments, e.g. a minified one, fails here rather than
+ * writing an empty list). `skip` names subfolders of `folder` built on their own.
  */
-async function writeNotices(folder: string, skip: readonly string[] = []): Promise<void> {
+async function writeNotices(folder: string, bundled: readonly string[], skip: readonly string[] = []) {
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (!skip.includes(path)) await walk(path);
+        if (!(dir === folder && skip.includes(entry.name))) await walk(path);
       } else if (/\.c?js$/.test(entry.name)) files.push(path);
     }
   };
   await walk(folder);
-  const sections: string[] = [];
+  const packages: { name: string; section: string }[] = [];
   for (const dir of await bundledPackages(files)) {
     const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as {
       name: string;
       version: string;
-      license?: string;
+      license?: unknown;
     };
-    const licenseFile = (await readdir(dir)).find((name) => /^licen[cs]e/i.test(name));
-    const text = licenseFile ? (await readFile(join(dir, licenseFile), 'utf8')).trim() : undefined;
-    if (!text) throw new Error(`${manifest.name} is bundled into ${folder} but has no license file to copy`);
-    sections.push(
-      `## ${manifest.name} ${manifest.version} (${manifest.license ?? 'see below'})\n\n${text}\n`,
-    );
+    const texts: string[] = [];
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.isFile() && /^(licen[cs]e|notice)/i.test(entry.name)) {
+        texts.push((await readFile(join(dir, entry.name), 'utf8')).trim());
+      }
+    }
+    if (texts.length === 0) {
+      throw new Error(`${manifest.name} is bundled into ${folder} but has no license file to copy`);
+    }
+    const license = typeof manifest.license === 'string' ? manifest.license : 'see below';
+    packages.push({
+      name: manifest.name,
+      section: `## ${manifest.name} ${manifest.version} (${license})\n\n${texts.join('\n\n')}\n`,
+    });
   }
+  const missing = bundled.filter((name) => !packages.some((p) => p.name === name));
+  if (missing.length > 0) throw new Error(`no code of ${missing.join(', ')} found in ${folder}'s output`);
+  packages.sort((a, b) => (a.name < b.name ? -1 : 1));
   await writeFile(
     join(folder, 'THIRD-PARTY-NOTICES.md'),
-    `# Third-party notices\n\nThe files in this folder contain code of the packages below, bundled into them when oa-messaging\nwas built. Their licenses follow.\n\n${sections.join('\n')}`,
+    `# Third-party notices\n\nThe files in this folder contain code of the packages below, bundled into them when oa-messaging\nwas built. Their licenses follow.\n\n${packages.map((p) => p.section).join('\n')}`,
   );
 }
 
@@ -121,6 +134,9 @@ const PUBLIC_ENTRIES = {
   'bot/index': 'src/bot/index.ts',
 };
 
+/** The packages whose code the library's build carries (see `noExternal` below). */
+const LIBRARY_BUNDLED = ['zod'];
+
 /** The library: ESM and CommonJS with types, one chunk graph for its entry points. */
 export const library: Options = {
   name: 'library',
@@ -138,7 +154,7 @@ export const library: Options = {
   // every locale among them), 45-50 ms of a cold start, where the schemas need a few. zod stays a
   // dependency for the types, and an app's own zod works with the exported schemas (zod's instanceof
   // goes by traits, and its global config and registry are shared through globalThis).
-  noExternal: ['zod'],
+  noExternal: LIBRARY_BUNDLED,
   format: ['esm', 'cjs'],
   // Not the platform files': their types name the internals of each runtime (the optional
   // @opentelemetry/api's among them), which the public types must not import.
@@ -152,7 +168,7 @@ export const library: Options = {
   treeshake: true,
   onSuccess: async () => {
     await checkMswFirst();
-    await writeNotices('dist', ['dist/cli', 'dist/examples']);
+    await writeNotices('dist', LIBRARY_BUNDLED, ['cli', 'examples']);
   },
 };
 
@@ -161,6 +177,9 @@ export const library: Options = {
  * library user's install holds only the SDK's dependencies.
  */
 export const CLI_LIBRARIES = ['commander', 'cli-progress'];
+
+/** What the `oa` build carries: its own libraries, and zod, as the library does (one file to load, not ninety). */
+const CLI_BUNDLED = [...CLI_LIBRARIES, ...LIBRARY_BUNDLED];
 
 /**
  * The `oa` command: one ESM file with the shebang (a banner applies to every file of a build, so the
@@ -173,14 +192,14 @@ export const cli: Options = {
   format: ['esm'],
   dts: false,
   sourcemap: false,
-  noExternal: CLI_LIBRARIES,
+  noExternal: CLI_BUNDLED,
   clean: false,
   target: 'node20',
   splitting: false,
   treeshake: true,
   onSuccess: async () => {
     await writeExamples();
-    await writeNotices('dist/cli');
+    await writeNotices('dist/cli', CLI_BUNDLED);
   },
   // One file for Node: the platform is bundled in, not resolved through the package's `imports`.
   esbuildPlugins: [nodePlatform],

@@ -157,7 +157,9 @@ describe('the packed tarball', () => {
     expect(headings(library)).toEqual(['zod']);
     expect(library).toContain('Copyright (c) 2025 Colin McDonnell');
     const cli = await readFile(join(dist, 'cli', 'THIRD-PARTY-NOTICES.md'), 'utf8');
-    expect(headings(cli)).toEqual(expect.arrayContaining(['commander', 'cli-progress', 'string-width']));
+    expect(headings(cli)).toEqual(
+      expect.arrayContaining(['commander', 'cli-progress', 'string-width', 'zod']),
+    );
     expect(cli.match(/Permission is hereby granted/g)?.length).toBe(headings(cli).length);
   });
 
@@ -262,14 +264,23 @@ const { parseWebhookEvent } = require('oa-messaging/webhook');
   it("the exported schemas work inside the app's own zod schemas (the SDK carries zod's code in its build)", async () => {
     const dir = await project('app-zod', 'module', {
       'index.js': `import * as z from 'zod/mini';
-import { MessageItemSchema, items } from 'oa-messaging';
+import { MessageItemSchema, OAClient, items } from 'oa-messaging';
 import { TextElemSchema } from 'oa-messaging/webhook';
 const Campaign = z.object({ name: z.string(), items: z.array(MessageItemSchema) });
 const good = z.safeParse(Campaign, { name: 'sale', items: [items.text('Sale today')] });
 const bad = z.safeParse(Campaign, { name: 'sale', items: [{ type: 'sticker' }] });
 const Tagged = z.extend(TextElemSchema, { Tag: z.string() });
 const tagged = z.parse(Tagged, { MsgType: 'TIMTextElem', MsgContent: { Text: 'hi' }, Tag: 't' });
+// The app's zod configuration reaches the SDK's schemas: zod keeps it on globalThis.
+z.config(z.locales.de());
+let configured;
+try {
+  new OAClient({ apiKey: 'key', apiSecret: 'secret', baseUrl: 5 });
+} catch (error) {
+  configured = error.message;
+}
 console.log(JSON.stringify({
+  configured,
   good: good.success,
   bad: bad.success,
   path: bad.error?.issues[0]?.path,
@@ -281,12 +292,25 @@ console.log(JSON.stringify({
     const { stdout, stderr } = await node(['index.js'], dir);
     expect(stderr).toBe('');
     expect(JSON.parse(stdout)).toEqual({
+      configured: expect.stringContaining('Ungültige Eingabe'),
       good: true,
       bad: false,
       path: ['items', 0, 'type'],
       instance: true,
       tagged: { MsgType: 'TIMTextElem', MsgContent: { Text: 'hi' }, Tag: 't' },
     });
+  });
+
+  it("loads none of zod's own files: its code comes in the package's build", async () => {
+    const dir = await project('cjs-zod-free', 'commonjs', {
+      'index.js': `require('oa-messaging');
+require('oa-messaging/webhook');
+console.log(JSON.stringify(Object.keys(require.cache).filter((file) => /[\\\\/]node_modules[\\\\/]zod[\\\\/]/.test(file))));
+`,
+    });
+    const { stdout, stderr } = await node(['index.js'], dir);
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 
   /** Type-checks a TypeScript project with the package's own types, compiles it, runs the output. */
