@@ -12,9 +12,7 @@
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   firstLine,
@@ -40,10 +38,7 @@ const RUNTIME_LIMIT_MS = 5 * 60_000;
 type Figures = Record<'fetch' | 'sendText', { times: number[]; rates: number[] }>;
 
 /** Empty: Bun would apply the repository tsconfig's `paths` (oa-messaging -> src), not the built package. */
-const BUN_DIR = mkdtempSync(join(tmpdir(), 'oa-bench-bun-'));
-const BUN_TSCONFIG = join(BUN_DIR, 'tsconfig.json');
-writeFileSync(BUN_TSCONFIG, '{}');
-process.on('exit', () => rmSync(BUN_DIR, { recursive: true, force: true }));
+const BUN_TSCONFIG = fileURLToPath(new URL('../test/runtimes/empty-tsconfig.json', import.meta.url));
 
 const RUNTIMES = [
   { name: 'Bun', bin: 'bun', args: ['run', `--tsconfig-override=${BUN_TSCONFIG}`, SCRIPT] },

@@ -3,7 +3,7 @@
  * workerd), how a program is started in each and stopped, and the Worker bundle and workerd config.
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -98,19 +98,12 @@ export function announcedUrl(output: string): string | undefined {
  * An empty tsconfig for Bun: Bun applies the nearest tsconfig.json's `paths`, and the repository's
  * point `oa-messaging` at src; the scenarios must import the built package, as a user's would.
  */
-let bunTsconfig: string | undefined;
-function emptyTsconfig(): string {
-  if (bunTsconfig === undefined) {
-    bunTsconfig = join(mkdtempSync(join(tmpdir(), 'oa-bun-')), 'tsconfig.json');
-    writeFileSync(bunTsconfig, '{}');
-  }
-  return bunTsconfig;
-}
+const BUN_TSCONFIG = fileURLToPath(new URL('./empty-tsconfig.json', import.meta.url));
 
 /** The arguments that run an ESM file in Bun or Deno (Deno against the local node_modules). */
 export function runArgs(runtime: 'bun' | 'deno', file: string): string[] {
   return runtime === 'bun'
-    ? ['run', `--tsconfig-override=${emptyTsconfig()}`, file]
+    ? ['run', `--tsconfig-override=${BUN_TSCONFIG}`, file]
     : ['run', '-A', '--node-modules-dir=manual', file];
 }
 
