@@ -53,33 +53,30 @@ function listen(server: import('node:http').Server) {
   process.stdin.resume();
 }
 
+/** A node:http receiver that reads the body whole, hands it to `work`, then answers 200. */
+function receiveOnNode(work: (body: Buffer) => void) {
+  listen(
+    createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        work(Buffer.concat(chunks));
+        res.writeHead(200, { ...HEADERS, 'content-length': OK.length });
+        res.end(OK);
+      });
+    }),
+  );
+}
+
 if (kind === 'sdk-node') {
   listen(createServer(createWebhookHandler({ onEvent, dedupe: true })));
 } else if (kind === 'raw-node') {
-  listen(
-    createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        onEvent();
-        res.writeHead(200, { ...HEADERS, 'content-length': OK.length });
-        res.end(OK);
-      });
-    }),
-  );
+  receiveOnNode((body) => {
+    JSON.parse(body.toString('utf8'));
+    onEvent();
+  });
 } else if (kind === 'by-hand-node') {
-  listen(
-    createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        deliverOnce(Buffer.concat(chunks));
-        res.writeHead(200, { ...HEADERS, 'content-length': OK.length });
-        res.end(OK);
-      });
-    }),
-  );
+  receiveOnNode(deliverOnce);
 } else if (kind === 'sdk-fetch' || kind === 'raw-fetch' || kind === 'by-hand-fetch') {
   const handlers = {
     'sdk-fetch': createFetchWebhookHandler({ onEvent, dedupe: true }),
