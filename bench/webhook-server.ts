@@ -21,7 +21,8 @@ const onEvent = () => {
   events += 1;
 };
 
-// The by-hand receivers' deduplication: the SDK's store and key, without the handler around them.
+// The by-hand receivers' deduplication: the SDK's store, under the key `dedupeKeyOf` (src/webhook/dedupe.ts)
+// gives a message event with a MsgKey, without the handler around them.
 const store = new MemoryDedupeStore();
 let deliveries = 0;
 function deliverOnce(body: Uint8Array): void {

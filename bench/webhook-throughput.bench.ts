@@ -4,7 +4,9 @@
  * raw receiver of the same runtime that only reads the body, `JSON.parse`s it and answers 200 with the
  * same headers and body. Receivers run in processes of their own (bench/webhook-server.ts) on the built
  * package, as an application does (the bench builds it first), and so does the load generator
- * (autocannon, 50 connections, 1 KB image events, each with its own MsgKey).
+ * (autocannon, 50 connections, 1 KB image events, each with its own MsgKey). Beside them, on each of the
+ * two servers, the event parsed and deduplicated by hand with the SDK's parser and store, with no handler
+ * around them: the most a handler with this parser and store can reach (no goal).
  *
  *   npx tsx bench/webhook-throughput.bench.ts
  */
