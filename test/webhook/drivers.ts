@@ -1,6 +1,7 @@
 /**
- * Each webhook handler behind one small interface, so a test runs through both: the node handler over
- * a real node:http server on loopback, the fetch handler with `Request` objects.
+ * Each webhook handler behind one small interface, so a test runs through each: the node handler over
+ * a real node:http server on loopback, the fetch handler with `Request` objects, and the fetch handler
+ * served by @hono/node-server on loopback, with the `Request` that adapter makes from Node's request.
  */
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect } from 'vitest';
@@ -9,7 +10,7 @@ import {
   createWebhookHandler,
   type WebhookHandlerOptions,
 } from '../../src/webhook/index.js';
-import { listen } from './support.js';
+import { listen, serveFetch } from './support.js';
 
 export type Body = string | Uint8Array | ReadableStream<Uint8Array> | undefined;
 export interface Answer {
@@ -53,6 +54,14 @@ export const drivers: Record<string, (options: Options) => Promise<Driver>> = {
       send: async (method, body, headers = {}) =>
         toAnswer(await handler(new Request('http://x/hook', init(method, body, headers)))),
       close: async () => undefined,
+    };
+  },
+  'fetch handler on @hono/node-server': async (options) => {
+    const server = await serveFetch(createFetchWebhookHandler(options));
+    return {
+      send: async (method, body, headers = {}) =>
+        toAnswer(await fetch(`${server.url}/hook`, init(method, body, headers))),
+      close: server.close,
     };
   },
 };

@@ -84,7 +84,12 @@ export async function serveFetch(fetch: (request: Request) => Promise<Response>)
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive connections of the test's fetch would hold close() for seconds.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      }),
   };
 }
 
