@@ -39,15 +39,15 @@ const init = (method: string, body: Body, headers: Record<string, string>): Requ
     duplex: 'half',
   }) as RequestInit;
 
+/** A driver that posts to a server on loopback. */
+const overHttp = (server: { url: string; close(): Promise<void> }): Driver => ({
+  send: async (method, body, headers = {}) =>
+    toAnswer(await fetch(`${server.url}/hook`, init(method, body, headers))),
+  close: server.close,
+});
+
 export const drivers: Record<string, (options: Options) => Promise<Driver>> = {
-  'node handler over node:http': async (options) => {
-    const server = await listen(createWebhookHandler(options));
-    return {
-      send: async (method, body, headers = {}) =>
-        toAnswer(await fetch(`${server.url}/hook`, init(method, body, headers))),
-      close: server.close,
-    };
-  },
+  'node handler over node:http': async (options) => overHttp(await listen(createWebhookHandler(options))),
   'fetch handler': async (options) => {
     const handler = createFetchWebhookHandler(options);
     return {
@@ -56,14 +56,8 @@ export const drivers: Record<string, (options: Options) => Promise<Driver>> = {
       close: async () => undefined,
     };
   },
-  'fetch handler on @hono/node-server': async (options) => {
-    const server = await serveFetch(createFetchWebhookHandler(options));
-    return {
-      send: async (method, body, headers = {}) =>
-        toAnswer(await fetch(`${server.url}/hook`, init(method, body, headers))),
-      close: server.close,
-    };
-  },
+  'fetch handler on @hono/node-server': async (options) =>
+    overHttp(await serveFetch(createFetchWebhookHandler(options))),
 };
 
 /**
