@@ -15,6 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
+  BUN_TSCONFIG,
   firstLine,
   fmt,
   median,
@@ -36,9 +37,6 @@ const SIZES = QUICK
 const RUNTIME_LIMIT_MS = 5 * 60_000;
 
 type Figures = Record<'fetch' | 'sendText', { times: number[]; rates: number[] }>;
-
-/** Empty: Bun would apply the repository tsconfig's `paths` (oa-messaging -> src), not the built package. */
-const BUN_TSCONFIG = fileURLToPath(new URL('../test/runtimes/empty-tsconfig.json', import.meta.url));
 
 const RUNTIMES = [
   { name: 'Bun', bin: 'bun', args: ['run', `--tsconfig-override=${BUN_TSCONFIG}`, SCRIPT] },

@@ -10,7 +10,15 @@ import { createRequire } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+
+/**
+ * The empty tsconfig Bun runs the built package with (`--tsconfig-override`), the one the runtime tests
+ * use: Bun would apply the repository tsconfig's `paths` (`oa-messaging` to src) to the built files too,
+ * and resolve their `#platform` to the Node source instead of the package's own `imports` entry for Bun.
+ */
+export const BUN_TSCONFIG = fileURLToPath(new URL('../test/runtimes/empty-tsconfig.json', import.meta.url));
 
 /** One line of the summary table in BENCHMARKS.md. */
 export interface SummaryRow {

@@ -10,11 +10,11 @@
  *   npx tsx bench/webhook-runtimes.bench.ts
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  BUN_TSCONFIG,
   firstLine,
   fmt,
   imageEvent,
@@ -36,15 +36,6 @@ const SCRIPT = fileURLToPath(new URL('./webhook-runtime-server.mjs', import.meta
 
 // The receivers load the built package, as an application does.
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'ignore' });
-
-/**
- * Empty: Bun would apply the repository tsconfig's `paths` to the built files too, and resolve their
- * `#platform` to the Node source instead of the package's own `imports` entry for Bun.
- */
-const BUN_DIR = mkdtempSync(join(tmpdir(), 'oa-bench-bun-'));
-const BUN_TSCONFIG = join(BUN_DIR, 'tsconfig.json');
-writeFileSync(BUN_TSCONFIG, '{}');
-process.on('exit', () => rmSync(BUN_DIR, { recursive: true, force: true }));
 
 const RUNTIMES = [
   {
