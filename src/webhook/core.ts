@@ -5,7 +5,7 @@
  */
 
 import { platform } from '#platform';
-import { isThenable } from '../core/call-control.js';
+import { isThenable, sleep } from '../core/call-control.js';
 import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
 import type { DeliveryNote } from '../telemetry/webhook.js';
@@ -66,9 +66,13 @@ export interface WebhookHandlerOptions<Req> {
    * argument (`handler(request, ctx)` in a Worker), which wins over this option. It answers first
    * with `store` (see there), and reaches `onEvent` as `context.waitUntil`. A method taken off its
    * object keeps its `this` only when bound: `ctx.waitUntil.bind(ctx)`.
+   *
+   * `true` is for long-running servers (Node, Bun, Deno): the handler keeps the work itself, and
+   * `handler.close()` waits for it (bounded) before the process exits. Whatever the `waitUntil`, the
+   * work handed to it is what `close()` drains.
    * @default undefined (none: the answer waits for `onEvent`, or for `store` then `onEvent`)
    */
-  waitUntil?: WaitUntil | undefined;
+  waitUntil?: WaitUntil | true | undefined;
   /**
    * Largest body accepted, in bytes; checked against `Content-Length` before reading and again while
    * reading, and for a compressed body (`Content-Encoding: gzip`, `deflate` or `br`) also while
@@ -106,6 +110,33 @@ export interface WebhookHandlerOptions<Req> {
   logger?: Logger | undefined;
 }
 
+/** Options of a webhook handler's `close()`. */
+export interface WebhookCloseOptions {
+  /**
+   * How long `close()` waits for the deliveries being handled and the work handed to `waitUntil`
+   * (`onEvent` after the answer); past it, `close()` resolves anyway and logs (`error`) what is still
+   * running. A platform's grace period (Kubernetes: 30 s after SIGTERM) should be longer.
+   * @default 10000
+   */
+  timeoutMs?: number | undefined;
+}
+
+/** What both handlers have besides being called: a way to stop taking deliveries and drain. */
+export interface WebhookHandlerClose {
+  /**
+   * Stops taking deliveries (each one from now answers 503 with `Retry-After`, so the OA delivers it
+   * again, to another instance or after the restart), then waits for the deliveries already being
+   * handled and the work handed to `waitUntil` (`onEvent` after an answer-first 200), at most
+   * `timeoutMs`. It rejects only for a `timeoutMs` that is not a number of milliseconds
+   * (`OAConfigError`, and the handler stays open); a second call gives the first call's promise.
+   * Call it on SIGTERM, before `server.close()`.
+   */
+  close(options?: WebhookCloseOptions): Promise<void>;
+}
+
+/** The default `timeoutMs` of a handler's `close()`, 10 s. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+
 /**
  * The answer of the core, written by each handler in its runtime's terms. Read-only: the answers of
  * accepted deliveries are shared.
@@ -137,6 +168,14 @@ export interface WebhookCore<Req> {
     coding: ContentCoding | undefined,
     decoder: Decoder,
   ): Promise<Uint8Array | WebhookResult>;
+  /**
+   * Counts a delivery as being handled from now until `end()`, so that `close()` waits for it. Call
+   * it before `precheck`, and `end()` once it is answered, whatever happened.
+   */
+  begin(): void;
+  end(): void;
+  /** The handler's `close()`: see {@link WebhookHandlerClose}. */
+  close(options?: WebhookCloseOptions): Promise<void>;
   /** The answer for a request whose handling failed outside `onEvent` (logged). */
   failed(message: string, error: unknown): WebhookResult;
   /** The `logger` option, made safe: each method exists and never throws. */
@@ -178,11 +217,18 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
     throw new OAConfigError('webhook handler: maxBodyBytes must be a positive integer');
   }
-  for (const name of ['store', 'waitUntil'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw new OAConfigError(`webhook handler: ${name} must be a function when given`);
-    }
+  if (options.store !== undefined && typeof options.store !== 'function') {
+    throw new OAConfigError('webhook handler: store must be a function when given');
   }
+  if (
+    options.waitUntil !== undefined &&
+    options.waitUntil !== true &&
+    typeof options.waitUntil !== 'function'
+  ) {
+    throw new OAConfigError('webhook handler: waitUntil must be a function or true when given');
+  }
+  // `true`: the handler keeps the work itself; handOff already tracks it for close().
+  const optionWaitUntil: WaitUntil | undefined = options.waitUntil === true ? () => {} : options.waitUntil;
   const { onEvent, verify, store } = options;
   // A broken logger (one that throws or rejects) must not cost the sender its answer.
   const logger = containLogger(options.logger ?? {});
@@ -208,6 +254,33 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
   };
 
   const traced = platform.webhookTracing();
+
+  // What close() waits for: deliveries being handled, and the work handed to waitUntil.
+  let handling = 0;
+  const handedOff = new Set<Promise<unknown>>();
+  let closing: Promise<void> | undefined;
+  let wakeDrained: (() => void) | undefined;
+  const settledOne = () => {
+    if (wakeDrained !== undefined && handling === 0 && handedOff.size === 0) wakeDrained();
+  };
+  const closingAnswer = () => {
+    logger.warn?.('oa-messaging webhook: the handler is closing (503)');
+    return answer(503, { error: 'The receiver is shutting down' }, { 'retry-after': '1' });
+  };
+
+  async function drain(timeoutMs: number): Promise<void> {
+    if (handling === 0 && handedOff.size === 0) return;
+    const wait = sleep(timeoutMs, undefined, 'draining the webhook handler');
+    wakeDrained = wait.wake;
+    await wait.done;
+    wakeDrained = undefined;
+    if (handling > 0 || handedOff.size > 0) {
+      logger.error?.(
+        `oa-messaging webhook: close gave up after ${timeoutMs} ms: ${handling} delivery(ies) and ${handedOff.size} piece(s) of work handed to waitUntil still running`,
+        { deliveries: handling, handedOff: handedOff.size },
+      );
+    }
+  }
 
   async function handle(
     request: Req,
@@ -252,9 +325,15 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       const msgKey = msgKeyOf(event);
       /** Hands `work` to the platform; its failure is logged, never thrown into the platform. */
       const handOff = (work: Promise<unknown>, what: string) => {
-        const logged = work.catch((error: unknown) => {
-          logger.error?.(`oa-messaging webhook: ${what} failed after the answer`, { error, msgKey });
-        });
+        const logged = work
+          .catch((error: unknown) => {
+            logger.error?.(`oa-messaging webhook: ${what} failed after the answer`, { error, msgKey });
+          })
+          .finally(() => {
+            handedOff.delete(logged);
+            settledOne();
+          });
+        handedOff.add(logged);
         try {
           waitUntil?.(logged);
         } catch (error) {
@@ -316,7 +395,27 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
 
   return {
     maxBodyBytes,
+    begin() {
+      handling++;
+    },
+    end() {
+      handling--;
+      settledOne();
+    },
+    close(closeOptions) {
+      if (closing === undefined) {
+        const timeoutMs = closeOptions?.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+        if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+          return Promise.reject(
+            new OAConfigError('webhook handler close: timeoutMs must be a non-negative number'),
+          );
+        }
+        closing = drain(timeoutMs);
+      }
+      return closing;
+    },
     precheck(method, contentLength) {
+      if (closing !== undefined) return closingAnswer();
       if (method?.toUpperCase() !== 'POST') {
         logger.debug?.(`oa-messaging webhook: method ${method ?? '(none)'} not allowed (405)`);
         return answer(405, { error: 'Method not allowed' }, { allow: 'POST' });
@@ -348,7 +447,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     failed,
     log: logger,
     handle(request, body, waitUntil) {
-      return traced((note) => handle(request, body, note, waitUntil ?? options.waitUntil));
+      return traced((note) => handle(request, body, note, waitUntil ?? optionWaitUntil));
     },
   };
 }

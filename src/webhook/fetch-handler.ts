@@ -1,5 +1,11 @@
 import { platform as sdkPlatform } from '#platform';
-import { createWebhookCore, type WaitUntil, type WebhookHandlerOptions, type WebhookResult } from './core.js';
+import {
+  createWebhookCore,
+  type WaitUntil,
+  type WebhookHandlerClose,
+  type WebhookHandlerOptions,
+  type WebhookResult,
+} from './core.js';
 import { contentCoding, type Decoder, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
 
 /**
@@ -27,12 +33,14 @@ export interface WebhookPlatformContext {
  * Deno, Cloudflare Workers). `platform`, when it has a `waitUntil` method, is the request's own way to
  * keep work going after the answer (it wins over the `waitUntil` option). Any other second argument
  * (Bun's server, Deno's connection info, a Worker's `env`, `@hono/node-server`'s bindings) is ignored,
- * so the handler may still be given as it is to a runtime that calls it with one.
+ * so the handler may still be given as it is to a runtime that calls it with one. `handler.close()`
+ * drains it when a long-running server shuts down.
  */
-export type FetchWebhookHandler = (
+export type FetchWebhookHandler = ((
   request: Request,
   platform?: WebhookPlatformContext | object | undefined,
-) => Promise<Response>;
+) => Promise<Response>) &
+  WebhookHandlerClose;
 
 /** The platform's `waitUntil`, called on its object, or `undefined` when it has none. */
 function waitUntilOf(platform: unknown): WaitUntil | undefined {
@@ -52,7 +60,9 @@ function waitUntilOf(platform: unknown): WaitUntil | undefined {
  * On a platform with a deadline, pass its context with the request (`handler(request, ctx)` in a
  * Worker) and give a `store`: the answer is 200 as soon as the event is stored, and `onEvent` runs in
  * the platform's `waitUntil`. Without `store`, the answer waits for `onEvent` as above, and
- * `context.waitUntil` lets `onEvent` hand its slow part to the platform.
+ * `context.waitUntil` lets `onEvent` hand its slow part to the platform. On a long-running server
+ * (Bun, Deno, Node) `waitUntil: true` answers first the same way, the handler keeping the work
+ * itself, and `handler.close()` drains it on shutdown.
  *
  * The OA API does not sign its webhook requests: use an unguessable path, an IP allow-list (at your
  * proxy, or in `verify` from a header it sets), and/or `verify`.
@@ -96,10 +106,13 @@ export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request
     return core.handle(request, { raw }, waitUntilOf(platform));
   }
 
-  return (request, platform) =>
-    respond(request, platform).then(toResponse, (error: unknown) =>
-      toResponse(core.failed('reading the request failed', error)),
-    );
+  const handler = (request: Request, platform?: unknown) => {
+    core.begin();
+    return respond(request, platform)
+      .then(toResponse, (error: unknown) => toResponse(core.failed('reading the request failed', error)))
+      .finally(core.end);
+  };
+  return Object.assign(handler, { close: core.close });
 }
 
 function toResponse(result: WebhookResult): Response {

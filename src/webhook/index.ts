@@ -22,9 +22,12 @@ export type {
 } from './content.js';
 export { getMessageMedia, getMessageText } from './content.js';
 export {
+  DEFAULT_CLOSE_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   type WaitUntil,
+  type WebhookCloseOptions,
   type WebhookEventContext,
+  type WebhookHandlerClose,
   type WebhookHandlerOptions,
 } from './core.js';
 export {

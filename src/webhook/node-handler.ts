@@ -3,6 +3,7 @@ import { platform } from '#platform';
 import {
   createWebhookCore,
   type WebhookBody,
+  type WebhookHandlerClose,
   type WebhookHandlerOptions,
   type WebhookResult,
 } from './core.js';
@@ -11,13 +12,14 @@ import { contentCoding, TOO_LARGE } from './encoding.js';
 /**
  * A request handler for node:http, Express and Connect. It always answers itself and never rejects, so
  * it is safe as a plain `server.on('request', handler)`; `next` is accepted for Express's signature and
- * never called.
+ * never called. `handler.close()` drains it on shutdown.
  */
-export type NodeWebhookHandler<Req extends IncomingMessage = IncomingMessage> = (
+export type NodeWebhookHandler<Req extends IncomingMessage = IncomingMessage> = ((
   req: Req,
   res: ServerResponse,
   next?: (error?: unknown) => void,
-) => Promise<void>;
+) => Promise<void>) &
+  WebhookHandlerClose;
 
 /** Reads the stream with a limit. Listeners, not `for await`: breaking that loop would destroy the socket. */
 function readBody(req: IncomingMessage, limit: number): Promise<Uint8Array | typeof TOO_LARGE> {
@@ -126,7 +128,11 @@ function send(req: IncomingMessage, res: ServerResponse, result: WebhookResult):
  * });
  * http.createServer(handler).listen(3000);   // node:http
  * app.post('/oa/webhook/3f9c...', handler);   // Express (app.all also answers 405 to other methods)
+ * process.once('SIGTERM', async () => { await handler.close(); server.close(); });
  * ```
+ *
+ * With a `store` and `waitUntil: true`, it answers 200 once the event is stored and runs `onEvent`
+ * after the answer, which `handler.close()` waits for.
  */
 export function createWebhookHandler<Req extends IncomingMessage = IncomingMessage>(
   options: WebhookHandlerOptions<Req>,
@@ -164,18 +170,24 @@ export function createWebhookHandler<Req extends IncomingMessage = IncomingMessa
     return core.handle(req, body);
   }
 
-  return async (req, res) => {
+  const handler = async (req: Req, res: ServerResponse) => {
     let result: WebhookResult;
+    core.begin();
     try {
-      result = await respond(req);
-    } catch (error) {
-      // A client that hangs up mid-body is routine, not a server failure, and there is no one to answer.
-      if (req.destroyed) {
-        core.log.debug?.('oa-messaging webhook: the client closed the request before its body was read');
-        return;
+      try {
+        result = await respond(req);
+      } catch (error) {
+        // A client that hangs up mid-body is routine, not a server failure, and there is no one to answer.
+        if (req.destroyed) {
+          core.log.debug?.('oa-messaging webhook: the client closed the request before its body was read');
+          return;
+        }
+        result = core.failed('reading the request failed', error);
       }
-      result = core.failed('reading the request failed', error);
+      send(req, res, result);
+    } finally {
+      core.end();
     }
-    send(req, res, result);
   };
+  return Object.assign(handler, { close: core.close });
 }

@@ -4,7 +4,11 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAConfigError } from '../../src/errors.js';
 import { createRedisDedupeStore, type RedisDedupeStore } from '../../src/redis/index.js';
-import { createFetchWebhookHandler, type WebhookEvent } from '../../src/webhook/index.js';
+import {
+  createFetchWebhookHandler,
+  type FetchWebhookHandler,
+  type WebhookEvent,
+} from '../../src/webhook/index.js';
 import { textEvent } from '../webhook/support.js';
 import { REDIS_SERVER, useRedisServer } from './redis-server.js';
 
@@ -103,7 +107,7 @@ describe.skipIf(!REDIS_SERVER)('the Redis dedupe store', () => {
             processed.push(event);
           },
         }),
-      ) as [(r: Request) => Promise<Response>, (r: Request) => Promise<Response>];
+      ) as [FetchWebhookHandler, FetchWebhookHandler];
       const body = JSON.stringify(textEvent('across instances', 77));
       const post = (handler: (r: Request) => Promise<Response>) =>
         handler(new Request('http://x/hook', { method: 'POST', body }));
