@@ -287,12 +287,12 @@ describe('README runtime recipes: an echo bot per runtime', () => {
     await mock?.close();
   });
 
-  it('marks one complete program each for workerd, Deno and Bun, serving /oa-webhook', () => {
+  it('marks one complete program each for workerd, Deno and Bun, serving /oa/webhook', () => {
     for (const runtime of ['workerd', 'deno', 'bun']) {
       const { code } = runtimeRecipe(runtime);
       expect(code).toMatch(/^import \{ OAClient \} from 'oa-messaging';$/m);
       expect(code).toMatch(/from 'oa-messaging\/webhook';$/m);
-      expect(code).toContain("'/oa-webhook'");
+      expect(code).toContain("'/oa/webhook'");
       expect(code).toContain('client.sendText({ user_id: event.data.From_Account');
     }
     const worker = runtimeRecipe('workerd').code;
@@ -320,7 +320,7 @@ describe('README runtime recipes: an echo bot per runtime', () => {
     const output = collectOutput(child);
     const exited = once(child, 'exit');
     try {
-      const url = `http://127.0.0.1:${port}/oa-webhook`;
+      const url = `http://127.0.0.1:${port}/oa/webhook`;
       const reply = await postOnceListening(url, 'Is the blue jacket in stock?', { from: 'user-7' }, () =>
         Error(`the Hono echo bot never listened:\n${output()}`),
       );
@@ -353,7 +353,7 @@ describe('README runtime recipes: an echo bot per runtime', () => {
     const { stdout, stderr } = await drive(
       'nextjs-echo',
       `import { POST } from '../${fileOf(block).replace(/\.ts$/, '.js')}';
-const request = new Request('http://localhost/api/oa-webhook', {
+const request = new Request('http://localhost/oa/webhook', {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
   body: ${JSON.stringify(event)},
@@ -388,7 +388,7 @@ const env = {
 const ctx = { waitUntil(promise: Promise<unknown>) { handed.push(promise); }, passThroughOnException() {} };
 const notFound = await worker.fetch(new Request('http://worker/elsewhere', { method: 'POST' }), env as never, ctx);
 const response = await worker.fetch(
-  new Request('http://worker/oa-webhook', {
+  new Request('http://worker/oa/webhook', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: ${JSON.stringify(JSON.stringify(event))},

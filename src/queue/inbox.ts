@@ -98,7 +98,7 @@ export interface Inbox {
  *
  * @example
  * const inbox = createInbox({ connection: { url: 'redis://127.0.0.1:6379' } });
- * app.post('/webhook', createWebhookHandler({ onEvent: inbox.store }));
+ * app.post('/oa/webhook', createWebhookHandler({ onEvent: inbox.store }));
  * inbox.work(async (event) => { await reply(event); });
  */
 export function createInbox(options: InboxOptions): Inbox {

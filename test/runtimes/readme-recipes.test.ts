@@ -1,7 +1,7 @@
 /**
  * The README's recipes for Workers, Deno.serve and Bun.serve (`<!-- runtime: X -->` before the code
  * block), each run in its runtime against the fake OA server: a text message posted to its
- * `/oa-webhook` must be answered 200, and its reply must reach the fake.
+ * `/oa/webhook` must be answered 200, and its reply must reach the fake.
  */
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -112,7 +112,7 @@ async function start(
     runArgs(recipe.runtime, file),
     { cwd: dir, env: { ...env, PORT: String(port) } },
     () =>
-      fetch(`${url}/oa-webhook`, { signal: AbortSignal.timeout(1000) }).then(
+      fetch(`${url}/oa/webhook`, { signal: AbortSignal.timeout(1000) }).then(
         (response) => response.body?.cancel().then(() => url) ?? url,
         () => undefined,
       ),
@@ -140,8 +140,8 @@ for (const recipe of recipes) {
       if (folder) await rm(folder.dir, { recursive: true, force: true });
     });
 
-    it('answers a text message posted to /oa-webhook, and its reply reaches the fake', async () => {
-      const response = await fetch(`${served?.url}/oa-webhook`, {
+    it('answers a text message posted to /oa/webhook, and its reply reaches the fake', async () => {
+      const response = await fetch(`${served?.url}/oa/webhook`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(TEXT_EVENT),

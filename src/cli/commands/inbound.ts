@@ -45,7 +45,11 @@ function inboundCommand(name: string, description: string, message: (text?: stri
   if (name === 'text') command.argument('<text>', 'what the user writes');
   return withJsonOption(
     command
-      .requiredOption('--to <url>', 'the webhook URL to post to, e.g. http://127.0.0.1:3000/webhook', httpUrl)
+      .requiredOption(
+        '--to <url>',
+        'the webhook URL to post to, e.g. http://127.0.0.1:3000/oa/webhook',
+        httpUrl,
+      )
       .option('--from <user_id>', "the user who writes (From_Account; default: 'user_1')"),
   ).action((...args: unknown[]) => {
     const cmd = args.at(-1) as Command;

@@ -53,7 +53,7 @@ export function webhookCommands(): Command {
       .description('receive webhook events and print each one (one JSON line each with --json) until Ctrl+C')
       .option('--port <port>', 'the port to listen on (0: any free port)', port, 3000)
       .option('--host <host>', 'the address to listen on', '127.0.0.1')
-      .option('--path <path>', 'the path events are posted to; other paths answer 404', '/webhook'),
+      .option('--path <path>', 'the path events are posted to; other paths answer 404', '/oa/webhook'),
   ).action((options: ListenFlags, command: Command) => runAction(command, (out) => listen(options, out)));
   return new Command('webhook')
     .description('receive the events the OA posts to its webhook_url')
