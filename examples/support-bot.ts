@@ -29,6 +29,12 @@ const MENU =
   'Hi! Send "order <number>" to track an order, "status" for the last order you asked about, ' +
   'or a photo of a damaged item.';
 
+/** The claim form's picture the bot sends back (a 1x1 PNG here; your own image in a real bot). */
+const CLAIM_PNG = Uint8Array.from(
+  atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='),
+  (char) => char.charCodeAt(0),
+);
+
 /** What the bot remembers of each user between messages (kept as JSON). */
 interface Session {
   lastOrder?: string;
@@ -53,10 +59,22 @@ export default function supportBot(client: OAClient): Bot<Session> {
     return ctx.reply(id ? `Order ${id} is ${ORDERS[id]}.` : 'Which order? Send "order <number>".');
   });
 
+  // The user's photo URL is signed and short-lived: never send it back or keep it. The bot replies
+  // with an image of its own, uploaded once (at the first photo) and reused for every reply.
+  let claimImage: Promise<string> | undefined;
+  const claimImageUrl = () => {
+    claimImage ??= client
+      .uploadImage({ data: CLAIM_PNG, filename: 'claim.png' })
+      .then((uploaded) => uploaded.url)
+      .catch((error: unknown) => {
+        claimImage = undefined; // the next photo tries again
+        throw error;
+      });
+    return claimImage;
+  };
   bot.on('image', async (ctx) => {
     await ctx.reply("Sorry it arrived damaged! We've opened a claim with this photo; a refund follows.");
-    const photo = ctx.media[0].url;
-    if (photo) await ctx.replyWithImage(photo, { link: 'https://shop.example.com/claims' });
+    await ctx.replyWithImage(await claimImageUrl(), { link: 'https://shop.example.com/claims' });
   });
 
   // Texts no `hears` took, and anything else (a voice message, a sticker ...).

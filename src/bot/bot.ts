@@ -136,7 +136,7 @@ function heard(trigger: string | RegExp, text: string): RegExpMatchArray | strin
  * ```ts
  * const bot = createBot({ client });
  * bot.on('text', (ctx) => ctx.reply(`You said ${ctx.text}`));
- * bot.on('image', (ctx) => ctx.replyWithImage(ctx.media[0].url));
+ * bot.on('image', (ctx) => ctx.replyWithImage(thanksImageUrl)); // yours, not the user's signed URL
  * createWebhookHandler({ onEvent: bot.handle });
  * ```
  */
