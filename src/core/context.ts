@@ -12,7 +12,7 @@ import type { TokenPair } from '../schemas/responses.js';
 import type { ClientTelemetry } from '../telemetry/client.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
-import type { FileInput, UploadKind, UploadOptions } from '../uploads/types.js';
+import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
@@ -136,9 +136,21 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       discardInput(file);
       throw error;
     }
-    const prepared = await prepareUpload(kind, file, checked);
+    // The call starts before the file is read: a stream that stalls while its first bytes are read is
+    // ended by the call's deadline, its signal and close(), and released at once.
+    const control = this.calls.start(`POST ${endpoint.path}`, checked);
+    let prepared: PreparedUpload;
     try {
-      return await callUpload(this, endpoint, prepared, checked);
+      prepared = await control.wait(
+        prepareUpload(kind, file, { ...checked, signal: control.signal }),
+        'reading the file',
+      );
+    } catch (error) {
+      control.end();
+      throw error;
+    }
+    try {
+      return await callUpload(this, endpoint, prepared, checked, control);
     } finally {
       prepared.discard();
     }

@@ -45,10 +45,19 @@ export class FetchTransport implements Transport {
     let started = false;
     /** Why the SDK aborted the request (its timer, the call's deadline, close(), the signal). */
     let stopped: OAError | undefined;
+    // A fetch may ignore its signal (a wrapper that rebuilds init without it, a body that never ends):
+    // every wait on it is raced with this, which rejects as the attempt is stopped, so the SDK's own
+    // limits bound the attempt whatever the fetch does.
+    let rejectStop: (error: OAError) => void = () => {};
+    const stop = new Promise<never>((_, reject) => {
+      rejectStop = reject;
+    });
+    stop.catch(() => {});
     const stopWith = (error: OAError) => {
       if (stopped) return;
       stopped = error;
       abort.abort(error);
+      rejectStop(error);
     };
     const deliveryUnknown = () => req.isSend && started;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -70,13 +79,21 @@ export class FetchTransport implements Transport {
       try {
         started = true;
         req.onStart?.();
-        response = await this.#fetch(req.url.href, {
+        const answered = this.#fetch(req.url.href, {
           ...(req.isSend ? this.#options.sendInit : undefined),
           method: 'POST',
           headers: req.headers,
           body: req.body as BodyInit,
           signal: abort.signal,
         });
+        // An answer that comes after the attempt was given up is not read: its body is released.
+        answered.then(
+          (late) => {
+            if (stopped) late.body?.cancel().catch(() => {});
+          },
+          () => {},
+        );
+        response = await Promise.race([answered, stop]);
       } catch (error) {
         throw stopped ?? fetchFailure(error, req, what);
       }
@@ -84,7 +101,7 @@ export class FetchTransport implements Transport {
       const keep = response.status >= 200 && response.status < 300 ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES;
       let body: { text: string; truncated: boolean };
       try {
-        body = await readCapped(response, keep);
+        body = await readCapped(response, keep, stop);
       } catch (error) {
         throw stopped ?? fetchFailure(error, req, what);
       }
@@ -137,14 +154,28 @@ function fetchFailure(error: unknown, req: TransportRequest, what: string): OAEr
   });
 }
 
-/** The answer's body up to `keep` bytes; past that the stream is cancelled, not read. */
-async function readCapped(response: Response, keep: number): Promise<{ text: string; truncated: boolean }> {
+/**
+ * The answer's body up to `keep` bytes; past that the stream is cancelled, not read. Each read is raced
+ * with `stop` (the attempt was stopped): a body that never ends is then cancelled, not waited for.
+ */
+async function readCapped(
+  response: Response,
+  keep: number,
+  stop: Promise<never>,
+): Promise<{ text: string; truncated: boolean }> {
   if (!response.body) return { text: '', truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let kept = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await Promise.race([reader.read(), stop]);
+    } catch (error) {
+      reader.cancel().catch(() => {});
+      throw error;
+    }
+    const { done, value } = read;
     if (done) break;
     const room = keep - kept;
     if (value.byteLength <= room) {

@@ -10,7 +10,7 @@ import {
 } from '../errors.js';
 import { formatIssues, invalid, zodIssues } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
-import { runBeforeSend, tellNotDelivered } from './call-control.js';
+import { type CallControl, runBeforeSend, tellNotDelivered } from './call-control.js';
 import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellResponse } from './options.js';
 import { type Permit, SlotLoan } from './rate-limit.js';
 import { redactJsonText, redactText } from './redact.js';
@@ -67,14 +67,18 @@ function runJson<R extends z.ZodMiniType>(
   return run(new Call(ctx, endpoint, options, { body: JSON.stringify(valid), headers: ctx.headers.json }));
 }
 
-/** An upload, its file read and checked: the retry loop with a fresh multipart body each attempt. */
+/**
+ * An upload, its file read and checked: the retry loop with a fresh multipart body each attempt. The
+ * call's control was started before the file was read, so that the read counts in the call.
+ */
 export function callUpload<R extends z.ZodMiniType>(
   ctx: PipelineContext,
   endpoint: Endpoint<z.ZodMiniType, R>,
   upload: PreparedUpload,
   options: UploadOptions,
+  control: CallControl,
 ): Promise<z.output<R>> {
-  return run(new Call(ctx, endpoint, options, upload));
+  return run(new Call(ctx, endpoint, options, upload, control));
 }
 
 /** The call: its retry loop, its control ended however it ends. */
@@ -224,9 +228,11 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
   let recorded = false;
   const started = performance.now();
   try {
-    // JSON is ready at once; an upload's multipart body may first load what builds it.
+    // JSON is ready at once; an upload's multipart body may first load what builds it, or read a
+    // caller's stream (into memory, for fetch): bounded like every wait of the call. The stream is
+    // released when the call settles (the upload's discard).
     const made = call.makeBody();
-    body = made instanceof Promise ? await made : made;
+    body = made instanceof Promise ? await control.wait(made, 'reading the file') : made;
     const request = {
       url: urlOf(ctx, endpoint.path),
       headers: headersOf(ctx.headers, body.headers, call.token),

@@ -99,10 +99,11 @@ export class Call<R extends z.ZodMiniType> {
     endpoint: Endpoint<z.ZodMiniType, R>,
     options: UploadOptions,
     body: AttemptBody | PreparedUpload,
+    control?: CallControl,
   ) {
     this.ctx = ctx;
     this.endpoint = endpoint;
-    this.control = ctx.calls.start(`POST ${endpoint.path}`, options);
+    this.control = control ?? ctx.calls.start(`POST ${endpoint.path}`, options);
     this.bucket = endpoint.bucket;
     this.timeoutMs = this.bucket === 'upload' ? ctx.uploadTimeoutMs : ctx.timeoutMs;
     this.maxRetries = options.maxRetries ?? ctx.maxRetries;

@@ -19,6 +19,11 @@ export interface PrepareUploadOptions {
   filename?: string | undefined;
   /** A hint for a format the bytes leave ambiguous; the part's type always follows the bytes. */
   contentType?: string | undefined;
+  /**
+   * The call's stop signal (its deadline, the caller's signal, `close()`): it ends the reading of a
+   * stream's first bytes, and the stream is destroyed or cancelled.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** `true` when the first bytes read as text: no NUL byte and valid UTF-8. */
@@ -103,7 +108,8 @@ async function check(
  * - A path or stream is never read whole: only its first bytes, to detect the format. A stream of
  *   unknown length is checked against the limit as it goes out (its body fails with an
  *   `OAValidationError` once it passes the limit).
- * - A stream handed over is destroyed when the file is refused.
+ * - A stream handed over is destroyed when the file is refused, or when `opts.signal` fires while its
+ *   first bytes are read.
  *
  * @param kind `image`, `video` or `audio`.
  * @param file A path, a `file:` URL, bytes (`Uint8Array`, `ArrayBuffer`), a Blob or File, a web
@@ -120,7 +126,7 @@ export async function prepareUpload(
   let source: Source | undefined;
   try {
     const input = unwrapInput(file);
-    source = await resolveSource(input.data);
+    source = await resolveSource(input.data, opts.signal);
     const givenName =
       opts.filename !== undefined
         ? fileNameOf(rules, opts.filename, ['filename'])

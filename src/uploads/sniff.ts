@@ -32,12 +32,17 @@ export function wanted(head: Uint8Array): number {
 /**
  * Reads the first bytes of `stream` without consuming them: they are pushed back with `unshift`, so
  * whoever reads the stream next gets every byte. When the stream ends first, nothing is put back (a
- * stream that has emitted `end` takes no more) and `head` holds the whole content.
+ * stream that has emitted `end` takes no more) and `head` holds the whole content. When `signal` fires
+ * first (the call was stopped), the stream is destroyed and the read rejects with the signal's reason.
  */
-export function readSample(stream: Readable): Promise<StreamSample> {
+export function readSample(stream: Readable, signal?: AbortSignal | undefined): Promise<StreamSample> {
   return new Promise((resolve, reject) => {
     if (stream.readableEnded || stream.destroyed) {
       reject(new Error('the stream was already read to its end or closed'));
+      return;
+    }
+    if (signal?.aborted) {
+      reject(signal.reason);
       return;
     }
     const chunks: unknown[] = [];
@@ -49,6 +54,14 @@ export function readSample(stream: Readable): Promise<StreamSample> {
       stream.off('readable', onReadable);
       stream.off('end', onEnd);
       stream.off('error', onError);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    // A stream that stalls must not outlive its call: released at once, not when the call unwinds.
+    const onAbort = () => {
+      cleanup();
+      stream.on('error', () => {});
+      stream.destroy();
+      reject(signal?.reason);
     };
     const onEnd = () => {
       cleanup();
@@ -84,6 +97,7 @@ export function readSample(stream: Readable): Promise<StreamSample> {
     stream.on('readable', onReadable);
     stream.once('end', onEnd);
     stream.once('error', onError);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -95,25 +109,38 @@ interface WebStreamSample extends StreamSample {
 
 /**
  * Reads the first bytes of a web stream through its `reader` (a web stream has no `unshift`: the
- * chunks read are returned, for the reader of the body to give first).
+ * chunks read are returned, for the reader of the body to give first). When `signal` fires first (the
+ * call was stopped), the stream is cancelled and the read rejects with the signal's reason.
  */
 export async function readWebSample(
   reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal?: AbortSignal | undefined,
 ): Promise<WebStreamSample> {
   const chunks: Uint8Array[] = [];
   let have = 0;
   let want = SAMPLE_BYTES;
   let sized = false;
-  while (have < want) {
-    const { done, value } = await reader.read();
-    if (done) return { head: concatBytes(chunks, have), ended: true, chunks };
-    const bytes = toBytes(value);
-    chunks.push(bytes);
-    have += bytes.byteLength;
-    if (!sized && have >= 10) {
-      want = wanted(concatBytes(chunks, have));
-      sized = true;
+  // Cancelling ends a pending read (it resolves as done), and the stream is released at once.
+  const onAbort = () => {
+    reader.cancel(signal?.reason).catch(() => {});
+  };
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    while (have < want) {
+      const { done, value } = await reader.read();
+      if (signal?.aborted) throw signal.reason;
+      if (done) return { head: concatBytes(chunks, have), ended: true, chunks };
+      const bytes = toBytes(value);
+      chunks.push(bytes);
+      have += bytes.byteLength;
+      if (!sized && have >= 10) {
+        want = wanted(concatBytes(chunks, have));
+        sized = true;
+      }
     }
+    return { head: concatBytes(chunks, have), ended: false, chunks };
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
-  return { head: concatBytes(chunks, have), ended: false, chunks };
 }

@@ -139,7 +139,7 @@ function bytesLabel(bytes: Uint8Array): string {
   return buffer?.isBuffer(bytes) ? 'the Buffer' : 'the Uint8Array';
 }
 
-async function streamSource(stream: Readable): Promise<Source> {
+async function streamSource(stream: Readable, signal: AbortSignal | undefined): Promise<Source> {
   // A stream the caller handed over is ours to end when the file is refused: its file is not left open.
   const discard = () => {
     stream.on('error', () => {});
@@ -148,7 +148,8 @@ async function streamSource(stream: Readable): Promise<Source> {
   try {
     const file = await platform.fileOfStream(stream);
     const label = file?.name ?? 'the stream';
-    const sample = await readSample(stream).catch((error: unknown) => {
+    const sample = await readSample(stream, signal).catch((error: unknown) => {
+      if (signal?.aborted) throw error;
       throw new FileInputProblem(`${label} cannot be read: ${(error as Error).message}`, ['file'], {
         cause: error,
       });
@@ -175,7 +176,10 @@ async function streamSource(stream: Readable): Promise<Source> {
 }
 
 /** A web stream: its first chunks read to detect the format, then given again first. Read once. */
-async function webStreamSource(stream: ReadableStream<Uint8Array>): Promise<Source> {
+async function webStreamSource(
+  stream: ReadableStream<Uint8Array>,
+  signal: AbortSignal | undefined,
+): Promise<Source> {
   const label = 'the stream';
   if (stream.locked) {
     throw new FileInputProblem(`${label} cannot be read: it is locked to a reader already`);
@@ -185,7 +189,8 @@ async function webStreamSource(stream: ReadableStream<Uint8Array>): Promise<Sour
     reader.cancel().catch(() => {});
   };
   try {
-    const sample = await readWebSample(reader).catch((error: unknown) => {
+    const sample = await readWebSample(reader, signal).catch((error: unknown) => {
+      if (signal?.aborted) throw error;
       throw new FileInputProblem(`${label} cannot be read: ${(error as Error).message}`, ['file'], {
         cause: error,
       });
@@ -208,8 +213,11 @@ async function webStreamSource(stream: ReadableStream<Uint8Array>): Promise<Sour
   }
 }
 
-/** Resolves any {@link FileSource} to a {@link Source}; reads nothing of a path yet but its metadata. */
-export async function resolveSource(data: FileSource): Promise<Source> {
+/**
+ * Resolves any {@link FileSource} to a {@link Source}; reads nothing of a path yet but its metadata. A
+ * stream's first bytes are read here: `signal` (the call's) ends that read and releases the stream.
+ */
+export async function resolveSource(data: FileSource, signal?: AbortSignal | undefined): Promise<Source> {
   if (typeof data === 'string' || data instanceof URL) {
     if (typeof data === 'string' && data.trim() === '')
       throw new FileInputProblem('file must not be an empty path');
@@ -218,6 +226,6 @@ export async function resolveSource(data: FileSource): Promise<Source> {
   if (data instanceof Uint8Array) return bytesSourceOf(data, bytesLabel(data));
   if (isArrayBuffer(data)) return bytesSourceOf(new Uint8Array(data), 'the ArrayBuffer');
   if (isBlob(data)) return blobSource(data, platform.detect);
-  if (isWebStream(data)) return webStreamSource(data);
-  return streamSource(data);
+  if (isWebStream(data)) return webStreamSource(data, signal);
+  return streamSource(data, signal);
 }
