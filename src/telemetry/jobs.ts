@@ -8,8 +8,8 @@
  */
 import type { Context, Link, Span } from '@opentelemetry/api';
 import { platform } from '#platform';
-import { VERSION } from '../version.js';
-import { failSpan, SCOPE } from './spans.js';
+import { containedTelemetry, guarded, warnOnce } from './contain.js';
+import { failSpan } from './spans.js';
 
 /** What a job's `telemetry.metadata` holds. */
 interface JobTrace {
@@ -28,13 +28,17 @@ export function jobTraceOptions(
   relation: 'parent' | 'link',
 ): { telemetry: { metadata: string } } | undefined {
   const api = platform.otelApi();
-  const span = api?.trace.getSpanContext(api.context.active());
+  // The active span may be the app's own: a span that throws is no context.
+  const span = api && guarded(producerFault, () => api.trace.getSpanContext(api.context.active()), undefined);
   if (!api || !span || !api.trace.isSpanContextValid(span)) return undefined;
   const flags = span.traceFlags.toString(16).padStart(2, '0');
   const trace: JobTrace = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
   if (relation === 'link') trace.link = true;
   return { telemetry: { metadata: JSON.stringify(trace) } };
 }
+
+/** The first fault of a span read when a job is added, told once per process. */
+const producerFault = warnOnce('queue');
 
 /** The job as the wrapper reads it. */
 interface TracedJob {
@@ -71,8 +75,9 @@ export function tracedProcessor<J extends TracedJob>(
 ): (job: J, token?: string) => Promise<unknown> {
   const api = platform.otelApi();
   if (!api) return process;
-  const tracer = api.trace.getTracer(SCOPE, VERSION);
-  const jobs = api.metrics.getMeter(SCOPE, VERSION).createCounter(`oa.${what}.jobs`, {
+  // The queue has no logger: its first telemetry fault is a process warning.
+  const { tracer, meter } = containedTelemetry(api, warnOnce(what));
+  const jobs = meter?.createCounter(`oa.${what}.jobs`, {
     description: `${what} jobs processed, by state`,
     unit: '{job}',
   });
@@ -112,12 +117,12 @@ export function tracedProcessor<J extends TracedJob>(
       const result = await api.context.with(api.trace.setSpan(parent, span), () => process(job, token));
       const state: JobState = what === 'outbox' ? 'delivered' : 'processed';
       span.setAttribute('oa.job.state', state);
-      jobs.add(1, { 'oa.job.state': state });
+      jobs?.add(1, { 'oa.job.state': state });
       return result;
     } catch (error) {
       const state = stateOf(job, error);
       span.setAttribute('oa.job.state', state);
-      jobs.add(1, { 'oa.job.state': state });
+      jobs?.add(1, { 'oa.job.state': state });
       failSpan(api, span, error);
       throw error;
     } finally {

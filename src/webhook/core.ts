@@ -207,7 +207,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     return answer(500, { error: 'Internal error' });
   };
 
-  const traced = platform.webhookTracing();
+  const traced = platform.webhookTracing(logger);
 
   async function handle(
     request: Req,
