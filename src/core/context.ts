@@ -81,7 +81,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-    this.telemetry = platform.clientTelemetry(options, this.events, this.baseUrl, rateLimit);
+    this.telemetry = platform.clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
   }
 
   secrets(): string[] {

@@ -3,9 +3,10 @@
  * OA sent them, by whichever worker holds that sender's lock.
  *
  * Per sender (all in one hash slot, `{<sender>}`): a sorted set of pending events (every score 0,
- * each member `MsgTime:MsgSeq:arrival:jobId:event JSON`, the numbers zero-padded, so that the set's
- * lexicographic order is the OA's order and the first member carries the event itself: reading the
- * next event and removing the last one is one script call), an arrival counter, a "seen" marker per
+ * each member `MsgTime:MsgSeq:arrival:jobId:[traceparent:]event JSON`, the numbers zero-padded, so
+ * that the set's lexicographic order is the OA's order and the first member carries the event itself:
+ * reading the next event and removing the last one is one script call; the traceparent, kept when the
+ * delivery was traced, is the trace the event is handled in), an arrival counter, a "seen" marker per
  * event (kept `retentionMs`, so that a redelivery is stored once, also after it was handled) and the
  * lock. `store` writes the event there in one script, then adds the BullMQ job as before: a "turn" of
  * that sender. A turn takes the lock (SET NX PX with a token of its own, extended while held) and
@@ -19,6 +20,7 @@ import { sleep } from '../core/call-control.js';
 import type { IORedis } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
 import { EXTEND_LOCK, RELEASE_LOCK } from '../redis/scripts.js';
+import { activeTraceparent, inDeliveryTrace } from '../telemetry/jobs.js';
 import { keepLease } from '../webhook/lease.js';
 import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
 import type { BullMQ } from './load.js';
@@ -123,25 +125,40 @@ export async function storePending(
   const keys = senderKeys(keyPrefix, sender);
   const data = (event as { data?: { MsgTime?: unknown; MsgSeq?: unknown } }).data;
   const order = `${sortable(data?.MsgTime)}:${sortable(data?.MsgSeq)}:`;
+  // The delivery's trace, kept with the event: the turn that drains it may be another event's.
+  const traceparent = activeTraceparent();
+  const rest = `${traceparent === undefined ? '' : `${traceparent}:`}${JSON.stringify(event)}`;
   const answer = await runScript(
     redis,
     STORE,
     [`${keys.seen}${jobId}`, keys.pending, keys.counter],
-    [retentionMs, order, `${jobId}:${JSON.stringify(event)}`, hasKey ? '1' : '0'],
+    [retentionMs, order, `${jobId}:${rest}`, hasKey ? '1' : '0'],
   );
   return answer === 1;
 }
 
-/** The job id and event of a pending member: `time:seq:arrival:jobId:event`. */
-function parseMember(member: string): { id: string; event: WebhookEvent } {
+/**
+ * The job id, trace and event of a pending member: `time:seq:arrival:jobId:[traceparent:]event` (a
+ * traceparent has no `:` and the event is a JSON object, `{...}`; a member kept without one has none).
+ */
+function parseMember(member: string): { id: string; traceparent: string | undefined; event: WebhookEvent } {
   let at = -1;
   for (let i = 0; i < 4; i++) at = member.indexOf(':', at + 1);
   const start = member.lastIndexOf(':', at - 1) + 1;
-  return { id: member.slice(start, at), event: JSON.parse(member.slice(at + 1)) as WebhookEvent };
+  const id = member.slice(start, at);
+  let traceparent: string | undefined;
+  if (member[at + 1] !== '{') {
+    const end = member.indexOf(':', at + 1);
+    traceparent = member.slice(at + 1, end);
+    at = end;
+  }
+  return { id, traceparent, event: JSON.parse(member.slice(at + 1)) as WebhookEvent };
 }
 
 /** What a turn needs of the inbox. */
 export interface TurnSettings {
+  /** The queue's name, for the span of an event handled in its delivery's trace. */
+  queue: string;
   keyPrefix: string;
   /** How long the sender's lock lasts unless extended (the worker's `lockDurationMs`). */
   lockTtlMs: number;
@@ -237,10 +254,10 @@ return 0
  * dead-lettered. `false` when the worker started closing before it succeeded: it stays pending.
  */
 async function handleOne(member: string, settings: TurnSettings): Promise<boolean> {
-  const { id, event } = parseMember(member);
+  const { id, traceparent, event } = parseMember(member);
   for (let attempt = 1; ; attempt++) {
     try {
-      await settings.handler(event);
+      await inDeliveryTrace(settings.queue, id, traceparent, () => settings.handler(event));
       return true;
     } catch (error) {
       if (attempt >= settings.attempts) {

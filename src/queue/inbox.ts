@@ -159,6 +159,7 @@ export function createInbox(options: InboxOptions): Inbox {
       let closing = false;
       const wakers = new Set<() => void>();
       const settings = {
+        queue: name,
         keyPrefix,
         lockTtlMs: lockDurationMs,
         attempts,

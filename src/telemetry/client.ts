@@ -9,15 +9,16 @@
  * conventions on the call span: a call with retries makes several exchanges, each with its own status
  * and duration, which one span cannot hold (the conventions count a resend as a span of its own).
  */
-import type { Attributes, Context, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, Counter, Histogram, Span } from '@opentelemetry/api';
 import type { ClientEvents, OARequestEvent, OAResponseEvent, OARetryEvent } from '../core/events.js';
+import type { Logger } from '../core/logger.js';
 import type { RateLimits } from '../core/rate-limit.js';
 import { isOAError } from '../errors.js';
-import { VERSION } from '../version.js';
 import type { OTelApi } from './api.js';
+import { containedTelemetry, reportOnce, type SafeMeter, type SafeTracer } from './contain.js';
 import { otelApi } from './node-api.js';
 import { apiMissing, providersWanted, type TelemetryOptions } from './providers.js';
-import { errorSummary, failSpan, SCOPE } from './spans.js';
+import { errorSummary, failSpan } from './spans.js';
 
 /** What the pipeline tells of the call it opens a span for. */
 export interface TracedEndpoint {
@@ -36,34 +37,36 @@ interface CallTrace {
 }
 
 interface Instruments {
-  calls: Counter;
-  attemptDuration: Histogram;
-  retries: Counter;
-  rateLimitWait: Histogram;
+  calls: Pick<Counter, 'add'>;
+  attemptDuration: Pick<Histogram, 'record'>;
+  retries: Pick<Counter, 'add'>;
+  rateLimitWait: Pick<Histogram, 'record'>;
 }
 
 /**
  * The client's telemetry, or `undefined` when there is none to do (`@opentelemetry/api` absent, or no
- * provider passed or registered): the pipeline then runs no tracing code at all.
+ * provider passed or registered): the pipeline then runs no tracing code at all. A tracer or meter that
+ * throws changes no call's outcome (see `contain.ts`); its first fault is logged through `logger`
+ * (`warn`).
  */
 export function clientTelemetry(
   options: TelemetryOptions,
   events: ClientEvents,
   baseUrl: URL,
   limits: RateLimits | false,
+  logger: Logger = {},
 ): ClientTelemetry | undefined {
   const wanted = providersWanted(options);
   const api = otelApi(wanted);
   if (wanted && !api) throw apiMissing();
-  return api ? new ClientTelemetry(api, options, events, baseUrl, limits) : undefined;
+  return api ? new ClientTelemetry(api, options, events, baseUrl, limits, logger) : undefined;
 }
 
 /** See {@link clientTelemetry}. */
 export class ClientTelemetry {
   readonly #api: OTelApi;
-  readonly #tracer: Tracer;
-  readonly #meter: Meter;
-  readonly #instruments: Instruments;
+  readonly #tracer: SafeTracer;
+  readonly #instruments: Instruments | undefined;
   readonly #key: symbol;
   readonly #server: Attributes;
   /** Request times per rate-limit bucket in the last window, for the utilisation gauge. */
@@ -81,23 +84,18 @@ export class ClientTelemetry {
     events: ClientEvents,
     baseUrl: URL,
     limits: RateLimits | false,
+    logger: Logger,
   ) {
     this.#api = api;
-    const tracerProvider = (options.tracerProvider ?? api.trace.getTracerProvider()) as {
-      getTracer(name: string, version?: string): Tracer;
-    };
-    const meterProvider = (options.meterProvider ?? api.metrics.getMeterProvider()) as {
-      getMeter(name: string, version?: string): Meter;
-    };
-    this.#tracer = tracerProvider.getTracer(SCOPE, VERSION);
-    this.#meter = meterProvider.getMeter(SCOPE, VERSION);
-    // The metrics API has no proxy: a meter that is the no-op one now stays so.
-    this.#metered = Object.getPrototypeOf(this.#meter) !== Object.getPrototypeOf(api.createNoopMeter());
+    const fault = reportOnce('client', (message, details) => logger.warn?.(message, details));
+    const { tracer, meter } = containedTelemetry(api, fault, options);
+    this.#tracer = tracer;
+    this.#metered = meter !== undefined;
     this.#key = api.createContextKey('oa-messaging call');
     this.#limits = limits;
     const port = baseUrl.port || (baseUrl.protocol === 'https:' ? '443' : '80');
     this.#server = { 'server.address': baseUrl.hostname, 'server.port': Number(port) };
-    this.#instruments = this.#makeInstruments();
+    this.#instruments = meter && this.#makeInstruments(meter);
     events.on('request', (e) => this.#request(e));
     events.on('response', (e) => this.#response(e));
     events.on('retry', (e) => this.#retry(e));
@@ -107,28 +105,26 @@ export class ClientTelemetry {
         'oa.wait_ms': e.waitedMs,
         'oa.rate_limit.bucket': e.bucket,
       });
-      if (this.#metered)
-        this.#instruments.rateLimitWait.record(e.waitedMs / 1000, {
-          'oa.method': e.endpoint,
-          'oa.rate_limit.bucket': e.bucket,
-        });
+      this.#instruments?.rateLimitWait.record(e.waitedMs / 1000, {
+        'oa.method': e.endpoint,
+        'oa.rate_limit.bucket': e.bucket,
+      });
     });
   }
 
-  #makeInstruments(): Instruments {
-    const meter = this.#meter;
+  #makeInstruments(meter: SafeMeter): Instruments {
     const limits = this.#limits;
     if (limits) {
-      const utilisation = meter.createObservableGauge('oa.client.rate_limit.utilization', {
-        description: "Share of the client's rate-limit window this process used",
-        unit: '1',
-      });
-      utilisation.addCallback((result) => {
-        for (const bucket of ['general', 'upload'] as const) {
-          const { max, windowMs } = limits[bucket];
-          result.observe(this.#inWindow(bucket, windowMs) / max, { 'oa.rate_limit.bucket': bucket });
-        }
-      });
+      meter.observeGauge(
+        'oa.client.rate_limit.utilization',
+        { description: "Share of the client's rate-limit window this process used", unit: '1' },
+        (result) => {
+          for (const bucket of ['general', 'upload'] as const) {
+            const { max, windowMs } = limits[bucket];
+            result.observe(this.#inWindow(bucket, windowMs) / max, { 'oa.rate_limit.bucket': bucket });
+          }
+        },
+      );
     }
     return {
       calls: meter.createCounter('oa.client.calls', {
@@ -199,7 +195,10 @@ export class ClientTelemetry {
     );
   }
 
-  /** Runs the call in `inside`, the context that holds its trace, and ends the trace as it settles. */
+  /**
+   * Runs the call in `inside`, the context that holds its trace, and ends the trace as it settles: the
+   * call's own outcome, whatever ending the trace does.
+   */
   async #follow<T>(
     trace: CallTrace,
     inside: Context,
@@ -207,15 +206,15 @@ export class ClientTelemetry {
     fn: () => Promise<T>,
     token: boolean,
   ): Promise<T> {
-    const api = this.#api;
+    let result: T;
     try {
-      const result = await api.context.with(inside, fn);
-      this.#end(trace, endpoint.name, undefined, token);
-      return result;
+      result = await this.#api.context.with(inside, fn);
     } catch (error) {
       this.#end(trace, endpoint.name, error ?? new Error('rejected'), token);
       throw error;
     }
+    this.#end(trace, endpoint.name, undefined, token);
+    return result;
   }
 
   #end(trace: CallTrace, method: string, error: unknown, token: boolean): void {
@@ -236,8 +235,7 @@ export class ClientTelemetry {
       span.setAttribute('oa.delivery_unknown', false);
     }
     span.end();
-    if (!token && this.#metered)
-      this.#instruments.calls.add(1, { 'oa.method': method, 'oa.outcome': outcome });
+    if (!token) this.#instruments?.calls.add(1, { 'oa.method': method, 'oa.outcome': outcome });
   }
 
   #endAttempt(trace: CallTrace, error: unknown): void {
@@ -276,14 +274,12 @@ export class ClientTelemetry {
   }
 
   #response(e: OAResponseEvent): void {
-    if (this.#metered) {
-      this.#instruments.attemptDuration.record(e.durationMs / 1000, {
-        ...this.#server,
-        'oa.method': e.endpoint,
-        'http.request.method': e.method,
-        'http.response.status_code': e.status,
-      });
-    }
+    this.#instruments?.attemptDuration.record(e.durationMs / 1000, {
+      ...this.#server,
+      'oa.method': e.endpoint,
+      'http.request.method': e.method,
+      'http.response.status_code': e.status,
+    });
     const trace = this.#current();
     const attempt = trace?.attempt;
     if (!trace || !attempt) return;
@@ -302,8 +298,7 @@ export class ClientTelemetry {
   }
 
   #retry(e: OARetryEvent): void {
-    if (this.#metered)
-      this.#instruments.retries.add(1, { 'oa.method': e.endpoint, 'oa.retry.reason': e.reason });
+    this.#instruments?.retries.add(1, { 'oa.method': e.endpoint, 'oa.retry.reason': e.reason });
     const trace = this.#current();
     if (!trace) return;
     // An exchange that failed without an answer (refused, reset, timed out) ends here, failed.

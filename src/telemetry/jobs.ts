@@ -6,10 +6,10 @@
  * added on its own (a webhook delivery's inbox job, the reply a handler adds), or linked to it for a
  * job of `addMany` (a campaign of 10,000 sends is 10,000 traces, each linked to the one that added it).
  */
-import type { Context, Link, Span } from '@opentelemetry/api';
+import type { Context, Link, Span, SpanContext } from '@opentelemetry/api';
 import { platform } from '#platform';
-import { VERSION } from '../version.js';
-import { failSpan, SCOPE } from './spans.js';
+import { containedTelemetry, guarded, type SafeTracer, warnOnce } from './contain.js';
+import { failSpan } from './spans.js';
 
 /** What a job's `telemetry.metadata` holds. */
 interface JobTrace {
@@ -21,20 +21,35 @@ interface JobTrace {
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /**
+ * The active span's context as a W3C `traceparent`, or `undefined` (no `@opentelemetry/api`, no
+ * provider, no span). Also what an inbox of `order: 'sender'` keeps with each pending event, whose
+ * handling then runs in that trace ({@link inDeliveryTrace}).
+ */
+export function activeTraceparent(): string | undefined {
+  const api = platform.otelApi();
+  // The active span may be the app's own: a span that throws is no context.
+  const span = api && guarded(producerFault, () => api.trace.getSpanContext(api.context.active()), undefined);
+  if (!api || !span || !api.trace.isSpanContextValid(span)) return undefined;
+  const flags = span.traceFlags.toString(16).padStart(2, '0');
+  return `00-${span.traceId}-${span.spanId}-${flags}`;
+}
+
+/**
  * The job options that carry the active trace context, or `undefined` (no `@opentelemetry/api`, no
  * provider, no span): spread into a job's options.
  */
 export function jobTraceOptions(
   relation: 'parent' | 'link',
 ): { telemetry: { metadata: string } } | undefined {
-  const api = platform.otelApi();
-  const span = api?.trace.getSpanContext(api.context.active());
-  if (!api || !span || !api.trace.isSpanContextValid(span)) return undefined;
-  const flags = span.traceFlags.toString(16).padStart(2, '0');
-  const trace: JobTrace = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
+  const traceparent = activeTraceparent();
+  if (!traceparent) return undefined;
+  const trace: JobTrace = { traceparent };
   if (relation === 'link') trace.link = true;
   return { telemetry: { metadata: JSON.stringify(trace) } };
 }
+
+/** The first fault of a span read when a job is added, told once per process. */
+const producerFault = warnOnce('queue');
 
 /** The job as the wrapper reads it. */
 interface TracedJob {
@@ -46,13 +61,21 @@ interface TracedJob {
 /** What became of an outbox job, for the `oa.outbox.jobs` counter. */
 type JobState = 'delivered' | 'processed' | 'retry' | 'failed' | 'unknown';
 
+/** The span context a `traceparent` names, as a remote parent; `undefined` for anything else. */
+function remoteContext(traceparent: unknown): SpanContext | undefined {
+  const match = typeof traceparent === 'string' ? TRACEPARENT.exec(traceparent) : null;
+  if (!match) return undefined;
+  const [, traceId = '', spanId = '', flags = '00'] = match;
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
+}
+
 /** Reads the producer's context from a job; anything unreadable is no context (a job from elsewhere). */
-function producerOf(metadata: string | undefined): { trace: JobTrace; match: RegExpExecArray } | undefined {
+function producerOf(metadata: string | undefined): { trace: JobTrace; context: SpanContext } | undefined {
   if (!metadata) return undefined;
   try {
     const trace = JSON.parse(metadata) as JobTrace;
-    const match = typeof trace?.traceparent === 'string' ? TRACEPARENT.exec(trace.traceparent) : null;
-    return match ? { trace, match } : undefined;
+    const context = remoteContext(trace?.traceparent);
+    return context ? { trace, context } : undefined;
   } catch {
     return undefined;
   }
@@ -71,8 +94,9 @@ export function tracedProcessor<J extends TracedJob>(
 ): (job: J, token?: string) => Promise<unknown> {
   const api = platform.otelApi();
   if (!api) return process;
-  const tracer = api.trace.getTracer(SCOPE, VERSION);
-  const jobs = api.metrics.getMeter(SCOPE, VERSION).createCounter(`oa.${what}.jobs`, {
+  // The queue has no logger: its first telemetry fault is a process warning.
+  const { tracer, meter } = containedTelemetry(api, warnOnce(what));
+  const jobs = meter?.createCounter(`oa.${what}.jobs`, {
     description: `${what} jobs processed, by state`,
     unit: '{job}',
   });
@@ -87,10 +111,8 @@ export function tracedProcessor<J extends TracedJob>(
     let parent: Context = api.context.active();
     const links: Link[] = [];
     if (producer) {
-      const [, traceId = '', spanId = '', flags = '00'] = producer.match;
-      const context = { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
-      if (producer.trace.link) links.push({ context });
-      else parent = api.trace.setSpanContext(parent, context);
+      if (producer.trace.link) links.push({ context: producer.context });
+      else parent = api.trace.setSpanContext(parent, producer.context);
     }
     const span: Span = tracer.startSpan(
       `process ${queue}`,
@@ -112,16 +134,72 @@ export function tracedProcessor<J extends TracedJob>(
       const result = await api.context.with(api.trace.setSpan(parent, span), () => process(job, token));
       const state: JobState = what === 'outbox' ? 'delivered' : 'processed';
       span.setAttribute('oa.job.state', state);
-      jobs.add(1, { 'oa.job.state': state });
+      jobs?.add(1, { 'oa.job.state': state });
       return result;
     } catch (error) {
       const state = stateOf(job, error);
       span.setAttribute('oa.job.state', state);
-      jobs.add(1, { 'oa.job.state': state });
+      jobs?.add(1, { 'oa.job.state': state });
       failSpan(api, span, error);
       throw error;
     } finally {
       span.end();
     }
   };
+}
+
+/** The tracer of {@link inDeliveryTrace}, made on first use; its first fault is a process warning. */
+let deliveryTracer: SafeTracer | undefined;
+const deliveryFault = warnOnce('inbox');
+
+/**
+ * Runs `handle`, the handling of one inbox event of `order: 'sender'`, in the trace of the delivery that
+ * stored it (`traceparent`, kept with the event): a turn drains its sender's later events too, and each
+ * belongs to its own delivery's trace, not to the turn's. An event of the turn's own trace (or one kept
+ * without a trace) runs as it is, under the turn's job span; another runs inside a CONSUMER span
+ * `process <queue>` continuing its delivery's trace, linked to the turn's span.
+ */
+export async function inDeliveryTrace(
+  queue: string,
+  id: string,
+  traceparent: string | undefined,
+  handle: () => unknown,
+): Promise<void> {
+  const api = platform.otelApi();
+  const delivery = remoteContext(traceparent);
+  if (!api || !delivery) {
+    await handle();
+    return;
+  }
+  const active = api.context.active();
+  const turn = guarded(deliveryFault, () => api.trace.getSpanContext(active), undefined);
+  if (turn?.traceId === delivery.traceId) {
+    await handle();
+    return;
+  }
+  deliveryTracer ??= containedTelemetry(api, deliveryFault).tracer;
+  const parent = api.trace.setSpanContext(active, delivery);
+  const span = deliveryTracer.startSpan(
+    `process ${queue}`,
+    {
+      kind: api.SpanKind.CONSUMER,
+      links: turn && api.trace.isSpanContextValid(turn) ? [{ context: turn }] : [],
+      attributes: {
+        'messaging.system': 'bullmq',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': queue,
+        'messaging.message.id': id,
+        'oa.queue': 'inbox',
+      },
+    },
+    parent,
+  );
+  try {
+    await api.context.with(api.trace.setSpan(parent, span), handle);
+  } catch (error) {
+    failSpan(api, span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }

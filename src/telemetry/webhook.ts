@@ -4,11 +4,11 @@
  * its trace). Attributes: the callback command, the `MsgKey`, whether it was a duplicate and the status
  * answered; never the event's contents.
  */
-import type { Counter, Span, Tracer } from '@opentelemetry/api';
-import { VERSION } from '../version.js';
+import type { Counter, Span } from '@opentelemetry/api';
+import type { Logger } from '../core/logger.js';
 import type { OTelApi } from './api.js';
+import { containedTelemetry, reportOnce, type SafeTracer } from './contain.js';
 import { otelApi } from './node-api.js';
-import { SCOPE } from './spans.js';
 
 /** What the core tells of the delivery under way. */
 export interface DeliveryNote {
@@ -20,8 +20,8 @@ export interface DeliveryNote {
 
 interface Instruments {
   api: OTelApi;
-  tracer: Tracer;
-  deliveries: Counter;
+  tracer: SafeTracer;
+  deliveries: Pick<Counter, 'add'> | undefined;
 }
 
 /** The outcome a delivery is counted under, from the status answered. */
@@ -36,20 +36,23 @@ function outcomeOf(status: number, duplicate: boolean): string {
 /**
  * Runs one delivery inside its span: `handle` gets the note to fill in. Without `@opentelemetry/api`
  * or a registered provider, `handle(undefined)` and nothing else (checked per request, so that a
- * provider registered after the handler was made is used; the API is loaded once).
+ * provider registered after the handler was made is used; the API is loaded once). A tracer or meter
+ * that throws changes no answer (see `contain.ts`); its first fault is logged through `logger` (`warn`).
  */
-export function webhookTracing(): <R extends { status: number }>(
-  handle: (note: DeliveryNote | undefined) => Promise<R>,
-) => Promise<R> {
+export function webhookTracing(
+  logger: Logger = {},
+): <R extends { status: number }>(handle: (note: DeliveryNote | undefined) => Promise<R>) => Promise<R> {
   let instruments: Instruments | undefined;
   const ready = (): Instruments | undefined => {
     if (instruments) return instruments;
     const api = otelApi();
     if (!api) return undefined;
+    const fault = reportOnce('webhook', (message, details) => logger.warn?.(message, details));
+    const { tracer, meter } = containedTelemetry(api, fault);
     instruments = {
       api,
-      tracer: api.trace.getTracer(SCOPE, VERSION),
-      deliveries: api.metrics.getMeter(SCOPE, VERSION).createCounter('oa.webhook.deliveries', {
+      tracer,
+      deliveries: meter?.createCounter('oa.webhook.deliveries', {
         description: 'Webhook deliveries, by outcome',
         unit: '{delivery}',
       }),
@@ -89,7 +92,7 @@ export function webhookTracing(): <R extends { status: number }>(
         span.setAttribute('error.type', String(result.status));
         span.setStatus({ code: api.SpanStatusCode.ERROR });
       }
-      deliveries.add(1, {
+      deliveries?.add(1, {
         'oa.webhook.outcome': outcomeOf(result.status, duplicate),
         'http.response.status_code': result.status,
       });

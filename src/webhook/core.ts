@@ -253,7 +253,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     return answer(500, { error: 'Internal error' });
   };
 
-  const traced = platform.webhookTracing();
+  const traced = platform.webhookTracing(logger);
 
   // What close() waits for: deliveries being handled, and the work handed to waitUntil.
   let handling = 0;
