@@ -1,6 +1,7 @@
 /** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
+import { CallRegistry } from '../core/call-control.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
@@ -136,7 +137,9 @@ export interface Outbox {
    * told (the events of `on`). An event can be missed, so the keys still open are also read again every
    * `recheckMs` (5 s): a missed outcome delays the wait by at most that, never holds it; a key cancelled
    * meanwhile is left out of the result. Rejects with `OATimeoutError` (naming how many keys are still
-   * open) after `timeoutMs`, with `OAAbortError` when `signal` aborts.
+   * open) after `timeoutMs`, with `OAAbortError` when `signal` aborts, with `OAConnectionError` when
+   * the outbox is closed: each ends every part of the wait at once, its reads of Redis included (a
+   * Redis that does not answer cannot hold it), and clears its timers.
    * @example const states = await outbox.waitFor('all', { timeoutMs: 3_600_000 });
    */
   waitFor(keys: Iterable<string> | 'all', options?: OutboxWaitOptions): Promise<Map<string, OutboxJobStatus>>;
@@ -187,6 +190,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
   const subscription = new OutboxSubscription(connection, name, loadBullMQ);
+  // The pending `waitFor` calls, for `close()` to stop.
+  const waits = new CallRegistry();
 
   const jobOf = (
     entry: {
@@ -358,7 +363,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     waitFor(keys, waitOptions) {
-      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions);
+      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions, waits);
     },
 
     async cancel(key) {
@@ -366,6 +371,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     async close() {
+      // A pending waitFor rejects now, its timers cleared: it does not wait for the queue to close.
+      waits.closeAll();
       if (queue.closed) return;
       await Promise.all([queue.close(), subscription.close()]);
       await connection.close();
