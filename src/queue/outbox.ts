@@ -44,7 +44,7 @@ import {
   outboxProcessor,
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
-import { countUnknown, FIELD } from './record.js';
+import { countActive, countUnknown, FIELD, isOrphaned } from './record.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
 /** Options of {@link createOutbox}. */
@@ -80,8 +80,10 @@ export interface OutboxWorkOptions {
   /** How many jobs this worker runs at once. @default 1 */
   concurrency?: number | undefined;
   /**
-   * How long a job stays with a worker that stopped renewing its lock (it died) before another worker
-   * takes it; the check runs as often.
+   * How long a job stays with a worker that stopped renewing its lock (it died, or was stopped) before
+   * another running worker takes it, at most: its lock is four fifths of it (renewed every two fifths),
+   * and every worker looks for jobs whose lock expired every fifth of it. Between the lock's expiry and
+   * that check the job is `orphaned`.
    * @default 30_000
    */
   lockDurationMs?: number | undefined;
@@ -126,7 +128,11 @@ export interface Outbox {
   addMany(entries: Iterable<OutboxEntry>): Promise<OutboxAddResult>;
   /** Starts a worker in this process. */
   work(options: OutboxWorkOptions): OutboxWorker;
-  /** Jobs per state; agrees with `get` over all keys. */
+  /**
+   * Jobs per state; agrees with `get` over all keys. `active` counts live work only: a job whose worker
+   * stopped renewing its lock (it died) is `orphaned` until another worker takes it (within
+   * `lockDurationMs`); `orphaned` is there only when some are.
+   */
   counts(): Promise<OutboxCounts>;
   /** The job of `key`, or `undefined` for a key never added or past its retention. */
   get(key: string): Promise<OutboxJobStatus | undefined>;
@@ -281,11 +287,17 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const client = workOptions?.client;
       if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
       const events = new OutboxEmitter();
+      // A dead worker's job is taken once its lock expired and a stalled check ran after that: a lock
+      // of 4/5 and a check every 1/5 keep that within lockDurationMs (BullMQ's two-step check, with
+      // lock and interval equal, took up to twice as long).
+      const recoverWithinMs = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
+      const stalledIntervalMs = Math.max(1, Math.ceil(recoverWithinMs / 5));
       const running = queue.worker(
         async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
-          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          lockDurationMs: Math.max(1, recoverWithinMs - stalledIntervalMs),
+          stalledIntervalMs,
           backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
           endedUnknown,
@@ -318,27 +330,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async counts() {
       const { queue: q } = await open();
       const redis = await connection.producer();
-      const [c, unknown] = await Promise.all([
-        q.getJobCounts(
-          'waiting',
-          'prioritized',
-          'waiting-children',
-          'delayed',
-          'active',
-          'completed',
-          'failed',
-        ),
+      const [c, unknown, [active, orphaned]] = await Promise.all([
+        q.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'completed', 'failed'),
         countUnknown(redis, keyPrefix),
+        countActive(redis, keyPrefix),
       ]);
       const n = (state: string) => c[state] ?? 0;
-      return {
+      const counts: OutboxCounts = {
         waiting: n('waiting') + n('prioritized') + n('waiting-children'),
         delayed: n('delayed'),
-        active: n('active'),
+        active: active - orphaned,
         delivered: n('completed'),
         failed: n('failed') - unknown,
         unknown,
       };
+      if (orphaned > 0) counts.orphaned = orphaned;
+      return counts;
     },
 
     async get(key) {
@@ -349,8 +356,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const id = jobIdOf(key);
       // The state first, then the job: a job read first and completed just after would be reported
       // `delivered` with the result it did not have yet when it was read.
-      const bullState = await q.getJobState(id);
-      if (bullState === 'unknown') return undefined;
+      const read = await q.getJobState(id);
+      if (read === 'unknown') return undefined;
+      // Active without its lock: its worker stopped renewing it (read in one step, so that a job that
+      // ended meanwhile, dropping its lock, is not taken for one).
+      const bullState = read === 'active' && (await isOrphaned(redis, keyPrefix, id)) ? 'orphaned' : read;
       const [job, [marker, error]] = await Promise.all([
         q.getJob(id) as Promise<Job | undefined>,
         redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
@@ -392,6 +402,7 @@ function stateOf(bullState: string, marker: string | null): OutboxState {
       return marker === 'unknown' ? 'unknown' : 'failed';
     case 'delayed':
     case 'active':
+    case 'orphaned':
       return bullState;
     default:
       return 'waiting';

@@ -73,6 +73,8 @@ export class LazyQueue {
     options: {
       concurrency: number;
       lockDurationMs: number;
+      /** How often a worker looks for jobs whose lock expired (BullMQ's stalled check). @default lockDurationMs */
+      stalledIntervalMs?: number;
       /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
       backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
       attach?: (worker: Worker) => void;
@@ -89,7 +91,7 @@ export class LazyQueue {
         connection: own as never,
         concurrency: options.concurrency,
         lockDuration: options.lockDurationMs,
-        stalledInterval: options.lockDurationMs,
+        stalledInterval: options.stalledIntervalMs ?? options.lockDurationMs,
         // A job handed out again after its worker died is the processor's to classify: BullMQ must
         // not fail it on its own for having stalled.
         maxStalledCount: 1000,
