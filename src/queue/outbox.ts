@@ -38,13 +38,14 @@ import {
   BACKOFF_TYPE,
   endedUnknown,
   FIRST_BACKOFF_MS,
+  holdUntilDue,
   type OutboxError,
   type OutboxJobData,
   outboxBackoff,
   outboxProcessor,
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
-import { countActive, countUnknown, FIELD, isOrphaned } from './record.js';
+import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
 /** Options of {@link createOutbox}. */
@@ -205,15 +206,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
       params: unknown;
       key: string;
       delay?: number | undefined;
+      at?: number | undefined;
       priority?: number | undefined;
     },
     trace: ReturnType<typeof jobTraceOptions>,
   ) => ({
+    due: entry.at !== undefined || entry.delay ? { at: entry.at, delay: entry.delay ?? 0 } : undefined,
     name: entry.method,
     data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
     opts: {
       jobId: jobIdOf(entry.key),
-      ...(entry.delay ? { delay: entry.delay } : {}),
       ...(entry.priority ? { priority: entry.priority } : {}),
       attempts,
       backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
@@ -227,8 +229,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const addChunk = async (chunk: ReturnType<typeof jobOf>[], knownKeys: string[]): Promise<number> => {
     if (chunk.length === 0) return 0;
     const { queue: q } = await open();
+    const redis = await connection.producer();
     const stored = await storedAlready(
-      await connection.producer(),
+      redis,
       keyPrefix,
       chunk.map((job) => job.opts.jobId),
     );
@@ -237,7 +240,20 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (stored[i] || adding.has(job.opts.jobId)) knownKeys.push(job.data.key);
       else adding.add(job.opts.jobId);
     }
-    await q.addBulk(chunk);
+    // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
+    // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
+    const now = chunk.some((job) => job.due) ? await redisNow(redis) : 0;
+    await q.addBulk(
+      chunk.map(({ due, ...job }) => {
+        if (!due) return job;
+        const notBefore = due.at ?? now + due.delay;
+        return {
+          ...job,
+          data: { ...job.data, notBefore },
+          opts: { ...job.opts, timestamp: now, delay: Math.max(0, notBefore - now) },
+        };
+      }),
+    );
     return adding.size;
   };
 
@@ -301,6 +317,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
           backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
           endedUnknown,
+          gate: async (bull, job: Job<OutboxJobData>, token) =>
+            holdUntilDue(bull, await connection.commands(), keyPrefix, job, token),
         },
       );
       const worker: OutboxWorker = {

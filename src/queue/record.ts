@@ -162,3 +162,21 @@ export async function orphanTry(
   const [data, attempt] = (await runScript(redis, ORPHAN_TRY, keys, [jobId])) as [string, number];
   return { data, attempt: Number(attempt) };
 }
+
+/** Redis's clock (`TIME`), in ms since the epoch: the one clock that decides when a job is due. */
+export async function redisNow(redis: Pick<IORedisTime, 'time'>): Promise<number> {
+  const [seconds, micros] = (await redis.time()).map(Number);
+  return (seconds ?? 0) * 1000 + Math.floor((micros ?? 0) / 1000);
+}
+
+type IORedisTime = { time(): Promise<(string | number)[]> };
+
+// A try that was put back before it began (picked up before its due time) is not a try.
+const UNSTART = script(`
+if tonumber(redis.call('HGET', KEYS[1], 'ats') or '0') > 0 then redis.call('HINCRBY', KEYS[1], 'ats', -1) end
+return 1`);
+
+/** Uncounts the start of a try that was put back before it began. */
+export async function unstart(redis: RedisClient, jobKey: string): Promise<void> {
+  await runScript(redis, UNSTART, [jobKey], []);
+}
