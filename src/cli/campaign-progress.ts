@@ -11,12 +11,15 @@ type ProgressStream = NodeJS.WriteStream | NodeJS.WritableStream;
 /** Jobs that ended, and all jobs known. */
 export function campaignTotals(counts: OutboxCounts): { done: number; total: number } {
   const done = counts.delivered + counts.failed + counts.unknown;
-  return { done, total: done + counts.waiting + counts.delayed + counts.active };
+  return { done, total: done + counts.waiting + counts.delayed + counts.active + (counts.orphaned ?? 0) };
 }
 
 /** The one-line summary of counts. */
 export function countsLine(c: OutboxCounts): string {
-  return `delivered ${c.delivered}, failed ${c.failed}, unknown ${c.unknown}, waiting ${c.waiting}, delayed ${c.delayed}, active ${c.active}`;
+  const orphaned = c.orphaned
+    ? `, orphaned ${c.orphaned} (their worker died: taken by another within lockDurationMs)`
+    : '';
+  return `delivered ${c.delivered}, failed ${c.failed}, unknown ${c.unknown}, waiting ${c.waiting}, delayed ${c.delayed}, active ${c.active}${orphaned}`;
 }
 
 /** `outbox`: the campaign's progress. */

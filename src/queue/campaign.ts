@@ -3,7 +3,8 @@
  * cancelling a job not sent yet, and waiting for jobs to end (`waitFor`), driven by the outbox's events.
  */
 import type { Queue } from 'bullmq';
-import { OAAbortError, OATimeoutError, OAValidationError } from '../errors.js';
+import { type CallRegistry, sleep } from '../core/call-control.js';
+import { OAAbortError, OAConnectionError, OATimeoutError, OAValidationError } from '../errors.js';
 import type { RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
 import type {
@@ -139,13 +140,16 @@ function statusOf<E extends (typeof OUTCOMES)[number]>(name: E, event: OutboxEve
 
 /**
  * Waits for `keys` (or every job not final now) to end. Listens first, then reads each key once: a key
- * that ends after the listener came is heard, one that ended before is read final.
+ * that ends after the listener came is heard, one that ended before is read final. Every part of the
+ * wait, its reads of Redis included, runs under one call control of `calls`: the signal, the
+ * deadline and the outbox's `close()` end it at once, whether Redis answers or not.
  */
 export async function waitForJobs(
   source: WaitSource,
   listOpen: () => Promise<string[]>,
   keys: Iterable<string> | 'all',
-  options: OutboxWaitOptions = {},
+  options: OutboxWaitOptions | undefined,
+  calls: CallRegistry,
 ): Promise<Map<string, OutboxJobStatus>> {
   const { timeoutMs, signal, recheckMs = RECHECK_MS } = (options ?? {}) as OutboxWaitOptions;
   for (const [name, value] of [
@@ -159,37 +163,37 @@ export async function waitForJobs(
     }
   }
   const wanted = keys === 'all' ? undefined : checkKeys(keys);
-  if (signal?.aborted) throw new OAAbortError('outbox.waitFor was aborted', { cause: signal.reason });
+  const control = calls.start('outbox.waitFor', { signal, timeoutMs });
 
   const heard = new Map<string, OutboxJobStatus>();
   const results = new Map<string, OutboxJobStatus>();
   let open: Set<string> | undefined;
-  let settle: (() => void) | undefined;
+  let wake: (() => void) | undefined;
   const listeners = OUTCOMES.map((name) => {
     const listener = (event: OutboxEvents[typeof name]) => {
       const status = statusOf(name, event as never);
       if (!open) heard.set(event.key, status);
       else if (open.delete(event.key)) {
         results.set(event.key, status);
-        if (open.size === 0) settle?.();
+        if (open.size === 0) wake?.();
       }
     };
     source.on(name, listener);
     return [name, listener] as const;
   });
-  let timer: NodeJS.Timeout | undefined;
-  let recheck: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let onAbort: (() => void) | undefined;
+  const pending = new Set<string>();
   try {
-    const pending = new Set<string>();
+    if (control.stopped) throw control.error('starting');
+    // Each read of Redis is waited for only while the call runs: a paused Redis cannot hold it.
+    const read = (batch: string[]) =>
+      control.wait(Promise.all(batch.map((key) => source.get(key))), 'reading its keys');
     if (wanted === undefined) {
-      for (const key of await listOpen()) pending.add(key);
+      for (const key of await control.wait(listOpen(), 'listing the open jobs')) pending.add(key);
     } else {
       const missing: string[] = [];
       for (let i = 0; i < wanted.length; i += 100) {
         const batch = wanted.slice(i, i + 100);
-        const statuses = await Promise.all(batch.map((key) => source.get(key)));
+        const statuses = await read(batch);
         batch.forEach((key, j) => {
           const status = statuses[j];
           if (status === undefined) missing.push(key);
@@ -213,63 +217,45 @@ export async function waitForJobs(
       }
     }
     open = pending;
-    const total = results.size + pending.size;
-    if (pending.size > 0) {
-      await new Promise<void>((resolve, reject) => {
-        settle = resolve;
-        // The record, read again now and then: an outcome whose event was missed is found there, and a
-        // key no longer known (cancelled, or past its retention) stops being waited for.
-        const readAgain = async () => {
-          const keys = [...pending];
-          for (let i = 0; i < keys.length && pending.size > 0; i += 100) {
-            const batch = keys.slice(i, i + 100);
-            const statuses = await Promise.all(batch.map((key) => source.get(key)));
-            batch.forEach((key, j) => {
-              const status = statuses[j];
-              if (status && !FINAL.includes(status.state)) return;
-              if (pending.delete(key) && status) results.set(key, status);
-            });
-          }
-          if (pending.size === 0) resolve();
-        };
-        const schedule = () => {
-          if (stopped) return;
-          recheck = setTimeout(() => {
-            // A failed read (Redis away for a moment) is tried again at the next tick.
-            readAgain().then(schedule, schedule);
-          }, recheckMs);
-        };
-        schedule();
-        if (timeoutMs !== undefined) {
-          timer = setTimeout(() => {
-            // An outcome whose report was lost (its worker died after storing it) is read here.
-            void Promise.all([...pending].map(async (key) => [key, await source.get(key)] as const))
-              .then((read) => {
-                for (const [key, status] of read) {
-                  if (status && FINAL.includes(status.state) && pending.delete(key)) results.set(key, status);
-                }
-                if (pending.size === 0) return resolve();
-                reject(
-                  new OATimeoutError(
-                    `outbox.waitFor: ${pending.size} of ${total} keys still open after ${timeoutMs} ms`,
-                  ),
-                );
-              })
-              .catch(reject);
-          }, timeoutMs);
+    while (pending.size > 0) {
+      // Until an event ends the last key, or `recheckMs` passes; the call's stop ends it too.
+      const tick = sleep(recheckMs, control.signal, 'waiting', () => control.error('waiting'));
+      wake = tick.wake;
+      await tick.done;
+      if (pending.size === 0) break;
+      // The record, read again: an outcome whose event was missed is found there, and a key no longer
+      // known (cancelled, or past its retention) stops being waited for.
+      const keys = [...pending];
+      for (let i = 0; i < keys.length && pending.size > 0; i += 100) {
+        const batch = keys.slice(i, i + 100);
+        let statuses: (OutboxJobStatus | undefined)[];
+        try {
+          statuses = await read(batch);
+        } catch (error) {
+          // A failed read (Redis away for a moment) is tried again at the next tick.
+          if (control.stopped) throw error;
+          break;
         }
-        if (signal) {
-          onAbort = () => reject(new OAAbortError('outbox.waitFor was aborted', { cause: signal.reason }));
-          signal.addEventListener('abort', onAbort, { once: true });
-        }
-      });
+        batch.forEach((key, j) => {
+          const status = statuses[j];
+          if (status && !FINAL.includes(status.state)) return;
+          if (pending.delete(key) && status) results.set(key, status);
+        });
+      }
     }
     return results;
+  } catch (error) {
+    const reason = control.stopped;
+    if (reason === undefined) throw error;
+    if (reason === 'aborted') throw new OAAbortError('outbox.waitFor was aborted', { cause: signal?.reason });
+    if (reason === 'closed') throw new OAConnectionError('outbox.waitFor: the outbox was closed');
+    throw new OATimeoutError(
+      open === undefined
+        ? `outbox.waitFor: its timeoutMs of ${timeoutMs} ms ran out while reading its keys`
+        : `outbox.waitFor: ${pending.size} of ${results.size + pending.size} keys still open after ${timeoutMs} ms`,
+    );
   } finally {
-    stopped = true;
-    clearTimeout(timer);
-    clearTimeout(recheck);
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    control.end();
     for (const [name, listener] of listeners) source.off(name, listener as never);
   }
 }

@@ -11,13 +11,15 @@ import type { QueueConnection } from './connection.js';
 import type { BullMQ } from './load.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
 import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf } from './outbox-worker.js';
+import { orphanTry } from './record.js';
 
 /**
  * Where an outbox job stands. `unknown`: it may have been delivered (its call rejected with
  * `deliveryUnknown`, or its worker died with its request in flight); it is never sent again.
- * `failed`: it certainly was not delivered.
+ * `failed`: it certainly was not delivered. `orphaned`: it was active and its worker stopped renewing
+ * its lock (it died, or was stopped); a running worker takes it within `lockDurationMs` of that.
  */
-export type OutboxState = 'waiting' | 'delayed' | 'active' | 'delivered' | 'unknown' | 'failed';
+export type OutboxState = 'waiting' | 'delayed' | 'active' | 'orphaned' | 'delivered' | 'unknown' | 'failed';
 
 /** One key's job, as `outbox.get` reads it. */
 export interface OutboxJobStatus {
@@ -32,8 +34,14 @@ export interface OutboxJobStatus {
   error?: OutboxError;
 }
 
-/** How many jobs are in each state. */
-export type OutboxCounts = Record<OutboxState, number>;
+/**
+ * How many jobs are in each state. `active` is live work only; `orphaned` (jobs whose worker stopped
+ * renewing their lock, not taken by another yet) is there only when some are.
+ */
+export type OutboxCounts = Record<Exclude<OutboxState, 'orphaned'>, number> & {
+  /** Active jobs whose lock expired (their worker died): present only when more than 0. */
+  orphaned?: number;
+};
 
 /** What every outbox event names: the job's key and method, and which try this is. */
 export interface OutboxJobEvent {
@@ -81,6 +89,13 @@ export interface OutboxRetryEvent extends OutboxJobEvent {
   waitMs: number;
 }
 
+/**
+ * A job was found orphaned (its worker stopped renewing its lock: it died, or was stopped) and handed
+ * out again: a running worker takes it now, and ends it `unknown` if its request may have left, else
+ * sends it. Reported by the worker that found it.
+ */
+export type OutboxOrphanedEvent = OutboxJobEvent;
+
 /** What an outbox reports, by event name. Events never carry a secret. */
 export interface OutboxEvents {
   /** A job was delivered. */
@@ -94,6 +109,8 @@ export interface OutboxEvents {
    * after its worker died with its request in flight. It is never sent again.
    */
   unknown: OutboxUnknownEvent;
+  /** A job whose worker stopped renewing its lock was found and handed out again (`attempt`: the try cut short). */
+  orphaned: OutboxOrphanedEvent;
 }
 
 /** The name of an event of {@link OutboxEvents}. */
@@ -102,7 +119,7 @@ export type OutboxEventName = keyof OutboxEvents;
 /** A listener of outbox event `E`. */
 export type OutboxListener<E extends OutboxEventName> = (event: OutboxEvents[E]) => void;
 
-const NAMES: readonly OutboxEventName[] = ['delivered', 'retry', 'failed', 'unknown'];
+const NAMES: readonly OutboxEventName[] = ['delivered', 'retry', 'failed', 'unknown', 'orphaned'];
 
 /** The name of the entries this module adds to the queue's BullMQ event stream. */
 const STREAM_EVENT = 'oa-outbox';
@@ -182,6 +199,20 @@ export function reportOutcomes(
     else if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) {
       report(['failed', base]);
     } else report(['retry', { ...base, waitMs: job.delay }]);
+  });
+  // BullMQ's stalled check of this worker moved a job whose lock had expired back to wait.
+  worker.on('stalled', (jobId: string) => {
+    redis()
+      .then((r) => orphanTry(r, keyPrefix, jobId))
+      .then(({ data, attempt }) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(data);
+        } catch {}
+        const job = { id: jobId, data: parsed, attemptsMade: 0, attemptsStarted: attempt };
+        report(['orphaned', about(job as unknown as Job<OutboxJobData>)]);
+      })
+      .catch(() => {});
   });
 }
 

@@ -24,6 +24,7 @@ export type {
   OutboxJobEvent,
   OutboxJobStatus,
   OutboxListener,
+  OutboxOrphanedEvent,
   OutboxRetryEvent,
   OutboxState,
   OutboxUnknownEvent,

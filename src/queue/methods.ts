@@ -32,8 +32,9 @@ export interface OutboxAddOptions {
   /** Milliseconds to wait before the send may start (or `at`, not both). @default 0 */
   delay?: number | undefined;
   /**
-   * When the send may start, at the earliest (or `delay`, not both): a date in the past means now. It
-   * becomes the job's delay from the moment it is added, on this machine's clock.
+   * When the send may start, at the earliest (or `delay`, not both): a date in the past means now.
+   * Decided on Redis's clock (its `TIME`), not this machine's nor a worker's: a worker whose clock runs
+   * fast does not send it early. `delay` counts from when Redis stores the job, on the same clock.
    */
   at?: Date | undefined;
   /** 1 (first) to 2,097,152 (last); jobs without one go before any with one, as in BullMQ. */
@@ -118,9 +119,9 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
       invalid('must be a valid Date', [...at, 'at']);
     }
     if (delay !== undefined) invalid('not allowed with delay: give delay or at, not both', [...at, 'at']);
-    return { method: name, key, delay: Math.max(0, sendAt.getTime() - Date.now()), priority };
+    return { method: name, key, delay: undefined, at: sendAt.getTime(), priority };
   }
-  return { method: name, key, delay, priority };
+  return { method: name, key, delay, at: undefined, priority };
 }
 
 /**

@@ -13,7 +13,15 @@ import { isOAError, OAConnectionError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
-import { clearRecord, FIELD, markUnknown, type SendRecord, writeRecord } from './record.js';
+import {
+  clearRecord,
+  FIELD,
+  markUnknown,
+  redisNow,
+  type SendRecord,
+  unstart,
+  writeRecord,
+} from './record.js';
 
 /** What an outbox job carries (readable in BullMQ's tools). */
 export interface OutboxJobData {
@@ -23,6 +31,8 @@ export interface OutboxJobData {
   params: unknown;
   /** The app's idempotency key (the job's id is made from it). */
   key: string;
+  /** For a job added with `at` or `delay`: when it is due, in ms since the epoch on Redis's clock. */
+  notBefore?: number;
 }
 
 /** A failure kept with its job: what the SDK's error said. */
@@ -118,6 +128,28 @@ export function outboxBackoff(attemptsMade: number, type?: string, error?: Error
   return typeof asked === 'number' && Number.isFinite(asked)
     ? Math.max(exponential, Math.min(asked, MAX_RETRY_AFTER_MS))
     : exponential;
+}
+
+/**
+ * Puts back a job that a worker picked up before it is due by Redis's clock: BullMQ compares a delayed
+ * job's time with the clock of the worker that looks, and a worker whose clock runs fast would send it
+ * early. It goes back to delayed for the time left by Redis's clock (counted on this worker's, so that
+ * this worker takes it again then), uncounted as a try; nothing was sent.
+ */
+export async function holdUntilDue(
+  bull: BullMQ,
+  redis: IORedis,
+  keyPrefix: string,
+  job: Job<OutboxJobData>,
+  token: string | undefined,
+): Promise<void> {
+  const due = (job.data as Partial<OutboxJobData> | undefined)?.notBefore;
+  if (typeof due !== 'number' || !Number.isFinite(due)) return;
+  const left = due - (await redisNow(redis));
+  if (left <= 0) return;
+  await job.moveToDelayed(Date.now() + left, token);
+  await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
+  throw new bull.DelayedError();
 }
 
 /** The job processor of `outbox.work`, for one client. */

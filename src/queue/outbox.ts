@@ -1,6 +1,7 @@
 /** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
+import { CallRegistry } from '../core/call-control.js';
 import { OAConfigError, OAValidationError } from '../errors.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
@@ -37,13 +38,14 @@ import {
   BACKOFF_TYPE,
   endedUnknown,
   FIRST_BACKOFF_MS,
+  holdUntilDue,
   type OutboxError,
   type OutboxJobData,
   outboxBackoff,
   outboxProcessor,
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
-import { countUnknown, FIELD } from './record.js';
+import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
 /** Options of {@link createOutbox}. */
@@ -79,8 +81,10 @@ export interface OutboxWorkOptions {
   /** How many jobs this worker runs at once. @default 1 */
   concurrency?: number | undefined;
   /**
-   * How long a job stays with a worker that stopped renewing its lock (it died) before another worker
-   * takes it; the check runs as often.
+   * How long a job stays with a worker that stopped renewing its lock (it died, or was stopped) before
+   * another running worker takes it, at most: its lock is four fifths of it (renewed every two fifths),
+   * and every worker looks for jobs whose lock expired every fifth of it. Between the lock's expiry and
+   * that check the job is `orphaned`.
    * @default 30_000
    */
   lockDurationMs?: number | undefined;
@@ -125,7 +129,11 @@ export interface Outbox {
   addMany(entries: Iterable<OutboxEntry>): Promise<OutboxAddResult>;
   /** Starts a worker in this process. */
   work(options: OutboxWorkOptions): OutboxWorker;
-  /** Jobs per state; agrees with `get` over all keys. */
+  /**
+   * Jobs per state; agrees with `get` over all keys. `active` counts live work only: a job whose worker
+   * stopped renewing its lock (it died) is `orphaned` until another worker takes it (within
+   * `lockDurationMs`); `orphaned` is there only when some are.
+   */
   counts(): Promise<OutboxCounts>;
   /** The job of `key`, or `undefined` for a key never added or past its retention. */
   get(key: string): Promise<OutboxJobStatus | undefined>;
@@ -136,7 +144,9 @@ export interface Outbox {
    * told (the events of `on`). An event can be missed, so the keys still open are also read again every
    * `recheckMs` (5 s): a missed outcome delays the wait by at most that, never holds it; a key cancelled
    * meanwhile is left out of the result. Rejects with `OATimeoutError` (naming how many keys are still
-   * open) after `timeoutMs`, with `OAAbortError` when `signal` aborts.
+   * open) after `timeoutMs`, with `OAAbortError` when `signal` aborts, with `OAConnectionError` when
+   * the outbox is closed: each ends every part of the wait at once, its reads of Redis included (a
+   * Redis that does not answer cannot hold it), and clears its timers.
    * @example const states = await outbox.waitFor('all', { timeoutMs: 3_600_000 });
    */
   waitFor(keys: Iterable<string> | 'all', options?: OutboxWaitOptions): Promise<Map<string, OutboxJobStatus>>;
@@ -187,6 +197,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
   const subscription = new OutboxSubscription(connection, name, loadBullMQ);
+  // The pending `waitFor` calls, for `close()` to stop.
+  const waits = new CallRegistry();
 
   const jobOf = (
     entry: {
@@ -194,15 +206,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
       params: unknown;
       key: string;
       delay?: number | undefined;
+      at?: number | undefined;
       priority?: number | undefined;
     },
     trace: ReturnType<typeof jobTraceOptions>,
   ) => ({
+    due: entry.at !== undefined || entry.delay ? { at: entry.at, delay: entry.delay ?? 0 } : undefined,
     name: entry.method,
     data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
     opts: {
       jobId: jobIdOf(entry.key),
-      ...(entry.delay ? { delay: entry.delay } : {}),
       ...(entry.priority ? { priority: entry.priority } : {}),
       attempts,
       backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
@@ -216,8 +229,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const addChunk = async (chunk: ReturnType<typeof jobOf>[], knownKeys: string[]): Promise<number> => {
     if (chunk.length === 0) return 0;
     const { queue: q } = await open();
+    const redis = await connection.producer();
     const stored = await storedAlready(
-      await connection.producer(),
+      redis,
       keyPrefix,
       chunk.map((job) => job.opts.jobId),
     );
@@ -226,7 +240,20 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (stored[i] || adding.has(job.opts.jobId)) knownKeys.push(job.data.key);
       else adding.add(job.opts.jobId);
     }
-    await q.addBulk(chunk);
+    // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
+    // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
+    const now = chunk.some((job) => job.due) ? await redisNow(redis) : 0;
+    await q.addBulk(
+      chunk.map(({ due, ...job }) => {
+        if (!due) return job;
+        const notBefore = due.at ?? now + due.delay;
+        return {
+          ...job,
+          data: { ...job.data, notBefore },
+          opts: { ...job.opts, timestamp: now, delay: Math.max(0, notBefore - now) },
+        };
+      }),
+    );
     return adding.size;
   };
 
@@ -276,14 +303,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const client = workOptions?.client;
       if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
       const events = new OutboxEmitter();
+      // A dead worker's job is taken once its lock expired and a stalled check ran after that: a lock
+      // of 4/5 and a check every 1/5 keep that within lockDurationMs (BullMQ's two-step check, with
+      // lock and interval equal, took up to twice as long).
+      const recoverWithinMs = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
+      const stalledIntervalMs = Math.max(1, Math.ceil(recoverWithinMs / 5));
       const running = queue.worker(
         async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
-          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          lockDurationMs: Math.max(1, recoverWithinMs - stalledIntervalMs),
+          stalledIntervalMs,
           backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
           endedUnknown,
+          gate: async (bull, job: Job<OutboxJobData>, token) =>
+            holdUntilDue(bull, await connection.commands(), keyPrefix, job, token),
         },
       );
       const worker: OutboxWorker = {
@@ -313,27 +348,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async counts() {
       const { queue: q } = await open();
       const redis = await connection.producer();
-      const [c, unknown] = await Promise.all([
-        q.getJobCounts(
-          'waiting',
-          'prioritized',
-          'waiting-children',
-          'delayed',
-          'active',
-          'completed',
-          'failed',
-        ),
+      const [c, unknown, [active, orphaned]] = await Promise.all([
+        q.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'completed', 'failed'),
         countUnknown(redis, keyPrefix),
+        countActive(redis, keyPrefix),
       ]);
       const n = (state: string) => c[state] ?? 0;
-      return {
+      const counts: OutboxCounts = {
         waiting: n('waiting') + n('prioritized') + n('waiting-children'),
         delayed: n('delayed'),
-        active: n('active'),
+        active: active - orphaned,
         delivered: n('completed'),
         failed: n('failed') - unknown,
         unknown,
       };
+      if (orphaned > 0) counts.orphaned = orphaned;
+      return counts;
     },
 
     async get(key) {
@@ -344,8 +374,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const id = jobIdOf(key);
       // The state first, then the job: a job read first and completed just after would be reported
       // `delivered` with the result it did not have yet when it was read.
-      const bullState = await q.getJobState(id);
-      if (bullState === 'unknown') return undefined;
+      const read = await q.getJobState(id);
+      if (read === 'unknown') return undefined;
+      // Active without its lock: its worker stopped renewing it (read in one step, so that a job that
+      // ended meanwhile, dropping its lock, is not taken for one).
+      const bullState = read === 'active' && (await isOrphaned(redis, keyPrefix, id)) ? 'orphaned' : read;
       const [job, [marker, error]] = await Promise.all([
         q.getJob(id) as Promise<Job | undefined>,
         redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
@@ -358,7 +391,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     waitFor(keys, waitOptions) {
-      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions);
+      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions, waits);
     },
 
     async cancel(key) {
@@ -366,6 +399,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     async close() {
+      // A pending waitFor rejects now, its timers cleared: it does not wait for the queue to close.
+      waits.closeAll();
       if (queue.closed) return;
       await Promise.all([queue.close(), subscription.close()]);
       await connection.close();
@@ -385,6 +420,7 @@ function stateOf(bullState: string, marker: string | null): OutboxState {
       return marker === 'unknown' ? 'unknown' : 'failed';
     case 'delayed':
     case 'active':
+    case 'orphaned':
       return bullState;
     default:
       return 'waiting';

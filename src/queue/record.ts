@@ -107,3 +107,76 @@ export async function markUnknown(
     [Date.now(), jobId, FIELD.state, FIELD.error, error],
   );
 }
+
+// The active jobs, and those of them whose lock is gone (their worker stopped renewing it), in one step:
+// a job is made active with its lock, and its lock goes when it leaves active, both atomically.
+const COUNT_ACTIVE = script(`
+local ids = redis.call('LRANGE', KEYS[1], 0, -1)
+local orphaned = 0
+for _, id in ipairs(ids) do
+  if redis.call('EXISTS', ARGV[1] .. id .. ':lock') == 0 then orphaned = orphaned + 1 end
+end
+return {#ids, orphaned}`);
+
+/** How many jobs are active, and how many of those are orphaned (active without a lock). */
+export async function countActive(redis: RedisClient, keyPrefix: string): Promise<[number, number]> {
+  const [active, orphaned] = (await runScript(redis, COUNT_ACTIVE, [`${keyPrefix}active`], [keyPrefix])) as [
+    number,
+    number,
+  ];
+  return [Number(active), Number(orphaned)];
+}
+
+// Whether the job is active and its lock gone, in one step.
+const ORPHANED = script(`
+for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if id == ARGV[1] then return redis.call('EXISTS', KEYS[2]) == 0 and 1 or 0 end
+end
+return 0`);
+
+/** Whether the job `jobId` is active without its lock: its worker stopped renewing it. */
+export async function isOrphaned(redis: RedisClient, keyPrefix: string, jobId: string): Promise<boolean> {
+  return (
+    Number(await runScript(redis, ORPHANED, [`${keyPrefix}active`, `${keyPrefix}${jobId}:lock`], [jobId])) ===
+    1
+  );
+}
+
+// A job the stalled check just handed out again: its data, and the try that was cut short (the tries
+// started, less the one begun since if a worker took it already: it is no longer waiting).
+const ORPHAN_TRY = script(`
+local started = tonumber(redis.call('HGET', KEYS[1], 'ats') or '0') or 0
+local waiting = redis.call('LPOS', KEYS[2], ARGV[1], 'RANK', -1, 'MAXLEN', 1000)
+  or redis.call('LPOS', KEYS[3], ARGV[1], 'RANK', -1, 'MAXLEN', 1000)
+  or redis.call('ZSCORE', KEYS[4], ARGV[1])
+if not waiting then started = started - 1 end
+return {redis.call('HGET', KEYS[1], 'data') or '', started}`);
+
+/** The data and cut-short try of a job found orphaned and handed out again. */
+export async function orphanTry(
+  redis: RedisClient,
+  keyPrefix: string,
+  jobId: string,
+): Promise<{ data: string; attempt: number }> {
+  const keys = [`${keyPrefix}${jobId}`, `${keyPrefix}wait`, `${keyPrefix}paused`, `${keyPrefix}prioritized`];
+  const [data, attempt] = (await runScript(redis, ORPHAN_TRY, keys, [jobId])) as [string, number];
+  return { data, attempt: Number(attempt) };
+}
+
+/** Redis's clock (`TIME`), in ms since the epoch: the one clock that decides when a job is due. */
+export async function redisNow(redis: Pick<IORedisTime, 'time'>): Promise<number> {
+  const [seconds, micros] = (await redis.time()).map(Number);
+  return (seconds ?? 0) * 1000 + Math.floor((micros ?? 0) / 1000);
+}
+
+type IORedisTime = { time(): Promise<(string | number)[]> };
+
+// A try that was put back before it began (picked up before its due time) is not a try.
+const UNSTART = script(`
+if tonumber(redis.call('HGET', KEYS[1], 'ats') or '0') > 0 then redis.call('HINCRBY', KEYS[1], 'ats', -1) end
+return 1`);
+
+/** Uncounts the start of a try that was put back before it began. */
+export async function unstart(redis: RedisClient, jobKey: string): Promise<void> {
+  await runScript(redis, UNSTART, [jobKey], []);
+}

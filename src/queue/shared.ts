@@ -73,23 +73,34 @@ export class LazyQueue {
     options: {
       concurrency: number;
       lockDurationMs: number;
+      /** How often a worker looks for jobs whose lock expired (BullMQ's stalled check). @default lockDurationMs */
+      stalledIntervalMs?: number;
       /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
       backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
       attach?: (worker: Worker) => void;
       /** Whether a job's error means it ended `unknown` (its span and count say so). */
       endedUnknown?: (error: Error) => boolean;
+      /** Run before each job, outside its trace: may put the job back (throwing BullMQ's `DelayedError`). */
+      gate?: (bull: BullMQ, job: never, token?: string) => Promise<void>;
     },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
     const started = (async () => {
       const bull = await loadBullMQ();
-      const process = tracedProcessor(this.what, this.name, await processor(bull), options.endedUnknown);
+      const traced = tracedProcessor(this.what, this.name, await processor(bull), options.endedUnknown);
+      const gate = options.gate;
+      const process = gate
+        ? async (job: never, token?: string) => {
+            await gate(bull, job, token);
+            return traced(job, token);
+          }
+        : traced;
       const own = await this.connection.open();
       const worker = new bull.Worker(this.name, process as never, {
         connection: own as never,
         concurrency: options.concurrency,
         lockDuration: options.lockDurationMs,
-        stalledInterval: options.lockDurationMs,
+        stalledInterval: options.stalledIntervalMs ?? options.lockDurationMs,
         // A job handed out again after its worker died is the processor's to classify: BullMQ must
         // not fail it on its own for having stalled.
         maxStalledCount: 1000,

@@ -2,7 +2,8 @@
 // quota through Redis. It prints `ready` once its worker runs, and runs until it is killed. With `tag`,
 // every request it sends carries its pid (`x-outbox-worker`), so that the fake's log tells who sent it.
 // With `refuseSendsAt`, every send goes to that origin (a port nothing listens on: refused) while its
-// logins reach the fake; with `printRetries`, each retry of its client is a line `retry <reason>`.
+// logins reach the fake; with `printRetries`, each retry of its client is a line `retry <reason>`. With
+// `clockSkewMs`, its clock runs that far ahead of the machine's (and Redis's).
 import { Agent } from 'undici';
 import { type DispatcherLike, OAClient } from '../../src/index.js';
 import { createOutbox } from '../../src/queue/index.js';
@@ -21,9 +22,16 @@ export interface OutboxWorkerConfig {
   tag?: boolean;
   refuseSendsAt?: string;
   printRetries?: boolean;
+  /** This process's clock runs this many ms ahead (`Date.now`, which BullMQ and the SDK read). */
+  clockSkewMs?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as OutboxWorkerConfig;
+if (config.clockSkewMs) {
+  const realNow = Date.now;
+  const skew = config.clockSkewMs;
+  Date.now = () => realNow() + skew;
+}
 // A short lease: the slots of a killed worker's requests come back soon after their window.
 const coordination = createRedisCoordination({ url: config.redisUrl, inFlightLeaseMs: 1500 });
 const agent = new Agent();

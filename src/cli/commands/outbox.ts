@@ -220,6 +220,8 @@ const TO_DO: Record<OutboxState, string> = {
   waiting: 'not sent yet; a worker will send it',
   delayed: 'not sent yet; it waits for its delay or its next try',
   active: 'a worker is sending it',
+  orphaned:
+    'its worker stopped renewing its lock (it died); a running worker takes it within lockDurationMs, and ends it unknown if its request may have left',
   delivered: 'the API accepted it; nothing to do',
   unknown:
     'it may have been delivered; check before sending it again (under a new key), it is never resent by itself',
