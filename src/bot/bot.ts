@@ -37,8 +37,10 @@ export interface BotOptions<S> {
   client: OAClient;
   /**
    * An outbox (`createOutbox` of `oa-messaging/queue`): every reply is added to it under the key of the
-   * event and the reply's position (`reply:<MsgKey>:<n>`), so a handler that runs again after a failure
-   * or a crash never sends a reply twice. Without one, replies are sent by the client at once.
+   * event (its MsgKey and a hash of its whole dedupe identity: account, callback, sender, recipient,
+   * group) and the reply's position (`reply:<MsgKey>.<hash>:<n>`), so a handler that runs again after a
+   * failure or a crash never sends a reply twice, and two events the dedupe tells apart never share one.
+   * Without one, replies are sent by the client at once.
    */
   outbox?: BotOutbox | undefined;
   /**

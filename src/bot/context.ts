@@ -174,17 +174,17 @@ export class BotContext<S = Record<string, unknown>> {
 const definedDesc = (desc: string | undefined) => (desc === undefined ? {} : { desc });
 
 /**
- * The outbox key of an event's replies: `reply:<MsgKey>` (readable in `oa outbox status`) when the event
- * has a plain MsgKey, else a hash of its whole identity; an event with neither gets a key of its own.
+ * The outbox key of an event's replies, made from the event's whole dedupe identity (the account, the
+ * callback, the conversation and the message id: what tells a redelivery from another event), so that
+ * two events the webhook's dedupe tells apart never share a reply. `reply:<MsgKey>.<hash>` (the MsgKey
+ * readable in `oa outbox status`) when the event has a plain MsgKey, else `reply:<hash>`; an event with
+ * no identity gets a key of its own.
  */
 function replyKeyOf(event: WebhookEvent): string {
   const identity = dedupeKeyOf(event);
   if (identity === undefined) return `reply:${randomUUID()}`;
+  const hash = createHash('sha256').update(identity).digest('hex');
   const msgKey = isMessageEvent(event) ? event.data.MsgKey : undefined;
-  const command = isMessageEvent(event) ? event.data.CallbackCommand : undefined;
-  // A MsgKey is shared by the callbacks about one message: only the message's own callback uses it bare.
-  if (msgKey && /^[\w.-]{1,200}$/.test(msgKey) && (!command || command.endsWith('AfterSendMsg'))) {
-    return `reply:${msgKey}`;
-  }
-  return `reply:${createHash('sha256').update(identity).digest('hex').slice(0, 40)}`;
+  if (msgKey && /^[\w.-]{1,200}$/.test(msgKey)) return `reply:${msgKey}.${hash.slice(0, 16)}`;
+  return `reply:${hash.slice(0, 40)}`;
 }
