@@ -2,7 +2,7 @@
 import type { OAClient } from '../client.js';
 import { OAConfigError } from '../errors.js';
 import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
-import { BotContext, type BotOutbox } from './context.js';
+import { BotContext, type BotOutbox, watchSession } from './context.js';
 import {
   type BotFilter,
   type BotFilterContext,
@@ -209,16 +209,29 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
     const stored = key === undefined ? undefined : await store?.get(key);
     const session = stored === undefined ? initial() : (JSON.parse(stored) as S);
     const ctx = new BotContext<S>(event, client, outbox, session);
+    // What the session was before any handler touched it: the stored text, or a new user's initial
+    // session as JSON (taken at the first touch, before a handler can change it in place).
+    let before = stored;
+    const touched = watchSession(ctx, (loaded) => {
+      if (stored !== undefined) return;
+      try {
+        before = JSON.stringify(loaded);
+      } catch {
+        // Not JSON (a BigInt): the save says so, with the path, through sessionText.
+      }
+    });
     try {
       await run(ctx, 0);
-      if (store && key !== undefined) {
-        // Saved only when it changed, and only after every handler succeeded: a retried event starts
-        // from the session as it was.
-        if (ctx.session === undefined || ctx.session === null) {
+      if (store && key !== undefined && touched()) {
+        // Saved only when a handler read or assigned it and it changed, and only after every handler
+        // succeeded: a retried event starts from the session as it was, and a user whose handlers never
+        // touch the session (or leave it as it was) costs no write.
+        const current = ctx.session as unknown;
+        if (current === undefined || current === null) {
           if (stored !== undefined) await store.delete(key);
         } else {
-          const text = sessionText(ctx.session, maxBytes);
-          if (text !== stored) await store.set(key, text, ttlMs);
+          const text = sessionText(current, maxBytes);
+          if (text !== before) await store.set(key, text, ttlMs);
         }
       }
     } catch (error) {

@@ -36,6 +36,23 @@ const HTTP_URL = /^https?:\/\//i;
 interface ContextState<S> {
   session: S;
   replies: number;
+  /** Whether a handler read or assigned `ctx.session`: a session nobody touched is not saved. */
+  touched: boolean;
+  /** Called once, at the first read or assignment, before the handler sees or replaces the session. */
+  onFirstTouch: ((session: S) => void) | undefined;
+}
+
+const states = new WeakMap<object, ContextState<unknown>>();
+
+/**
+ * How the bot watches a context's session: `onFirstTouch` runs at the first read or assignment of
+ * `ctx.session` (with the session as loaded), and `touched()` tells whether there was one.
+ */
+export function watchSession<S>(ctx: BotContext<S>, onFirstTouch: (session: S) => void): () => boolean {
+  const state = states.get(ctx) as ContextState<S> | undefined;
+  if (!state) return () => true;
+  state.onFirstTouch = onFirstTouch;
+  return () => state.touched;
 }
 
 /**
@@ -72,17 +89,27 @@ export class BotContext<S = Record<string, unknown>> {
     this.match = undefined;
     this.client = client;
     this.#outbox = outbox;
-    this.#state = { session, replies: 0 };
+    this.#state = { session, replies: 0, touched: false, onFirstTouch: undefined };
+    states.set(this, this.#state as ContextState<unknown>);
     this.#replyKey = replyKeyOf(event);
   }
 
   /** This user's session: loaded before the first handler ran, saved after the last one. */
   get session(): S {
+    this.#touch();
     return this.#state.session;
   }
   /** Replaces the session; `null` or `undefined` deletes it when the event has been handled. */
   set session(value: S) {
+    this.#touch();
     this.#state.session = value;
+  }
+
+  #touch(): void {
+    const state = this.#state;
+    if (state.touched) return;
+    state.touched = true;
+    state.onFirstTouch?.(state.session);
   }
 
   /**
