@@ -40,18 +40,25 @@ interface ContextState<S> {
   touched: boolean;
   /** Called once, at the first read or assignment, before the handler sees or replaces the session. */
   onFirstTouch: ((session: S) => void) | undefined;
+  /** Runs before each reply (and its upload): rejects when the event may no longer be acted on. */
+  beforeSend: (() => Promise<void>) | undefined;
 }
 
 const states = new WeakMap<object, ContextState<unknown>>();
 
 /**
- * How the bot watches a context's session: `onFirstTouch` runs at the first read or assignment of
- * `ctx.session` (with the session as loaded), and `touched()` tells whether there was one.
+ * How the bot watches a context: `onFirstTouch` runs at the first read or assignment of `ctx.session`
+ * (with the session as loaded), `beforeSend` before each reply; the result tells whether the session
+ * was touched.
  */
-export function watchSession<S>(ctx: BotContext<S>, onFirstTouch: (session: S) => void): () => boolean {
+export function watchContext<S>(
+  ctx: BotContext<S>,
+  hooks: { onFirstTouch: (session: S) => void; beforeSend?: (() => Promise<void>) | undefined },
+): () => boolean {
   const state = states.get(ctx) as ContextState<S> | undefined;
   if (!state) return () => true;
-  state.onFirstTouch = onFirstTouch;
+  state.onFirstTouch = hooks.onFirstTouch;
+  state.beforeSend = hooks.beforeSend;
   return () => state.touched;
 }
 
@@ -89,7 +96,7 @@ export class BotContext<S = Record<string, unknown>> {
     this.match = undefined;
     this.client = client;
     this.#outbox = outbox;
-    this.#state = { session, replies: 0, touched: false, onFirstTouch: undefined };
+    this.#state = { session, replies: 0, touched: false, onFirstTouch: undefined, beforeSend: undefined };
     states.set(this, this.#state as ContextState<unknown>);
     this.#replyKey = replyKeyOf(event);
   }
@@ -114,7 +121,9 @@ export class BotContext<S = Record<string, unknown>> {
 
   /**
    * Sends a text to the sender (`sendText`). With an outbox, it is added under the key of the event and
-   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice.
+   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice. Every
+   * reply run from an inbox with `order: 'sender'` first checks that this worker still holds the sender:
+   * else it rejects with `OALockLostError`, nothing sent (the worker stalled and another took over).
    */
   reply(msg: string, options: BotReplyOptions = {}): Promise<void> {
     return this.#send('sendText', (user_id) => ({ user_id, msg, ...definedDesc(options.desc) }));
@@ -136,6 +145,7 @@ export class BotContext<S = Record<string, unknown>> {
       return this.#send('sendImage', (user_id) => ({ user_id, image_url: image, ...link }));
     }
     const user_id = this.#recipient();
+    await this.#state.beforeSend?.();
     if (!this.#outbox) {
       await this.client.sendImageFile(user_id, image, link);
       return;
@@ -147,6 +157,7 @@ export class BotContext<S = Record<string, unknown>> {
   /** Uploads a video and sends it to the sender once it is transcoded (`sendVideo` waits for it). */
   async replyWithVideo(file: FileInput): Promise<void> {
     const user_id = this.#recipient();
+    await this.#state.beforeSend?.();
     if (!this.#outbox) {
       await this.client.sendVideoFile(user_id, file);
       return;
@@ -158,6 +169,7 @@ export class BotContext<S = Record<string, unknown>> {
   /** Uploads an audio file and sends it to the sender (`sendAudio`). */
   async replyWithAudio(file: FileInput): Promise<void> {
     const user_id = this.#recipient();
+    await this.#state.beforeSend?.();
     if (!this.#outbox) {
       await this.client.sendAudioFile(user_id, file);
       return;
@@ -187,6 +199,8 @@ export class BotContext<S = Record<string, unknown>> {
     const user_id = this.#recipient();
     // The position counts every reply started, in order, so a handler that runs again makes the same keys.
     const position = ++this.#state.replies;
+    // Checked last before the send: an upload before it may have taken long.
+    await this.#state.beforeSend?.();
     const outbox = this.#outbox;
     if (outbox) {
       await outbox.add(method, params(user_id), { key: `${this.#replyKey}:${position}` });

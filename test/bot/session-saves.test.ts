@@ -112,6 +112,17 @@ function sessionSaves(name: string, makeStore: () => BotSessionStore, users: num
       await bot.handle(event('stop', 'asker'));
       expect(store.deletes).toBe(1);
     });
+
+    it('a write with a fence lower than the last fenced write is refused (false), and changes nothing', async () => {
+      const store = makeStore();
+      expect(await store.set('fenced', '{"n":8}', 60_000, { fence: 1_800_000_000_000_200 })).toBe(true);
+      expect(await store.set('fenced', '{"n":2}', 60_000, { fence: 1_800_000_000_000_100 })).toBe(false);
+      expect(await store.delete('fenced', { fence: 1_800_000_000_000_100 })).toBe(false);
+      expect(await store.get('fenced')).toBe('{"n":8}');
+      expect(await store.set('fenced', '{"n":9}', 60_000, { fence: 1_800_000_000_000_200 })).toBe(true);
+      expect(await store.set('fenced', '{"n":10}', 60_000, { fence: 1_800_000_000_000_300 })).toBe(true);
+      expect(await store.get('fenced')).toBe('{"n":10}');
+    });
   });
 }
 
