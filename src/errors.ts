@@ -237,6 +237,17 @@ export class OAAbortError extends OAError {
   override name = 'OAAbortError';
 }
 
+/**
+ * A worker of an inbox with `order: 'sender'` no longer holds the sender whose event it was handling:
+ * it stalled (paused, starved of CPU) past `lockDurationMs`, and another worker may have taken the
+ * sender over. Thrown by a bot reply (nothing sent) and by the session's save (nothing written), so
+ * that the stale handler stops before its next side effect; the inbox hands the event to the holder.
+ */
+export class OALockLostError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
+  override name = 'OALockLostError';
+}
+
 /** A 2xx answer whose body does not match the documented shape. The request itself succeeded. */
 export class OAResponseValidationError extends OAError {
   /** The class name, also across realms (see `isOAError`). */

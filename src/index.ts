@@ -56,6 +56,7 @@ export {
   type OAFailureKind,
   OAInternalServerError,
   OAJobBusyError,
+  OALockLostError,
   OANotFoundError,
   OARateLimitError,
   OAResponseValidationError,

@@ -1,8 +1,10 @@
 /** `createBot`: a router over inbound events, with replies bound to the sender and per-user sessions. */
 import type { OAClient } from '../client.js';
-import { OAConfigError } from '../errors.js';
+import { containLogger, type Logger, silentLogger } from '../core/logger.js';
+import { OAConfigError, OALockLostError } from '../errors.js';
+import type { InboxTurn } from '../queue/inbox-order.js';
 import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
-import { BotContext, type BotOutbox } from './context.js';
+import { BotContext, type BotOutbox, watchContext } from './context.js';
 import {
   type BotFilter,
   type BotFilterContext,
@@ -37,8 +39,10 @@ export interface BotOptions<S> {
   client: OAClient;
   /**
    * An outbox (`createOutbox` of `oa-messaging/queue`): every reply is added to it under the key of the
-   * event and the reply's position (`reply:<MsgKey>:<n>`), so a handler that runs again after a failure
-   * or a crash never sends a reply twice. Without one, replies are sent by the client at once.
+   * event (its MsgKey and a hash of its whole dedupe identity: account, callback, sender, recipient,
+   * group) and the reply's position (`reply:<MsgKey>.<hash>:<n>`), so a handler that runs again after a
+   * failure or a crash never sends a reply twice, and two events the dedupe tells apart never share one.
+   * Without one, replies are sent by the client at once.
    */
   outbox?: BotOutbox | undefined;
   /**
@@ -56,6 +60,12 @@ export interface BotOptions<S> {
   sessionTtlMs?: number | undefined;
   /** The largest session, in bytes of JSON; a larger one fails the event. @default 65_536 */
   maxSessionBytes?: number | undefined;
+  /**
+   * Where a refused session write is reported (`warn`): a worker of an inbox with `order: 'sender'`
+   * that lost its sender to another worker. A logger that throws is ignored.
+   * @default undefined (silent)
+   */
+  logger?: Logger | undefined;
 }
 
 /** A bot: see {@link createBot}. */
@@ -90,7 +100,9 @@ export interface Bot<S = Record<string, unknown>> {
   /**
    * Handles one event: pass it as `onEvent` of either webhook handler, or to `inbox.work`. Works unbound.
    * Events of one sender are handled one at a time, in the order they reached this process; across
-   * processes, an inbox with `order: 'sender'` keeps that order.
+   * processes, an inbox with `order: 'sender'` keeps that order, and its turn (the second argument)
+   * fences the handler: a worker that lost the sender (it stalled past `lockDurationMs`) has its next
+   * reply rejected and its session's save refused, with `OALockLostError` (never given to `catch`).
    */
   readonly handle: (event: WebhookEvent, context?: unknown) => Promise<void>;
 }
@@ -161,6 +173,7 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
   if (typeof initial !== 'function') throw new OAConfigError('createBot: initialSession must be a function');
   const ttlMs = positive('sessionTtlMs', options.sessionTtlMs, 7 * DAY_MS);
   const maxBytes = positive('maxSessionBytes', options.maxSessionBytes, 65_536);
+  const logger = options.logger ? containLogger(options.logger) : silentLogger;
 
   const stack: BotMiddleware<S>[] = [];
   let fallback: ((ctx: BotContext<S>) => unknown) | undefined;
@@ -202,42 +215,97 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
 
   const sessionKey = (event: WebhookEvent, from: string) => `${event.username ?? ''}:${from}`;
 
-  const handleOne = async (event: WebhookEvent, from: string | undefined): Promise<void> => {
+  /**
+   * Saves the session of `ctx` if a handler touched it and it changed. Under an inbox turn, only while
+   * this worker holds the sender, and with its fence: a newer holder's session is never written over.
+   */
+  const save = async (
+    ctx: BotContext<S>,
+    key: string,
+    stored: string | undefined,
+    before: string | undefined,
+    turn: InboxTurn | undefined,
+  ) => {
+    if (!store) return;
+    const current = ctx.session as unknown;
+    const text = current === undefined || current === null ? undefined : sessionText(current, maxBytes);
+    if (text === undefined ? stored === undefined : text === before) return;
+    const refused = async (error: unknown) => {
+      logger.warn?.(
+        'oa-messaging bot: a session write was refused: this worker lost the sender to another worker (it stalled past the inbox lockDurationMs); the newer session is kept',
+        { key, fence: turn?.fence, error: error instanceof Error ? error.message : String(error) },
+      );
+      throw error instanceof OALockLostError
+        ? error
+        : new OALockLostError(
+            'the session was written by a newer holder of the sender: this write was refused',
+          );
+    };
+    await turn?.assertHeld().catch(refused);
+    const fence = turn === undefined ? {} : { fence: turn.fence };
+    const written =
+      text === undefined ? await store.delete(key, fence) : await store.set(key, text, ttlMs, fence);
+    if (written === false) await refused(undefined);
+  };
+
+  const handleOne = async (
+    event: WebhookEvent,
+    from: string | undefined,
+    turn: InboxTurn | undefined,
+  ): Promise<void> => {
     const key = store && from !== undefined ? sessionKey(event, from) : undefined;
     const stored = key === undefined ? undefined : await store?.get(key);
     const session = stored === undefined ? initial() : (JSON.parse(stored) as S);
     const ctx = new BotContext<S>(event, client, outbox, session);
+    // What the session was before any handler touched it: the stored text, or a new user's initial
+    // session as JSON (taken at the first touch, before a handler can change it in place).
+    let before = stored;
+    const touched = watchContext(ctx, {
+      onFirstTouch: (loaded) => {
+        if (stored !== undefined) return;
+        try {
+          before = JSON.stringify(loaded);
+        } catch {
+          // Not JSON (a BigInt): the save says so, with the path, through sessionText.
+        }
+      },
+      beforeSend: turn && (() => turn.assertHeld()),
+    });
     try {
       await run(ctx, 0);
-      if (store && key !== undefined) {
-        // Saved only when it changed, and only after every handler succeeded: a retried event starts
-        // from the session as it was.
-        if (ctx.session === undefined || ctx.session === null) {
-          if (stored !== undefined) await store.delete(key);
-        } else {
-          const text = sessionText(ctx.session, maxBytes);
-          if (text !== stored) await store.set(key, text, ttlMs);
-        }
-      }
+      // Saved only when a handler read or assigned it and it changed, and only after every handler
+      // succeeded: a retried event starts from the session as it was, and a user whose handlers never
+      // touch the session (or leave it as it was) costs no write.
+      if (key !== undefined && touched()) await save(ctx, key, stored, before, turn);
     } catch (error) {
-      if (!onError) throw error;
+      // A lost sender is the inbox's to know (it leaves the event to the new holder), not a handler's error.
+      if (!onError || error instanceof OALockLostError) throw error;
       await onError(error, ctx);
     }
   };
 
+  /** The inbox turn `bot.handle` was given, when it runs from an inbox with `order: 'sender'`. */
+  const turnOf = (context: unknown): InboxTurn | undefined => {
+    const turn = context as Partial<InboxTurn> | null | undefined;
+    return typeof turn?.fence === 'number' && typeof turn.assertHeld === 'function'
+      ? (turn as InboxTurn)
+      : undefined;
+  };
+
   // One event at a time per sender, in arrival order, in this process.
   const running = new Map<string, Promise<void>>();
-  const handle = (event: WebhookEvent): Promise<void> => {
+  const handle = (event: WebhookEvent, context?: unknown): Promise<void> => {
     if (typeof event !== 'object' || event === null) {
       return Promise.reject(new OAConfigError('bot.handle needs an event'));
     }
+    const turn = turnOf(context);
     const data = (event as { data?: { From_Account?: unknown } }).data;
     const sender = typeof data?.From_Account === 'string' ? data.From_Account : undefined;
-    if (!sender) return handleOne(event, undefined);
+    if (!sender) return handleOne(event, undefined, turn);
     const previous = running.get(sender) ?? Promise.resolve();
     const current = previous.then(
-      () => handleOne(event, sender),
-      () => handleOne(event, sender),
+      () => handleOne(event, sender, turn),
+      () => handleOne(event, sender, turn),
     );
     const settled = current.then(
       () => {},

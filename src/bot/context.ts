@@ -36,6 +36,30 @@ const HTTP_URL = /^https?:\/\//i;
 interface ContextState<S> {
   session: S;
   replies: number;
+  /** Whether a handler read or assigned `ctx.session`: a session nobody touched is not saved. */
+  touched: boolean;
+  /** Called once, at the first read or assignment, before the handler sees or replaces the session. */
+  onFirstTouch: ((session: S) => void) | undefined;
+  /** Runs before each reply (and its upload): rejects when the event may no longer be acted on. */
+  beforeSend: (() => Promise<void>) | undefined;
+}
+
+const states = new WeakMap<object, ContextState<unknown>>();
+
+/**
+ * How the bot watches a context: `onFirstTouch` runs at the first read or assignment of `ctx.session`
+ * (with the session as loaded), `beforeSend` before each reply; the result tells whether the session
+ * was touched.
+ */
+export function watchContext<S>(
+  ctx: BotContext<S>,
+  hooks: { onFirstTouch: (session: S) => void; beforeSend?: (() => Promise<void>) | undefined },
+): () => boolean {
+  const state = states.get(ctx) as ContextState<S> | undefined;
+  if (!state) return () => true;
+  state.onFirstTouch = hooks.onFirstTouch;
+  state.beforeSend = hooks.beforeSend;
+  return () => state.touched;
 }
 
 /**
@@ -72,22 +96,34 @@ export class BotContext<S = Record<string, unknown>> {
     this.match = undefined;
     this.client = client;
     this.#outbox = outbox;
-    this.#state = { session, replies: 0 };
+    this.#state = { session, replies: 0, touched: false, onFirstTouch: undefined, beforeSend: undefined };
+    states.set(this, this.#state as ContextState<unknown>);
     this.#replyKey = replyKeyOf(event);
   }
 
   /** This user's session: loaded before the first handler ran, saved after the last one. */
   get session(): S {
+    this.#touch();
     return this.#state.session;
   }
   /** Replaces the session; `null` or `undefined` deletes it when the event has been handled. */
   set session(value: S) {
+    this.#touch();
     this.#state.session = value;
+  }
+
+  #touch(): void {
+    const state = this.#state;
+    if (state.touched) return;
+    state.touched = true;
+    state.onFirstTouch?.(state.session);
   }
 
   /**
    * Sends a text to the sender (`sendText`). With an outbox, it is added under the key of the event and
-   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice.
+   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice. Every
+   * reply run from an inbox with `order: 'sender'` first checks that this worker still holds the sender:
+   * else it rejects with `OALockLostError`, nothing sent (the worker stalled and another took over).
    */
   reply(msg: string, options: BotReplyOptions = {}): Promise<void> {
     return this.#send('sendText', (user_id) => ({ user_id, msg, ...definedDesc(options.desc) }));
@@ -109,6 +145,7 @@ export class BotContext<S = Record<string, unknown>> {
       return this.#send('sendImage', (user_id) => ({ user_id, image_url: image, ...link }));
     }
     const user_id = this.#recipient();
+    await this.#state.beforeSend?.();
     if (!this.#outbox) {
       await this.client.sendImageFile(user_id, image, link);
       return;
@@ -120,6 +157,7 @@ export class BotContext<S = Record<string, unknown>> {
   /** Uploads a video and sends it to the sender once it is transcoded (`sendVideo` waits for it). */
   async replyWithVideo(file: FileInput): Promise<void> {
     const user_id = this.#recipient();
+    await this.#state.beforeSend?.();
     if (!this.#outbox) {
       await this.client.sendVideoFile(user_id, file);
       return;
@@ -131,6 +169,7 @@ export class BotContext<S = Record<string, unknown>> {
   /** Uploads an audio file and sends it to the sender (`sendAudio`). */
   async replyWithAudio(file: FileInput): Promise<void> {
     const user_id = this.#recipient();
+    await this.#state.beforeSend?.();
     if (!this.#outbox) {
       await this.client.sendAudioFile(user_id, file);
       return;
@@ -160,6 +199,8 @@ export class BotContext<S = Record<string, unknown>> {
     const user_id = this.#recipient();
     // The position counts every reply started, in order, so a handler that runs again makes the same keys.
     const position = ++this.#state.replies;
+    // Checked last before the send: an upload before it may have taken long.
+    await this.#state.beforeSend?.();
     const outbox = this.#outbox;
     if (outbox) {
       await outbox.add(method, params(user_id), { key: `${this.#replyKey}:${position}` });
@@ -174,17 +215,17 @@ export class BotContext<S = Record<string, unknown>> {
 const definedDesc = (desc: string | undefined) => (desc === undefined ? {} : { desc });
 
 /**
- * The outbox key of an event's replies: `reply:<MsgKey>` (readable in `oa outbox status`) when the event
- * has a plain MsgKey, else a hash of its whole identity; an event with neither gets a key of its own.
+ * The outbox key of an event's replies, made from the event's whole dedupe identity (the account, the
+ * callback, the conversation and the message id: what tells a redelivery from another event), so that
+ * two events the webhook's dedupe tells apart never share a reply. `reply:<MsgKey>.<hash>` (the MsgKey
+ * readable in `oa outbox status`) when the event has a plain MsgKey, else `reply:<hash>`; an event with
+ * no identity gets a key of its own.
  */
 function replyKeyOf(event: WebhookEvent): string {
   const identity = dedupeKeyOf(event);
   if (identity === undefined) return `reply:${randomUUID()}`;
+  const hash = createHash('sha256').update(identity).digest('hex');
   const msgKey = isMessageEvent(event) ? event.data.MsgKey : undefined;
-  const command = isMessageEvent(event) ? event.data.CallbackCommand : undefined;
-  // A MsgKey is shared by the callbacks about one message: only the message's own callback uses it bare.
-  if (msgKey && /^[\w.-]{1,200}$/.test(msgKey) && (!command || command.endsWith('AfterSendMsg'))) {
-    return `reply:${msgKey}`;
-  }
-  return `reply:${createHash('sha256').update(identity).digest('hex').slice(0, 40)}`;
+  if (msgKey && /^[\w.-]{1,200}$/.test(msgKey)) return `reply:${msgKey}.${hash.slice(0, 16)}`;
+  return `reply:${hash.slice(0, 40)}`;
 }

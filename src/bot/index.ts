@@ -28,4 +28,4 @@ export {
   type BotReplyOptions,
 } from './context.js';
 export type { BotFilter, BotFilterContext, BotFilterView, BotFilterViews } from './filters.js';
-export { type BotSessionStore, MemorySessionStore } from './session.js';
+export { type BotSessionStore, type BotSessionWriteOptions, MemorySessionStore } from './session.js';

@@ -8,15 +8,33 @@ import { OAValidationError } from '../errors.js';
 export interface BotSessionStore {
   /** The session stored under `key`, as {@link BotSessionStore.set} received it; `undefined` when none. */
   get(key: string): Promise<string | undefined>;
-  /** Stores `value` under `key` for `ttlMs` milliseconds (from now: every save starts the time again). */
-  set(key: string, value: string, ttlMs: number): Promise<void>;
-  /** Forgets the session under `key`. */
-  delete(key: string): Promise<void>;
+  /**
+   * Stores `value` under `key` for `ttlMs` milliseconds (from now: every save starts the time again).
+   * With `options.fence`, a store that keeps fences refuses the write, resolving `false`, when the last
+   * fenced write under `key` had a greater fence (a newer holder of the user wrote since); a store that
+   * ignores `fence` keeps the last write.
+   */
+  set(key: string, value: string, ttlMs: number, options?: BotSessionWriteOptions): Promise<void | boolean>;
+  /** Forgets the session under `key`; refused (`false`) for a stale `options.fence`, as `set`. */
+  delete(key: string, options?: BotSessionWriteOptions): Promise<void | boolean>;
 }
+
+/** Options of a session's write (`set`, `delete`). */
+export interface BotSessionWriteOptions {
+  /**
+   * The writer's fencing token (the `fence` of an inbox turn with `order: 'sender'`): a write whose
+   * fence is lower than that of the last fenced write under its key is refused.
+   */
+  fence?: number | undefined;
+}
+
+/** Whether a write with `fence` may replace one made with `held`: fences only ever move forward. */
+const fenceAllows = (held: number | undefined, fence: number | undefined): boolean =>
+  fence === undefined || held === undefined || fence >= held;
 
 /** A {@link BotSessionStore} in this process's memory: sessions are lost with the process. */
 export class MemorySessionStore implements BotSessionStore {
-  readonly #entries = new Map<string, { value: string; expiresAt: number }>();
+  readonly #entries = new Map<string, { value: string; expiresAt: number; fence: number | undefined }>();
 
   /** The session under `key`, while it has not expired. */
   async get(key: string): Promise<string | undefined> {
@@ -29,16 +47,30 @@ export class MemorySessionStore implements BotSessionStore {
     return entry.value;
   }
 
-  /** Stores `value` under `key` until `ttlMs` from now. */
-  async set(key: string, value: string, ttlMs: number): Promise<void> {
+  /** Stores `value` under `key` until `ttlMs` from now; `false` (nothing stored) for a stale fence. */
+  async set(
+    key: string,
+    value: string,
+    ttlMs: number,
+    options: BotSessionWriteOptions = {},
+  ): Promise<boolean> {
+    if (!fenceAllows(this.#fenceOf(key), options.fence)) return false;
     // Expired entries of users who never came back are dropped as new ones arrive.
     if (this.#entries.size >= 1024 && !this.#entries.has(key)) this.#sweep();
-    this.#entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    this.#entries.set(key, { value, expiresAt: Date.now() + ttlMs, fence: options.fence });
+    return true;
   }
 
-  /** Forgets the session under `key`. */
-  async delete(key: string): Promise<void> {
+  /** Forgets the session under `key`; `false` (kept) for a stale fence. */
+  async delete(key: string, options: BotSessionWriteOptions = {}): Promise<boolean> {
+    if (!fenceAllows(this.#fenceOf(key), options.fence)) return false;
     this.#entries.delete(key);
+    return true;
+  }
+
+  #fenceOf(key: string): number | undefined {
+    const entry = this.#entries.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry.fence : undefined;
   }
 
   #sweep(): void {

@@ -26,6 +26,24 @@ function modulePath(name: string): string {
   return path;
 }
 
+/** How many frames of a stack are printed: where it was thrown, and what called that. */
+const FRAMES = 5;
+
+/**
+ * A handler's error as lines to print: its name and message, the first {@link FRAMES} frames of its
+ * stack (where it was thrown), and the same for each `cause`.
+ */
+function errorLines(error: unknown, depth = 0): string[] {
+  if (!(error instanceof Error)) return [`thrown: ${String(error)}`];
+  const frames = (error.stack ?? '')
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, FRAMES)
+    .map((line) => `  ${line.trim()}`);
+  const lines = [`${depth === 0 ? '' : 'caused by: '}${error.name}: ${error.message}`, ...frames];
+  return depth < 3 && error.cause !== undefined ? [...lines, ...errorLines(error.cause, depth + 1)] : lines;
+}
+
 /**
  * Loads the bot module (its default export: `(client) => bot`, given a client of the fake), serves
  * `bot.handle` as a webhook on loopback and points the fake's web inbox at it.
@@ -54,10 +72,11 @@ export async function runBot(
     await client.close();
     throw new UsageError(`--bot ${name}: its default export returned no bot (createBot of oa-messaging/bot)`);
   }
-  const handler = createWebhookHandler({
-    onEvent: bot.handle,
-    logger: { warn: (message) => log(`bot: ${message}`), error: (message) => log(`bot: ${message}`) },
-  });
+  const print = (message: string, details?: Record<string, unknown>) => {
+    log(`bot: ${message}`);
+    if (details?.error !== undefined) for (const line of errorLines(details.error)) log(`  ${line}`);
+  };
+  const handler = createWebhookHandler({ onEvent: bot.handle, logger: { warn: print, error: print } });
   const server = createServer((req, res) => void handler(req, res));
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oa/webhook`;

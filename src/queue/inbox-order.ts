@@ -12,11 +12,13 @@
  * that sender. A turn takes the lock (SET NX PX with a token of its own, extended while held) and
  * drains the set in order; the lock is released in the same script that finds the set empty, so that
  * an event stored meanwhile is drained by this holder, or finds the lock free and is drained by its own
- * turn.
+ * turn. Each taking of the lock also takes a fencing token (the `fence` key: the last one given), which
+ * the handler gets with its turn, so that a holder that stalled past its lock can be refused.
  */
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { sleep } from '../core/call-control.js';
+import { OALockLostError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
 import { EXTEND_LOCK, RELEASE_LOCK } from '../redis/scripts.js';
@@ -47,9 +49,26 @@ redis.call('ZADD', KEYS[2], 0, ARGV[2] .. string.format('%0${WIDTH}d', n) .. ':'
 return 1
 `);
 
+/** How long the last fencing token of a sender is kept: a later one must be greater than it. */
+const FENCE_TTL_MS = 86_400_000;
+
 /**
- * Takes the sender's lock and reads its first pending event. KEYS: lock, pending set. ARGV: token, ttl
- * in ms. Returns `{'held'}`, `{'empty'}` (the lock released again) or `{'next', member}`.
+ * A new fencing token in KEYS[3]: Redis's clock in microseconds, above the last one given (a clock
+ * that stepped back gives the last plus one), as a string (a Lua number prints with 14 digits).
+ */
+const NEW_FENCE = `
+local now = redis.call('TIME')
+local fence = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+if fence <= last then fence = last + 1 end
+fence = string.format('%.0f', fence)
+redis.call('SET', KEYS[3], fence, 'PX', ${FENCE_TTL_MS})
+`;
+
+/**
+ * Takes the sender's lock and reads its first pending event. KEYS: lock, pending set, fence. ARGV:
+ * token, ttl in ms. Returns `{'held'}`, `{'empty'}` (the lock released again) or `{'next', member,
+ * fence}`: a fencing token greater than any before it, checked by the session's save.
  */
 const TAKE = script(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'held'} end
@@ -58,14 +77,16 @@ if not first then
   redis.call('DEL', KEYS[1])
   return {'empty'}
 end
-return {'next', first}
+${NEW_FENCE}
+return {'next', first, fence}
 `);
 
 /**
  * Removes the event just handled (ARGV[3]) and reads the next one, or releases the lock when there is
  * none: atomically, so that an event stored meanwhile is never left without a holder or a turn. KEYS:
- * lock, pending set. ARGV: token, ttl in ms, member. A lock that expired meanwhile is taken again;
- * one another turn took is left to it: `{'lost'}`. Otherwise `{'empty'}` or `{'next', member}`.
+ * lock, pending set, fence. ARGV: token, ttl in ms, member. A lock that expired meanwhile is taken
+ * again, with a new fencing token (another turn may have held it in between); one another turn took is
+ * left to it: `{'lost'}`. Otherwise `{'empty'}` or `{'next', member, fence}`.
  */
 const NEXT = script(`
 redis.call('ZREM', KEYS[2], ARGV[3])
@@ -77,13 +98,23 @@ if not first then
   return {'empty'}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return {'next', first}
+local fence = ARGV[4]
+if not holder then
+${NEW_FENCE}
+end
+return {'next', first, fence}
 `);
 
 /** The sender's keys: one hash slot (`{...}`), under the queue's own key prefix. */
 function senderKeys(keyPrefix: string, sender: string) {
   const base = `${keyPrefix}oa:{${sender}}`;
-  return { lock: `${base}:lock`, pending: `${base}:pending`, counter: `${base}:n`, seen: `${base}:seen:` };
+  return {
+    lock: `${base}:lock`,
+    pending: `${base}:pending`,
+    counter: `${base}:n`,
+    seen: `${base}:seen:`,
+    fence: `${base}:fence`,
+  };
 }
 
 /**
@@ -155,6 +186,26 @@ function parseMember(member: string): { id: string; traceparent: string | undefi
   return { id, traceparent, event: JSON.parse(member.slice(at + 1)) as WebhookEvent };
 }
 
+/**
+ * What a handler of an inbox with `order: 'sender'` gets beside the event: the turn of its sender that
+ * it runs in. A worker that stalls past `lockDurationMs` (paused, starved of CPU) loses the sender to
+ * another worker; the turn lets the handler find out before its next side effect. `createBot` uses it:
+ * its replies and its session's save check the turn, and the save is refused for a stale fence.
+ */
+export interface InboxTurn {
+  /**
+   * This holder's fencing token: greater than that of every earlier holder of the sender (Redis's clock
+   * in microseconds, kept increasing). A store that keeps the fence of each write refuses a write with a
+   * lower one, so that a stale holder never writes over a newer holder's state.
+   */
+  readonly fence: number;
+  /**
+   * Resolves while this worker still holds the sender (extending its lock); rejects with
+   * `OALockLostError` once the lock expired or another worker took it, from then on.
+   */
+  assertHeld(): Promise<void>;
+}
+
 /** What a turn needs of the inbox. */
 export interface TurnSettings {
   /** The queue's name, for the span of an event handled in its delivery's trace. */
@@ -164,7 +215,7 @@ export interface TurnSettings {
   lockTtlMs: number;
   /** How many times the handler runs for one event before it is dead-lettered. */
   attempts: number;
-  handler: (event: WebhookEvent) => unknown;
+  handler: (event: WebhookEvent, turn: InboxTurn) => unknown;
   /** Keeps an event whose handler failed `attempts` times. */
   deadLetter: (id: string, event: WebhookEvent, error: unknown) => Promise<void>;
   /** Whether the worker is closing: the drain stops after the event at hand and hands its turn back. */
@@ -173,7 +224,7 @@ export interface TurnSettings {
   onClosing: (wake: () => void) => () => void;
 }
 
-type Answer = ['held'] | ['empty'] | ['lost'] | ['next', string];
+type Answer = ['held'] | ['empty'] | ['lost'] | ['next', string, string];
 
 /**
  * Runs one turn of `sender`: takes its lock and drains its pending events in order, one handler at a
@@ -193,7 +244,12 @@ export async function runTurn(
   const keys = senderKeys(settings.keyPrefix, sender);
   const owner = randomUUID();
   const run = async (s: typeof TAKE, extra: (string | number)[] = []) =>
-    (await runScript(redis, s, [keys.lock, keys.pending], [owner, lockTtlMs, ...extra])) as Answer;
+    (await runScript(
+      redis,
+      s,
+      [keys.lock, keys.pending, keys.fence],
+      [owner, lockTtlMs, ...extra],
+    )) as Answer;
 
   let answer = await run(TAKE);
   if (answer[0] === 'held') {
@@ -222,7 +278,8 @@ export async function runTurn(
   try {
     while (answer[0] === 'next') {
       const member = answer[1];
-      const handled = await handleOne(member, settings);
+      const turn = heldTurn(redis, keys.lock, owner, lockTtlMs, Number(answer[2]));
+      const handled = await handleOne(member, settings, turn);
       if (!handled || settings.closing()) {
         // The worker closes: the event at hand is done (or left pending, its retries cut short), the
         // rest waits for this turn's next run, on another worker.
@@ -231,7 +288,7 @@ export async function runTurn(
         await job.moveToDelayed(Date.now(), token);
         throw new bull.DelayedError();
       }
-      answer = await run(NEXT, [member]);
+      answer = await run(NEXT, [member, answer[2]]);
       if (answer[0] === 'next' && lapsed) extend();
     }
   } finally {
@@ -249,17 +306,39 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+/** The turn a handler gets: `lost` once `assertHeld` found the lock gone. */
+function heldTurn(redis: IORedis, lock: string, owner: string, lockTtlMs: number, fence: number) {
+  const turn = {
+    fence,
+    lost: false,
+    async assertHeld() {
+      if (!turn.lost && (await runScript(redis, EXTEND_LOCK, [lock], [owner, lockTtlMs])) === 1) return;
+      turn.lost = true;
+      throw new OALockLostError(
+        `this worker no longer holds the sender (its lock expired: the worker stalled past lockDurationMs, ${lockTtlMs} ms): another worker handles its events`,
+      );
+    },
+  };
+  return turn;
+}
+
 /**
  * Runs the handler on one pending event: retried in place (exponential backoff from 1 s), then
- * dead-lettered. `false` when the worker started closing before it succeeded: it stays pending.
+ * dead-lettered. `false` when the worker started closing before it succeeded, or lost the sender
+ * (the turn found its lock gone): it stays pending, for the sender's holder.
  */
-async function handleOne(member: string, settings: TurnSettings): Promise<boolean> {
+async function handleOne(
+  member: string,
+  settings: TurnSettings,
+  turn: ReturnType<typeof heldTurn>,
+): Promise<boolean> {
   const { id, traceparent, event } = parseMember(member);
   for (let attempt = 1; ; attempt++) {
     try {
-      await inDeliveryTrace(settings.queue, id, traceparent, () => settings.handler(event));
-      return true;
+      await inDeliveryTrace(settings.queue, id, traceparent, () => settings.handler(event, turn));
+      return !turn.lost;
     } catch (error) {
+      if (turn.lost) return false;
       if (attempt >= settings.attempts) {
         await settings.deadLetter(id, event, error);
         return true;

@@ -6,7 +6,7 @@ import { jobTraceOptions } from '../telemetry/jobs.js';
 import { dedupeKeyOf } from '../webhook/dedupe.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 import { QueueConnection, type QueueConnectionOptions } from './connection.js';
-import { runTurn, senderOf, storePending, TURN } from './inbox-order.js';
+import { type InboxTurn, runTurn, senderOf, storePending, TURN } from './inbox-order.js';
 import { rejectUnreachable } from './reach.js';
 import { LazyQueue, positiveInt, queueName } from './shared.js';
 
@@ -78,10 +78,13 @@ export interface Inbox {
   readonly store: (event: WebhookEvent, context?: unknown) => Promise<void>;
   /**
    * Runs `handler` on each stored event, the event as stored and read back; a handler that throws is
-   * retried, then the event is left failed (the dead letter).
+   * retried, then the event is left failed (the dead letter). With `order: 'sender'`, a message event's
+   * handler also gets its sender's {@link InboxTurn}: its fencing token, and `assertHeld()` to call
+   * before a side effect (`bot.handle` uses both). A handler that finds the sender lost (the worker
+   * stalled past `lockDurationMs`) leaves the event to the worker that took the sender over.
    */
   work(
-    handler: (event: WebhookEvent) => unknown,
+    handler: (event: WebhookEvent, turn?: InboxTurn) => unknown,
     options?: InboxWorkOptions,
   ): {
     /** Stops taking events and waits for the handlers running now. */

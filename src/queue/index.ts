@@ -30,6 +30,7 @@ export type {
   OutboxUnknownEvent,
 } from './events.js';
 export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
+export type { InboxTurn } from './inbox-order.js';
 export {
   OUTBOX_METHODS,
   type OutboxAddOptions,

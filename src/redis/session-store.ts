@@ -1,8 +1,49 @@
 /** The bot's session store in Redis: one session per user, shared by every process of a bot. */
-import type { BotSessionStore } from '../bot/session.js';
+import type { BotSessionStore, BotSessionWriteOptions } from '../bot/session.js';
 import { OAConfigError } from '../errors.js';
 import { connectionFrom, type RedisConnectionOptions } from './connection.js';
-import { DELETE_VALUE, GET_VALUE, SET_VALUE } from './scripts.js';
+import { script } from './script.js';
+import { GET_VALUE } from './scripts.js';
+
+/**
+ * A fenced write is kept as `~<fence>~<JSON>` (JSON never starts with `~`), so that the check and the
+ * write are one script on one key. Reads strip it.
+ */
+const HELD_FENCE = `
+local current = redis.call('GET', KEYS[1])
+local held = current and tonumber(string.match(current, '^~(%d+)~'))
+if ARGV[1] ~= '' and held and held > tonumber(ARGV[1]) then return 0 end
+`;
+
+/**
+ * Compare and set: KEYS[1] the session; ARGV: the fence ('' for none), the JSON, the ttl in ms. 0 (not
+ * written) when the last fenced write had a greater fence, else 1.
+ */
+const SET_SESSION = script(`${HELD_FENCE}
+local value = ARGV[2]
+if ARGV[1] ~= '' then value = '~' .. ARGV[1] .. '~' .. value end
+redis.call('SET', KEYS[1], value, 'PX', ARGV[3])
+return 1
+`);
+
+/** Compare and delete: KEYS[1] the session; ARGV[1] the fence ('' for none). As {@link SET_SESSION}. */
+const DELETE_SESSION = script(`${HELD_FENCE}
+redis.call('DEL', KEYS[1])
+return 1
+`);
+
+/** The JSON of a stored session, without the fence of a fenced write. */
+const withoutFence = (value: string) =>
+  value.startsWith('~') ? value.slice(value.indexOf('~', 1) + 1) : value;
+
+/** A fence as the scripts take it: digits, or '' for none. */
+function fenceText(fence: number | undefined): string {
+  if (fence === undefined) return '';
+  if (!Number.isSafeInteger(fence) || fence < 0) {
+    throw new OAConfigError('a session fence must be a whole number, 0 or more');
+  }
+  return String(fence);
+}
 
 /** Options of {@link createRedisSessionStore}. */
 export type RedisSessionStoreOptions = {
@@ -19,8 +60,13 @@ export type RedisSessionStoreOptions = {
   commandTimeoutMs?: number | undefined;
 } & RedisConnectionOptions;
 
-/** A {@link BotSessionStore} in Redis, and how to let go of it. */
+/**
+ * A {@link BotSessionStore} in Redis, and how to let go of it. Its writes compare and set: one with a
+ * `fence` lower than that of the last fenced write of the session is refused (`false`).
+ */
 export interface RedisSessionStore extends BotSessionStore {
+  set(key: string, value: string, ttlMs: number, options?: BotSessionWriteOptions): Promise<boolean>;
+  delete(key: string, options?: BotSessionWriteOptions): Promise<boolean>;
   /** Quits the connection it opened from `url`; a `client` you passed in stays open. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -48,13 +94,15 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
   return {
     async get(key) {
       const value = await connection.run(GET_VALUE, [keyOf(key)], []);
-      return typeof value === 'string' ? value : undefined;
+      return typeof value === 'string' ? withoutFence(value) : undefined;
     },
-    async set(key, value, ttlMs) {
-      await connection.run(SET_VALUE, [keyOf(key)], [value, Math.max(1, Math.ceil(ttlMs))]);
+    async set(key, value, ttlMs, options = {}) {
+      const fence = fenceText(options.fence);
+      const ttl = Math.max(1, Math.ceil(ttlMs));
+      return (await connection.run(SET_SESSION, [keyOf(key)], [fence, value, ttl])) === 1;
     },
-    async delete(key) {
-      await connection.run(DELETE_VALUE, [keyOf(key)], []);
+    async delete(key, options = {}) {
+      return (await connection.run(DELETE_SESSION, [keyOf(key)], [fenceText(options.fence)])) === 1;
     },
     close: () => connection.close(),
   };

@@ -168,6 +168,26 @@ describe('oa mock-server --bot: chat with a bot in the web inbox', () => {
       .toContain('echo: hello bot');
   });
 
+  it("a handler that throws: its error's message and where it was thrown are printed", async ({
+    onTestFinished,
+  }) => {
+    const module = join(workDir, 'failing-bot.mjs');
+    await writeFile(
+      module,
+      `function lookUpOrder() {
+        throw new TypeError('the order database is down');
+      }
+      export default () => ({ handle: async () => lookUpOrder() });\n`,
+    );
+    const { url, running } = await start(onTestFinished, ['--bot', module]);
+    const sent = await postJson(`${url}/_inbox/reply`, { user_id: 'user-2', kind: 'text', text: 'order?' });
+    expect(sent.statusCode).toBe(200);
+    await waitFor(running.stderr, /onEvent threw \(500\)/);
+    const printed = running.stderr().slice(running.stderr().indexOf('onEvent threw'));
+    expect(printed).toMatch(/TypeError: the order database is down/);
+    expect(printed).toMatch(/at lookUpOrder \(.*failing-bot\.mjs:2:\d+\)/);
+  });
+
   it('a missing module, or one without a default bot factory, is a usage error naming --bot', async () => {
     const missing = await oa(['mock-server', '--bot', join(workDir, 'nope.mjs')]);
     expect(missing.code).toBe(2);
