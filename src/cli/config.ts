@@ -46,6 +46,16 @@ function readEnvFile(path: string | undefined, cwd: string): Record<string, stri
   return parseEnv(text);
 }
 
+/** One variable from the environment, else the env file; `undefined` when neither has it. */
+export function readEnvVariable(
+  variable: string,
+  dotenv: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): string | undefined {
+  return [env[variable], readEnvFile(dotenv, cwd)[variable]].find((v) => v !== undefined && v !== '');
+}
+
 /** The settings of `wanted` from the flags, the environment and the env file, in that order. */
 function resolveSettings<K extends keyof ConnectionSettings>(
   wanted: readonly K[],
