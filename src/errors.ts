@@ -40,6 +40,16 @@ export interface OAErrorOptions {
 
 const OA_ERROR_BRAND = Symbol.for('oa-messaging.error');
 
+/** What the message of an error with `deliveryUnknown` ends with, whoever made it. */
+const DELIVERY_UNKNOWN_NOTE = 'may have been delivered: check before sending again';
+
+/** `message`, saying that the send may have been delivered when it may have (said once). */
+function withDeliveryNote(message: string, deliveryUnknown: boolean | undefined): string {
+  return deliveryUnknown && !message.includes(DELIVERY_UNKNOWN_NOTE)
+    ? `${message}; ${DELIVERY_UNKNOWN_NOTE}`
+    : message;
+}
+
 /** The base class of every error thrown by the SDK. */
 export class OAError extends Error {
   /** The class name, also across realms (see `isOAError`). */
@@ -47,7 +57,8 @@ export class OAError extends Error {
   /**
    * `true` when a send or broadcast may have reached the API and been delivered even though the call
    * failed (a reset, a timeout, a 5xx or an abort after the request went out). Such a call is never
-   * retried by the SDK: check before sending again.
+   * retried by the SDK: check before sending again. Its message then ends with "may have been
+   * delivered: check before sending again".
    */
   readonly deliveryUnknown: boolean;
   /**
@@ -57,7 +68,11 @@ export class OAError extends Error {
   declare readonly retryClass: OARetryClass;
 
   constructor(message: string, options: OAErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    // The flag alone is easy to miss in a log line: the message says it too.
+    super(
+      withDeliveryNote(message, options.deliveryUnknown),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.deliveryUnknown = options.deliveryUnknown ?? false;
     Object.defineProperty(this, OA_ERROR_BRAND, { value: true });
     Object.defineProperty(this, 'retryClass', { value: options.failure ?? retryClassOf(this) });

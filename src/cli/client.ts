@@ -3,6 +3,7 @@ import { isOAError, OAClient, type OAClientOptions, type RetryReason } from '../
 import { type ConnectionFlags, resolveConnection } from './config.js';
 import { UsageError } from './errors.js';
 import type { Output } from './output.js';
+import { FileTokenStore } from './token-cache.js';
 
 /** The flags of {@link withConnectionOptions}. */
 export interface ClientFlags extends ConnectionFlags {
@@ -44,7 +45,12 @@ const truthy = (value: string | undefined) => value !== undefined && /^(1|true|y
 function createClient(flags: ClientFlags, out: Output, extra: Partial<OAClientOptions> = {}): OAClient {
   const settings = resolveConnection(flags);
   out.addSecret(settings.apiSecret);
-  const options: OAClientOptions = { ...extra, ...settings };
+  // The pair of the last command is used again, so that a shell loop does not log in each time.
+  const options: OAClientOptions = {
+    tokenStore: new FileTokenStore(settings.baseUrl),
+    ...extra,
+    ...settings,
+  };
   if (flags.timeout !== undefined) options.timeoutMs = flags.timeout;
   if (flags.uploadTimeout !== undefined) options.uploadTimeoutMs = flags.uploadTimeout;
   if (flags.maxRetries !== undefined) options.maxRetries = flags.maxRetries;

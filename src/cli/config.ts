@@ -46,6 +46,39 @@ function readEnvFile(path: string | undefined, cwd: string): Record<string, stri
   return parseEnv(text);
 }
 
+/** One variable from the environment, else the env file; `undefined` when neither has it. */
+export function readEnvVariable(
+  variable: string,
+  dotenv: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): string | undefined {
+  return [env[variable], readEnvFile(dotenv, cwd)[variable]].find((v) => v !== undefined && v !== '');
+}
+
+/** The settings of `wanted` from the flags, the environment and the env file, in that order. */
+function resolveSettings<K extends keyof ConnectionSettings>(
+  wanted: readonly K[],
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Pick<ConnectionSettings, K> {
+  const fromFile = readEnvFile(flags.dotenv, cwd);
+  const found: Partial<Record<keyof ConnectionSettings, string>> = {};
+  const missing: string[] = [];
+  for (const { key, flag, variable } of SETTINGS) {
+    if (!(wanted as readonly string[]).includes(key)) continue;
+    // An empty value counts as unset, as the SDK treats it.
+    const value = [flags[key], env[variable], fromFile[variable]].find((v) => v !== undefined && v !== '');
+    if (value === undefined) missing.push(`${flag} (or ${variable})`);
+    else found[key] = value;
+  }
+  if (missing.length > 0) {
+    throw new UsageError(`missing ${missing.join(', ')}: pass the flag, set the variable or put it in .env`);
+  }
+  return found as Pick<ConnectionSettings, K>;
+}
+
 /**
  * The settings from the flags, the environment and the env file, in that order. A missing one is a
  * usage error that says every way to give it.
@@ -55,17 +88,14 @@ export function resolveConnection(
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
 ): ConnectionSettings {
-  const fromFile = readEnvFile(flags.dotenv, cwd);
-  const found: Partial<Record<keyof ConnectionSettings, string>> = {};
-  const missing: string[] = [];
-  for (const { key, flag, variable } of SETTINGS) {
-    // An empty value counts as unset, as the SDK treats it.
-    const value = [flags[key], env[variable], fromFile[variable]].find((v) => v !== undefined && v !== '');
-    if (value === undefined) missing.push(`${flag} (or ${variable})`);
-    else found[key] = value;
-  }
-  if (missing.length > 0) {
-    throw new UsageError(`missing ${missing.join(', ')}: pass the flag, set the variable or put it in .env`);
-  }
-  return found as ConnectionSettings;
+  return resolveSettings(['baseUrl', 'apiKey', 'apiSecret'], flags, env, cwd);
+}
+
+/** The base URL and api key alone (what names a cached token pair), found the same way. */
+export function resolveAccount(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): Pick<ConnectionSettings, 'baseUrl' | 'apiKey'> {
+  return resolveSettings(['baseUrl', 'apiKey'], flags, env, cwd);
 }

@@ -7,7 +7,7 @@ import { inboundCommands } from './commands/inbound.js';
 import { mockServerCommand } from './commands/mock-server.js';
 import { outboxCommands } from './commands/outbox.js';
 import { sendCommands } from './commands/send.js';
-import { tokenCommand } from './commands/token.js';
+import { logoutCommand, tokenCommand } from './commands/token.js';
 import { uploadCommands } from './commands/upload.js';
 import { webhookCommands } from './commands/webhook.js';
 import { EXIT, ExitError } from './errors.js';
@@ -17,6 +17,9 @@ const FOOTER = `
 Configuration: flags, then the environment (OA_BASE_URL, OA_API_KEY, OA_API_SECRET), then ./.env
 (or --dotenv). Also: OA_ALLOW_INSECURE_HTTP=1 (as --allow-insecure-http), REDIS_URL (as --redis),
 OA_LOG=debug|info|warn|error|off (the SDK's log lines).
+The token pair is kept between commands in $XDG_CONFIG_HOME/oa/tokens (else ~/.config/oa/tokens, or
+$OA_CONFIG_DIR/tokens), one file per base URL and api key, readable by you only, never the secret;
+oa logout removes it.
 Exit codes: 0 success, 1 API or network error, 2 usage error (nothing was sent).
 Try it offline: oa mock-server, then point OA_BASE_URL at the URL it prints; play a user writing
 to your webhook with oa inbound text "Hi" --to <webhook-url>.`;
@@ -39,6 +42,7 @@ function createProgram(): Command {
     .description('The OA Public Messaging API from the command line.')
     .version(VERSION, '-V, --version', 'print the version')
     .addCommand(tokenCommand())
+    .addCommand(logoutCommand())
     .addCommand(sendCommands())
     .addCommand(broadcastCommand())
     .addCommand(uploadCommands())

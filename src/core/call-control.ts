@@ -244,11 +244,15 @@ export class CallControl {
   /** The error of a call stopped while its request was out (`deliveryUnknown` for sends). */
   errorInFlight(deliveryUnknown: boolean): OAError {
     const reason = this.#stopped ?? 'aborted';
-    const what = deliveryUnknown ? `${this.#what} may have been delivered` : `${this.#what} failed`;
-    return stopError(reason, `${what}: ${describe(reason, this.timeoutMs)} while the request was out`, {
-      cause: this.#abortReason,
-      deliveryUnknown,
-    });
+    // With deliveryUnknown, the error's message says the send may have been delivered (errors.ts).
+    return stopError(
+      reason,
+      `${this.#what} failed: ${describe(reason, this.timeoutMs)} while the request was out`,
+      {
+        cause: this.#abortReason,
+        deliveryUnknown,
+      },
+    );
   }
 
   /** Waits for `promise` (shared with others, so never cancelled) unless the call is stopped first. */

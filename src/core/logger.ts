@@ -84,7 +84,9 @@ export function containLogger(logger: Logger): Logger {
     };
     contained[level] = (message, details) => {
       try {
-        const returned: unknown = method.call(logger, message, details);
+        // A line without details is the message alone: `console` would print a stray `undefined`.
+        const returned: unknown =
+          details === undefined ? method.call(logger, message) : method.call(logger, message, details);
         // An async logger's rejection is contained as well.
         if (returned instanceof Promise) returned.catch(report);
       } catch (error) {

@@ -33,13 +33,13 @@ describe.concurrent('oa inbound', () => {
     ]) {
       const run = await oa(['inbound', kind as string, '--to', to]);
       expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(new RegExp(`^Posted ${article} ${kind} message from user_1 to `));
+      expect(run.stdout).toMatch(new RegExp(`^Posted ${article} ${kind} message from user-1 to `));
     }
     expect(events.map((e) => asMessage(e).data.From_Account)).toEqual([
       'user-7',
-      'user_1',
-      'user_1',
-      'user_1',
+      'user-1',
+      'user-1',
+      'user-1',
     ]);
     expect(getMessageText(events[0] as WebhookEvent)).toBe('Is the blue jacket in stock?');
     expect(events.map((e) => asMessage(e).data.MsgBody[0]?.MsgType)).toEqual([

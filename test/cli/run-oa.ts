@@ -22,6 +22,8 @@ const baseEnv: Record<string, string> = {
   ),
   // `#!/usr/bin/env node` finds the node running the tests first.
   PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+  // The token pairs `oa` keeps between commands go to a folder of the test file's, not the user's.
+  XDG_CONFIG_HOME: join(workDir, 'config'),
 };
 
 /** The three settings that point `oa` at a fake server. */

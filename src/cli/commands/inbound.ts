@@ -4,8 +4,42 @@
  */
 import { Command } from 'commander';
 import { type InboundMessage, sendInboundMessage } from '../../testing/index.js';
+import { readEnvVariable } from '../config.js';
 import { httpUrl, withJsonOption } from '../options.js';
+import type { Output } from '../output.js';
 import { runAction } from '../run-action.js';
+
+/** Who writes when `--from` is not given: the first user of `oa mock-server`'s demo directory. */
+const DEFAULT_FROM = 'user-1';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The fake whose web inbox is told of the message: `--mock`, else `OA_BASE_URL` on loopback. */
+function inboxOf(flags: InboundFlags): string | undefined {
+  if (flags.mock !== undefined) return flags.mock;
+  const baseUrl = readEnvVariable('OA_BASE_URL', flags.dotenv);
+  return baseUrl && URL.canParse(baseUrl) && LOOPBACK.has(new URL(baseUrl).hostname) ? baseUrl : undefined;
+}
+
+/**
+ * Tells the fake's web inbox of the message, so that it shows in the user's conversation before the
+ * replies it caused. Not the run's outcome: a fake that is not there (or a real API) is a notice.
+ */
+async function tellInbox(inbox: string, record: Record<string, unknown>, out: Output): Promise<void> {
+  try {
+    const res = await fetch(new URL('/_inbox/inbound', inbox), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(record),
+      signal: AbortSignal.timeout(5_000),
+    });
+    await res.body?.cancel();
+    if (!res.ok) out.notice(`oa: ${inbox} did not take the message into its web inbox (${res.status})`);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    out.notice(`oa: the web inbox at ${inbox} could not be told of the message (${reason})`);
+  }
+}
 
 /** The network codes of a receiver that is not there (no server, no such host, no route). */
 const UNREACHABLE = new Set([
@@ -35,7 +69,9 @@ function unreachable(error: unknown, to: string): unknown {
 
 interface InboundFlags {
   to: string;
-  from?: string;
+  from: string;
+  mock?: string;
+  dotenv?: string;
   json?: boolean;
 }
 
@@ -50,21 +86,39 @@ function inboundCommand(name: string, description: string, message: (text?: stri
         'the webhook URL to post to, e.g. http://127.0.0.1:3000/oa/webhook',
         httpUrl,
       )
-      .option('--from <user_id>', "the user who writes (From_Account; default: 'user_1')"),
+      .option('--from <user_id>', "the user who writes (From_Account; default: 'user-1')", DEFAULT_FROM)
+      .option(
+        '--mock <url>',
+        "the fake OA server whose web inbox shows the message in the user's conversation " +
+          '(default: $OA_BASE_URL when it is on this machine)',
+        httpUrl,
+      )
+      .option('--dotenv <path>', 'read OA_BASE_URL from this file (default: ./.env when present)'),
   ).action((...args: unknown[]) => {
     const cmd = args.at(-1) as Command;
     const flags = cmd.opts<InboundFlags>();
     const text = name === 'text' ? String(args[0]) : undefined;
     return runAction(cmd, async (out) => {
-      const delivery = await sendInboundMessage(flags.to, message(text), {
-        ...(flags.from === undefined ? {} : { from: flags.from }),
-      }).catch((error: unknown) => {
-        throw unreachable(error, flags.to);
-      });
+      const inbox = inboxOf(flags);
+      const record = {
+        user_id: flags.from,
+        kind: name,
+        ...(text === undefined ? {} : { text }),
+        webhookUrl: flags.to,
+        at: Date.now(),
+      };
+      const delivery = await sendInboundMessage(flags.to, message(text), { from: flags.from }).catch(
+        async (error: unknown) => {
+          const told = unreachable(error, flags.to);
+          if (inbox) await tellInbox(inbox, { ...record, error: (told as Error).message }, out);
+          throw told;
+        },
+      );
+      if (inbox) await tellInbox(inbox, { ...record, status: delivery.status, answer: delivery.text }, out);
       const answered = `the receiver answered ${delivery.status}${delivery.text ? `: ${delivery.text.slice(0, 200)}` : ''}`;
       out.result(
         { status: delivery.status, body: delivery.body, event: delivery.event },
-        `Posted ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} message from ${flags.from ?? 'user_1'} to ${flags.to}: ${answered}`,
+        `Posted ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} message from ${flags.from} to ${flags.to}: ${answered}`,
       );
       // A receiver that refuses the event (a bad signature check, a crash) is what this run found.
       if (delivery.status >= 300) throw new Error(answered);

@@ -1,8 +1,13 @@
-/** `oa token`: a new access token, for a quick call with curl or a check of the credentials. */
+/**
+ * `oa token`: a new access token, for a quick call with curl or a check of the credentials (it always
+ * logs in, and keeps the new pair for the next commands); `oa logout`: forgets the kept pair.
+ */
 import { Command } from 'commander';
 import { type ClientFlags, withClient } from '../client.js';
-import { withConnectionOptions } from '../options.js';
+import { resolveAccount } from '../config.js';
+import { withConnectionOptions, withJsonOption } from '../options.js';
 import { runAction } from '../run-action.js';
+import { FileTokenStore, tokenCacheDir } from '../token-cache.js';
 
 /** The `token` command. */
 export function tokenCommand(): Command {
@@ -20,5 +25,45 @@ export function tokenCommand(): Command {
         out.token({ access_token, token_type, expires_in }, access_token);
       }),
     ),
+  );
+}
+
+interface LogoutFlags {
+  baseUrl?: string;
+  apiKey?: string;
+  dotenv?: string;
+  all?: boolean;
+  json?: boolean;
+}
+
+/** The `logout` command: forgets the token pair `oa` keeps between commands. */
+export function logoutCommand(): Command {
+  return withJsonOption(
+    new Command('logout')
+      .description(
+        `remove the token pair oa keeps between commands for this base URL and api key (in ${tokenCacheDir()})`,
+      )
+      .option('--base-url <url>', 'the API base URL (default: $OA_BASE_URL)')
+      .option('--api-key <key>', 'the API key (default: $OA_API_KEY)')
+      .option('--dotenv <path>', 'read OA_* variables from this file (default: ./.env when present)')
+      .option('--all', 'remove every pair kept, whatever its base URL and api key'),
+  ).action((options: LogoutFlags, command: Command) =>
+    runAction(command, async (out) => {
+      if (options.all) {
+        const removed = new FileTokenStore('').clear();
+        out.result({ removed }, `Removed ${removed} kept token pair${removed === 1 ? '' : 's'}.`);
+        return;
+      }
+      const { baseUrl, apiKey } = resolveAccount(options);
+      const store = new FileTokenStore(baseUrl);
+      const removed = store.get(apiKey) === undefined ? 0 : 1;
+      store.delete(apiKey);
+      out.result(
+        { removed },
+        removed
+          ? `Logged out of ${baseUrl}: the kept token pair is removed.`
+          : `No token pair kept for ${baseUrl}.`,
+      );
+    }),
   );
 }

@@ -210,6 +210,8 @@ export class Inbox {
     switch (path) {
       case '/_inbox/reply':
         return this.#reply(res, body);
+      case '/_inbox/inbound':
+        return this.#inbound(res, body);
       case '/_inbox/webhook': {
         const url = String(body.url ?? '');
         if (url !== '' && !/^https?:\/\/[^\s]+$/i.test(url)) {
@@ -241,6 +243,32 @@ export class Inbox {
     }
     this.changed();
     json(res, 200, { ok: true }, []);
+  }
+
+  /**
+   * A message a user wrote that another process posted to a webhook (`oa inbound`): kept in that
+   * user's conversation with what the receiver answered. `at` is when it was posted, so that it comes
+   * before the replies it caused; one far from this fake's clock is taken as now.
+   */
+  #inbound(res: ServerResponse, body: Record<string, unknown>): void {
+    const fake = this.#source;
+    const user_id = typeof body.user_id === 'string' ? body.user_id : '';
+    const kind = body.kind;
+    const webhookUrl = typeof body.webhookUrl === 'string' ? body.webhookUrl : '';
+    if (!user_id || !(kind === 'text' || kind === 'image' || kind === 'video' || kind === 'audio')) {
+      json(res, 400, { error: 'user_id and a kind (text, image, video or audio)' }, []);
+      return;
+    }
+    const now = fake.now();
+    const at = typeof body.at === 'number' && Math.abs(body.at - now) < 60_000 ? body.at : now;
+    const reply: InboxReply = { user_id, kind, at, webhookUrl };
+    if (kind === 'text' && typeof body.text === 'string') reply.text = body.text;
+    if (typeof body.status === 'number') reply.status = body.status;
+    if (typeof body.answer === 'string') reply.answer = body.answer.slice(0, ANSWER_CHARS);
+    if (typeof body.error === 'string') reply.error = body.error;
+    this.#replies.push(reply);
+    this.changed();
+    json(res, 200, reply, this.#secrets());
   }
 
   async #reply(res: ServerResponse, body: Record<string, unknown>): Promise<void> {
