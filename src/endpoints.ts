@@ -1,4 +1,5 @@
 import type * as z from 'zod/mini';
+import { platform } from '#platform';
 import * as req from './schemas/requests.js';
 import * as res from './schemas/responses.js';
 import type { UploadKind } from './uploads/types.js';
@@ -71,7 +72,8 @@ export const endpoints = {
   broadcast: {
     name: 'broadcast',
     path: `${API}/message/broadcast-message`,
-    params: req.BroadcastParamsSchema,
+    // The repeat check of `user_ids` is the runtime's: the schemas import nothing of the runtime.
+    params: req.broadcastParamsSchema(platform.allDistinct),
     response: res.BroadcastRecordSchema,
     auth: true,
     isSend: true,

@@ -1,5 +1,4 @@
 import * as z from 'zod/mini';
-import { platform } from '#platform';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
 import { expecting, IN_WORDS } from './messages.js';
@@ -108,14 +107,26 @@ const isUserId = (id: unknown): boolean => {
 };
 
 /**
- * `full`, with a fast path: a list that passes (an array of non-blank user_ids, none repeated, of a
- * length `fits` accepts) is accepted by one loop and one Set, not an element schema per user_id, which
- * dominated the cost of a broadcast to 100,000 users. Any other value gets `full`'s issues, exactly.
+ * Whether no id in a `user_ids` list is repeated: the same answer as a Set's, by the means that suit the
+ * runtime. The endpoint table passes the platform's (hashed in typed tables on Node, Bun and Deno, a Set
+ * on workerd), so that these schemas import nothing of the runtime.
  */
-const quickUserIds = (full: z.ZodMiniType<string[]>, fits: (length: number) => boolean) =>
+type RepeatCheck = (ids: readonly string[]) => boolean;
+
+/**
+ * `full`, with a fast path: a list that passes (an array of non-blank user_ids, none repeated by
+ * `allDistinct`, of a length `fits` accepts) is accepted by one loop and one repeat check, not an
+ * element schema per user_id, which dominated the cost of a broadcast to 100,000 users. Any other value
+ * gets `full`'s issues, exactly.
+ */
+const quickUserIds = (
+  full: z.ZodMiniType<string[]>,
+  fits: (length: number) => boolean,
+  allDistinct: RepeatCheck,
+) =>
   z.custom<string[]>().check((ctx) => {
     const ids = ctx.value;
-    if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && platform.allDistinct(ids)) {
+    if (Array.isArray(ids) && fits(ids.length) && ids.every(isUserId) && allDistinct(ids)) {
       return;
     }
     const result = full.safeParse(ids, IN_WORDS);
@@ -139,45 +150,51 @@ const BroadcastToAllParamsSchema = z.strictObject(
         : undefined,
   },
 );
-/** `broadcast` to the users in `user_ids`. */
-const BroadcastToSelectedParamsSchema = z.strictObject({
-  /** The users in `user_ids`. */
-  target: z.literal('selected'),
-  /** The recipients, one or more, each once. */
-  user_ids: quickUserIds(
-    userIdsSchema(
-      "required with target 'selected': one or more user_ids (or use target 'all')",
-      z.minLength(1, "must hold one or more user_ids with target 'selected' (or use target 'all')"),
+/** `broadcast` to the users in `user_ids`, repeats found by `allDistinct`. */
+const broadcastToSelectedParamsSchema = (allDistinct: RepeatCheck) =>
+  z.strictObject({
+    /** The users in `user_ids`. */
+    target: z.literal('selected'),
+    /** The recipients, one or more, each once. */
+    user_ids: quickUserIds(
+      userIdsSchema(
+        "required with target 'selected': one or more user_ids (or use target 'all')",
+        z.minLength(1, "must hold one or more user_ids with target 'selected' (or use target 'all')"),
+      ),
+      (length) => length >= 1,
+      allDistinct,
     ),
-    (length) => length >= 1,
-  ),
-  /** One to five message items, sent in order. */
-  items: ItemsSchema,
-});
-/** `broadcast` to one user. */
-const BroadcastToSingleParamsSchema = z.strictObject({
-  /** The one user in `user_ids`. */
-  target: z.literal('single'),
-  /** The recipient: exactly one. */
-  user_ids: quickUserIds(
-    userIdsSchema(
-      "required with target 'single': exactly one user_id",
-      z.length(1, "must hold exactly one user_id with target 'single' (or use target 'selected')"),
+    /** One to five message items, sent in order. */
+    items: ItemsSchema,
+  });
+/** `broadcast` to one user, repeats found by `allDistinct`. */
+const broadcastToSingleParamsSchema = (allDistinct: RepeatCheck) =>
+  z.strictObject({
+    /** The one user in `user_ids`. */
+    target: z.literal('single'),
+    /** The recipient: exactly one. */
+    user_ids: quickUserIds(
+      userIdsSchema(
+        "required with target 'single': exactly one user_id",
+        z.length(1, "must hold exactly one user_id with target 'single' (or use target 'selected')"),
+      ),
+      (length) => length === 1,
+      allDistinct,
     ),
-    (length) => length === 1,
-  ),
-  /** One to five message items, sent in order. */
-  items: ItemsSchema,
-});
+    /** One to five message items, sent in order. */
+    items: ItemsSchema,
+  });
 /**
  * Endpoint 6: `broadcast`. `all` goes to every user and takes no `user_ids`; `selected` takes one or more;
- * `single` exactly one (the API does not say what it does with more, so the SDK refuses them).
+ * `single` exactly one (the API does not say what it does with more, so the SDK refuses them). Repeats
+ * in `user_ids` are found by `allDistinct`, the runtime's check (made once, by the endpoint table).
  */
-export const BroadcastParamsSchema = z.discriminatedUnion('target', [
-  BroadcastToAllParamsSchema,
-  BroadcastToSelectedParamsSchema,
-  BroadcastToSingleParamsSchema,
-]);
+export const broadcastParamsSchema = (allDistinct: RepeatCheck) =>
+  z.discriminatedUnion('target', [
+    BroadcastToAllParamsSchema,
+    broadcastToSelectedParamsSchema(allDistinct),
+    broadcastToSingleParamsSchema(allDistinct),
+  ]);
 
 /** Endpoint 7: `broadcastToGroup`. */
 export const BroadcastToGroupParamsSchema = z.strictObject({
@@ -430,12 +447,13 @@ export interface BroadcastToAllParams extends z.input<typeof BroadcastToAllParam
   items: MessageItem[];
 }
 /** `broadcast` to the users in `user_ids`. */
-export interface BroadcastToSelectedParams extends z.input<typeof BroadcastToSelectedParamsSchema> {
+export interface BroadcastToSelectedParams
+  extends z.input<ReturnType<typeof broadcastToSelectedParamsSchema>> {
   /** One to five message items, sent in order. */
   items: MessageItem[];
 }
 /** `broadcast` to one user. */
-export interface BroadcastToSingleParams extends z.input<typeof BroadcastToSingleParamsSchema> {
+export interface BroadcastToSingleParams extends z.input<ReturnType<typeof broadcastToSingleParamsSchema>> {
   /** One to five message items, sent in order. */
   items: MessageItem[];
 }
