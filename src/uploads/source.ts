@@ -219,5 +219,6 @@ export async function resolveSource(data: FileSource): Promise<Source> {
   if (isArrayBuffer(data)) return bytesSourceOf(new Uint8Array(data), 'the ArrayBuffer');
   if (isBlob(data)) return blobSource(data, platform.detect);
   if (isWebStream(data)) return webStreamSource(data);
-  return streamSource(data);
+  // A Node Readable, by the methods FileSource describes it with.
+  return streamSource(data as Readable);
 }
