@@ -62,7 +62,7 @@ beforeAll(async () => {
   // Packed as `npm publish` packs: its prepack builds (the API reference too: it ships in docs/api) and
   // writes the published manifest, its postpack puts the repository's back.
   repositoryManifest = await readFile(join(root, 'package.json'), 'utf8');
-  await run('npm', ['pack', '--pack-destination', consumer], { cwd: root, timeout: 300_000 });
+  await run('npm', ['pack', '--pack-destination', consumer], { cwd: root, timeout: 600_000 });
   const filename = (await readdir(consumer)).find((file) => file.endsWith('.tgz')) ?? 'no tarball';
   tarball = join(consumer, filename);
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
@@ -86,7 +86,7 @@ beforeAll(async () => {
     { cwd: bare },
   );
   await writeFile(join(consumer, 'probe.cjs'), PROBE);
-}, 420_000);
+}, 900_000);
 
 afterAll(async () => {
   if (consumer) await rm(consumer, { recursive: true, force: true });
