@@ -111,7 +111,14 @@ export type {
   UploadVideoResult,
 } from './schemas/responses.js';
 export type { OAMeterProvider, OATracerProvider } from './telemetry/api.js';
-export type { FileInput, FileSource, UploadKind, UploadOptions, UploadProgress } from './uploads/types.js';
+export type {
+  FileInput,
+  FileSource,
+  NodeReadable,
+  UploadKind,
+  UploadOptions,
+  UploadProgress,
+} from './uploads/types.js';
 export { VERSION } from './version.js';
 export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';
 export type { WaitForTranscodeOptions } from './video/transcode.js';
