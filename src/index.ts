@@ -32,6 +32,7 @@ export type {
   OAClientOptions,
   OAResponseInfo,
   RequestOptions,
+  ReuseUploadsOptions,
 } from './core/options.js';
 export type {
   AcquireOptions,
@@ -122,4 +123,5 @@ export type {
 export { VERSION } from './version.js';
 export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';
 export type { WaitForTranscodeOptions } from './video/transcode.js';
+export type { UploadAnswers } from './video/upload-reuse.js';
 export type { BroadcastOptions, WaitForVideoOptions } from './video/video-ready.js';
