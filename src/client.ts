@@ -17,6 +17,16 @@ import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from 
 
 export type { SendFileOptions, SendVideoOptions } from './video/send-file.js';
 
+declare global {
+  interface SymbolConstructor {
+    /**
+     * `Symbol.asyncDispose` (ES2024's `esnext.disposable`), declared for projects whose `lib` predates it
+     * (a Worker's `ES2022`), as `@types/node` declares it, so that {@link OAClient}'s types compile there.
+     */
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /**
  * The client of the OA Public Messaging API. Tokens are handled for you: the first call obtains a
  * pair, a pair close to expiry is refreshed before use, and a 401 triggers one shared refresh and one

@@ -32,6 +32,7 @@ export type {
   OAClientOptions,
   OAResponseInfo,
   RequestOptions,
+  ReuseUploadsOptions,
 } from './core/options.js';
 export type {
   AcquireOptions,
@@ -111,8 +112,16 @@ export type {
   UploadVideoResult,
 } from './schemas/responses.js';
 export type { OAMeterProvider, OATracerProvider } from './telemetry/api.js';
-export type { FileInput, FileSource, UploadKind, UploadOptions, UploadProgress } from './uploads/types.js';
+export type {
+  FileInput,
+  FileSource,
+  NodeReadable,
+  UploadKind,
+  UploadOptions,
+  UploadProgress,
+} from './uploads/types.js';
 export { VERSION } from './version.js';
 export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';
 export type { WaitForTranscodeOptions } from './video/transcode.js';
+export type { UploadAnswers } from './video/upload-reuse.js';
 export type { BroadcastOptions, WaitForVideoOptions } from './video/video-ready.js';

@@ -14,7 +14,8 @@ const fixture = mockServerFixture();
 /** A fake server enforcing {@link WINDOW} in `mode`, and a client with the same limits. */
 async function start(mode: 'sliding' | 'fixed') {
   const mock = await fixture.start({ rateLimit: { ...WINDOW, mode }, transcodeMs: 0 });
-  return { mock, client: fixture.connect(mock, { rateLimit: WINDOW }) };
+  // Each upload of the same bytes goes out (no reuse of the first answer): the uploads are what is measured.
+  return { mock, client: fixture.connect(mock, { rateLimit: WINDOW, reuseUploads: false }) };
 }
 
 const count429 = (server: MockServer) => server.requests.filter((r) => r.status === 429).length;

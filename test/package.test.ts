@@ -17,6 +17,7 @@ import {
 } from './helpers/consumer.js';
 import { tsBlocks } from './helpers/readme-blocks.js';
 import { readmeMentions } from './helpers/readme-links.js';
+import { COMPILERS, NODE_SOURCE, NODE_TSCONFIG, WORKER_SOURCE, WORKER_TSCONFIG } from './package-types.js';
 import { REDIS_SERVER, startRedisServer } from './redis/redis-server.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -43,6 +44,10 @@ let consumer: string;
 let tarball: string;
 /** An app that installed the tarball and nothing else: what `npm install oa-messaging` gives. */
 let bare: string;
+/** What npm printed installing it there. */
+let bareInstall: { stdout: string; stderr: string };
+/** The repository's package.json before the pack. */
+let repositoryManifest: string;
 
 /**
  * Packs the package as npm would publish it and installs the tarball (with @types/node, as a
@@ -54,18 +59,11 @@ let bare: string;
 beforeAll(async () => {
   consumer = await mkdtemp(join(tmpdir(), 'oa-messaging-consumer-'));
   bare = await mkdtemp(join(tmpdir(), 'oa-messaging-app-'));
-  // Build first (the API reference too: it ships in docs/api), then pack without scripts, so that
-  // stdout is nothing but npm's JSON.
-  await run('npm', ['run', 'build'], { cwd: root });
-  await run('npm', ['run', 'docs'], { cwd: root, timeout: 120_000 });
-  const { stdout } = await run(
-    'npm',
-    ['pack', '--json', '--ignore-scripts', '--pack-destination', consumer],
-    {
-      cwd: root,
-    },
-  );
-  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  // Packed as `npm publish` packs: its prepack builds (the API reference too: it ships in docs/api) and
+  // writes the published manifest, its postpack puts the repository's back.
+  repositoryManifest = await readFile(join(root, 'package.json'), 'utf8');
+  await run('npm', ['pack', '--pack-destination', consumer], { cwd: root, timeout: 600_000 });
+  const filename = (await readdir(consumer)).find((file) => file.endsWith('.tgz')) ?? 'no tarball';
   tarball = join(consumer, filename);
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   await run(
@@ -82,11 +80,13 @@ beforeAll(async () => {
     { cwd: consumer },
   );
   await writeFile(join(bare, 'package.json'), JSON.stringify({ name: 'app', private: true }));
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(consumer, filename)], {
-    cwd: bare,
-  });
+  bareInstall = await run(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', join(consumer, filename)],
+    { cwd: bare },
+  );
   await writeFile(join(consumer, 'probe.cjs'), PROBE);
-}, 240_000);
+}, 900_000);
 
 afterAll(async () => {
   if (consumer) await rm(consumer, { recursive: true, force: true });
@@ -424,6 +424,56 @@ describe('a library user installs only the SDK', () => {
     ).catch((error: { stderr: string }) => error);
     expect(imported.stderr).toMatch(/Cannot find package 'msw'/);
   });
+});
+
+describe('the published manifest', () => {
+  it('has no scripts, devDependencies or overrides; the repository keeps its own', async () => {
+    const installed = JSON.parse(
+      await readFile(join(bare, 'node_modules', 'oa-messaging', 'package.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(Object.keys(installed).filter((key) => /scripts|devDependencies|overrides/.test(key))).toEqual([]);
+    expect(Object.keys(installed.dependencies as object).sort()).toEqual([
+      'file-type',
+      'form-data',
+      'undici',
+      'zod',
+    ]);
+    expect(installed).toMatchObject({ bin: { oa: 'dist/cli/index.js' }, exports: expect.any(Object) });
+    // The postpack put the repository's package.json back as it was: a clone still builds on install.
+    expect(await readFile(join(root, 'package.json'), 'utf8')).toBe(repositoryManifest);
+  });
+
+  it('installing the package prints no warning about its scripts', () => {
+    expect(`${bareInstall.stdout}${bareInstall.stderr}`).not.toMatch(/prepare|install-scripts.*oa-messaging/);
+  });
+});
+
+describe('consumer types with TypeScript 5.9 and 7 (skipLibCheck false)', () => {
+  const cases = [
+    [
+      'worker',
+      'a Worker (lib ES2022 and WebWorker, no @types/node): the root and webhook entries',
+      WORKER_TSCONFIG,
+      WORKER_SOURCE,
+    ],
+    [
+      'node',
+      'Node (nodenext, @types/node): a Readable, node:http, an undici Agent',
+      NODE_TSCONFIG,
+      NODE_SOURCE,
+    ],
+  ] as const;
+  for (const [compiler, tsc] of Object.entries(COMPILERS)) {
+    for (const [folder, name, tsconfig, source] of cases) {
+      it(`${compiler}: ${name}`, { timeout: 60_000 }, async () => {
+        const dir = await project(`types-${folder}-${compiler.replace(/\W/g, '')}`, 'module', {
+          'tsconfig.json': tsconfig,
+          'index.ts': source,
+        });
+        await compile(dir, tsc);
+      });
+    }
+  }
 });
 
 describe("the README's CommonJS quickstart", () => {

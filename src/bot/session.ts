@@ -14,8 +14,10 @@ export interface BotSessionStore {
    * fenced write under `key` had a greater fence (a newer holder of the user wrote since); a store that
    * ignores `fence` keeps the last write.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: stores written before fencing resolve to nothing
   set(key: string, value: string, ttlMs: number, options?: BotSessionWriteOptions): Promise<void | boolean>;
   /** Forgets the session under `key`; refused (`false`) for a stale `options.fence`, as `set`. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: stores written before fencing resolve to nothing
   delete(key: string, options?: BotSessionWriteOptions): Promise<void | boolean>;
 }
 

@@ -13,6 +13,7 @@ import type { ClientTelemetry } from '../telemetry/client.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
+import { UploadReuse } from '../video/upload-reuse.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
@@ -49,6 +50,8 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   readonly tokens: TokenManager;
   readonly calls = new CallRegistry();
   readonly telemetry: ClientTelemetry | undefined;
+  /** The reuse of upload answers for the same bytes (`reuseUploads`), unless turned off. */
+  readonly #uploadReuse: UploadReuse | undefined;
 
   constructor(options: OAClientOptions) {
     const resolved = resolveOptions(options);
@@ -82,6 +85,10 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
     this.telemetry = platform.clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
+    this.#uploadReuse =
+      resolved.reuseUploadsTtlMs === false
+        ? undefined
+        : new UploadReuse(this, resolved.reuseUploadsTtlMs, coordination?.uploadAnswers);
   }
 
   secrets(): string[] {
@@ -150,8 +157,16 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       throw error;
     }
     try {
-      return await callUpload(this, endpoint, prepared, checked, control);
+      // A stream can be read once only: hashing it would mean holding it whole, so it is sent as it is.
+      if (this.#uploadReuse === undefined || !prepared.replayable) {
+        return await callUpload(this, endpoint, prepared, checked, control);
+      }
+      return await this.#uploadReuse.upload(endpoint, prepared, control, checked.onProgress, () =>
+        callUpload(this, endpoint, prepared, checked, control),
+      );
     } finally {
+      // The upload's own call ends its control; an answer reused (or a read that failed) ends it here.
+      control.end();
       prepared.discard();
     }
   }

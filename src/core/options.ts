@@ -9,6 +9,7 @@ import { validate } from '../schemas/validate.js';
 import type { OAMeterProvider, OATracerProvider } from '../telemetry/api.js';
 import { VERSION } from '../version.js';
 import type { ReadyVideos } from '../video/ready-videos.js';
+import { UPLOAD_ANSWER_TTL_MS, type UploadAnswers } from '../video/upload-reuse.js';
 import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
 import type { Logger, LogLevel } from './logger.js';
@@ -16,6 +17,15 @@ import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit 
 import type { DispatcherLike, FetchLike, TransportResponse } from './transport.js';
 
 export type { OAResponseInfo, RequestOptions } from '../schemas/requests.js';
+
+/** The client's `reuseUploads` option, when given as an object. */
+export interface ReuseUploadsOptions {
+  /**
+   * How long the answer of an upload is reused for the same bytes, in ms.
+   * @default 86_400_000 (one day)
+   */
+  ttlMs?: number | undefined;
+}
 
 /** Options of `new OAClient(options)`. */
 export interface OAClientOptions {
@@ -75,6 +85,19 @@ export interface OAClientOptions {
    * @default none
    */
   videoProbeUserId?: string | undefined;
+  /**
+   * Upload a file once: `uploadImage`, `uploadAudio` and `uploadVideo` (and `sendImageFile`,
+   * `sendAudioFile`, `sendVideoFile`, the bot's `replyWithImage` ...) give the answer of an earlier
+   * upload of the same bytes (their SHA-256, under the endpoint and the api key) instead of uploading
+   * them again, for `ttlMs`; uploads of the same bytes at the same time make one request. Kept in this
+   * client's memory (the 500 most recently used), and with a `coordination` also there, for every
+   * process with the api key. A path, bytes, an `ArrayBuffer` or a Blob is read once more to hash it;
+   * a stream (Node Readable, web `ReadableStream`) is uploaded every time. A failed upload keeps
+   * nothing. `false` uploads every time.
+   * @default { ttlMs: 86_400_000 } (on, answers reused for one day: the API states no lifetime for
+   * stored media)
+   */
+  reuseUploads?: boolean | ReuseUploadsOptions | undefined;
   /**
    * Where the token pair lives.
    * @default an in-memory store
@@ -154,6 +177,8 @@ export interface ResolvedOptions {
   maxBusyWaitMs: number;
   rateLimit: RateLimits | false;
   refreshBeforeExpiryMs: number;
+  /** How long an upload's answer is reused, or `false` for never. */
+  reuseUploadsTtlMs: number | false;
   /** Filled in from the environment: the default dispatcher goes through a proxy. */
   proxyFromEnv: boolean;
 }
@@ -184,6 +209,10 @@ export function resolveOptions(
     maxBusyWaitMs: options.maxBusyWaitMs ?? 60_000,
     rateLimit: resolveRateLimit(options.rateLimit),
     refreshBeforeExpiryMs: options.refreshBeforeExpiryMs ?? 5 * 60_000,
+    reuseUploadsTtlMs:
+      options.reuseUploads === false
+        ? false
+        : ((options.reuseUploads === true ? undefined : options.reuseUploads?.ttlMs) ?? UPLOAD_ANSWER_TTL_MS),
     proxyFromEnv: Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy),
   };
 }
@@ -246,6 +275,13 @@ export interface Coordination {
    * @default none: each process remembers its own
    */
   readyVideos?: ReadyVideos | undefined;
+  /**
+   * The answers of uploads, for every process: an upload of some bytes in one lets the others reuse
+   * its answer for the same bytes (the client's `reuseUploads`). Each answer is kept for the `ttlMs`
+   * the client gives.
+   * @default none: each client remembers its own
+   */
+  uploadAnswers?: UploadAnswers | undefined;
 }
 
 /** Your application, as the User-Agent names it after the SDK (Stripe's `appInfo`). */

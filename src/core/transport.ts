@@ -5,7 +5,7 @@
  * Nothing here loads either.
  */
 import type { Readable } from 'node:stream';
-import type { PreparedUpload, UploadBody, UploadProgress } from '../uploads/types.js';
+import type { NodeReadable, PreparedUpload, UploadBody, UploadProgress } from '../uploads/types.js';
 import type { CallControl } from './call-control.js';
 
 /** One HTTP attempt, as the transport sees it. */
@@ -81,8 +81,8 @@ export interface DispatchRequest {
   method: 'POST';
   /** The request headers, names in lower case. */
   headers: Record<string, string>;
-  /** JSON text, or a multipart stream for uploads. */
-  body: string | Readable;
+  /** JSON text, or a multipart stream (a Node `Readable`) for uploads. */
+  body: string | NodeReadable;
 }
 
 /**
@@ -90,8 +90,13 @@ export interface DispatchRequest {
  * or 7: the SDK calls its `dispatch` only, with either handler interface.
  */
 export interface DispatcherLike {
-  /** Sends one request, reporting to `handler` (undici's handler interface of either major version). */
-  dispatch(options: DispatchRequest, handler: object): boolean;
+  /**
+   * Sends one request, reporting to `handler` (undici's handler interface of either major version).
+   * `options` is a {@link DispatchRequest} whose `body` is typed `never` here: so undici's `Dispatcher`,
+   * whose types name node:stream's `Readable`, fits without these types naming `node:stream` (which a
+   * project without Node's types, a Worker, cannot resolve). A wrapper passes it on to undici as it is.
+   */
+  dispatch(options: DispatchRequest & { body: never }, handler: object): boolean;
 }
 
 /**

@@ -4,7 +4,6 @@
  * class says whether the request may have left. Uploads stream through form-data.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { isOAError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
 import { streamingMultipart } from '../uploads/node-multipart.js';
@@ -198,7 +197,8 @@ function send(
           path: `${req.url.pathname}${req.url.search}`,
           method: 'POST',
           headers: req.headers as Record<string, string>,
-          body: req.body as string | Readable,
+          // A string or a Readable; typed `never` for the dispatcher (see DispatcherLike).
+          body: req.body as never,
         },
         // A dispatcher of another undici (an app's undici 6) may speak the older handler interface.
         undici && dispatcher instanceof undici.Dispatcher ? handler : eitherHandler(handler),

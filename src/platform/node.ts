@@ -9,6 +9,7 @@ import { clientTelemetry } from '../telemetry/client.js';
 import { otelApi } from '../telemetry/node-api.js';
 import { webhookTracing } from '../telemetry/webhook.js';
 import { fileOfReadStream, nodeDetect, nodePathSource } from '../uploads/node-files.js';
+import { nodeSha256 } from '../video/sha256-node.js';
 import { webhookFastPath } from '../webhook/fast-path.js';
 import { decodeWithZlib } from '../webhook/zlib-decoder.js';
 import type { Platform } from './types.js';
@@ -25,4 +26,5 @@ export const platform: Platform = {
   decodeWithZlib,
   webhookFastPath,
   allDistinct,
+  sha256: nodeSha256,
 };

@@ -54,4 +54,17 @@ export interface Platform {
    * twice as fast as a Set on a long list); a Set on workerd, where the bundle's size counts for more.
    */
   allDistinct(ids: readonly string[]): boolean;
+  /**
+   * A SHA-256 of bytes given in parts, for the reuse of upload answers: `node:crypto` on Node, fed as
+   * the parts come; off Node the Web Crypto digest, which takes the bytes whole, so the parts are kept
+   * until `digest()`.
+   */
+  sha256(): Sha256;
+}
+
+/** A SHA-256 in progress: parts in, then the hex digest once. */
+export interface Sha256 {
+  update(bytes: Uint8Array): void;
+  /** The digest of every part, as 64 lowercase hex digits. */
+  digest(): Promise<string>;
 }

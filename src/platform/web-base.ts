@@ -7,6 +7,7 @@ import { FetchTransport, type FetchTransportOptions, globalFetch } from '../core
 import { OAConfigError } from '../errors.js';
 import { providersWanted } from '../telemetry/providers.js';
 import { detectWeb } from '../uploads/signatures.js';
+import { webSha256 } from '../video/sha256-web.js';
 import { UNSUPPORTED } from '../webhook/encoding.js';
 import type { Platform } from './types.js';
 
@@ -76,5 +77,6 @@ export function webPlatform({
     decodeWithZlib: async () => UNSUPPORTED,
     webhookFastPath,
     allDistinct,
+    sha256: webSha256,
   };
 }

@@ -303,17 +303,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
       const client = workOptions?.client;
       if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
       const events = new OutboxEmitter();
-      // A dead worker's job is taken once its lock expired and a stalled check ran after that: a lock
-      // of 4/5 and a check every 1/5 keep that within lockDurationMs (BullMQ's two-step check, with
-      // lock and interval equal, took up to twice as long).
-      const recoverWithinMs = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
-      const stalledIntervalMs = Math.max(1, Math.ceil(recoverWithinMs / 5));
       const running = queue.worker(
         async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
         {
           concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
-          lockDurationMs: Math.max(1, recoverWithinMs - stalledIntervalMs),
-          stalledIntervalMs,
+          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
           backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
           endedUnknown,

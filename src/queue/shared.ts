@@ -72,9 +72,8 @@ export class LazyQueue {
     processor: (bull: BullMQ) => Promise<(job: never, token?: string) => Promise<unknown>>,
     options: {
       concurrency: number;
+      /** Within how long of a worker's death another worker takes its jobs (see below). */
       lockDurationMs: number;
-      /** How often a worker looks for jobs whose lock expired (BullMQ's stalled check). @default lockDurationMs */
-      stalledIntervalMs?: number;
       /** BullMQ's wait before a job runs again, for the jobs' own backoff type. */
       backoffStrategy?: (attemptsMade: number, type?: string, error?: Error) => number;
       attach?: (worker: Worker) => void;
@@ -85,6 +84,10 @@ export class LazyQueue {
     },
   ): { close(): Promise<void> } {
     if (this.#closed) throw new OAConfigError(`the ${this.what} is closed`);
+    // A dead worker's job is taken once its lock expired and a stalled check ran after that: a lock
+    // of 4/5 and a check every 1/5 keep that within lockDurationMs (BullMQ's two-step check, with lock
+    // and interval equal, took up to twice as long).
+    const stalledIntervalMs = Math.max(1, Math.ceil(options.lockDurationMs / 5));
     const started = (async () => {
       const bull = await loadBullMQ();
       const traced = tracedProcessor(this.what, this.name, await processor(bull), options.endedUnknown);
@@ -99,8 +102,8 @@ export class LazyQueue {
       const worker = new bull.Worker(this.name, process as never, {
         connection: own as never,
         concurrency: options.concurrency,
-        lockDuration: options.lockDurationMs,
-        stalledInterval: options.stalledIntervalMs ?? options.lockDurationMs,
+        lockDuration: Math.max(1, options.lockDurationMs - stalledIntervalMs),
+        stalledInterval: stalledIntervalMs,
         // A job handed out again after its worker died is the processor's to classify: BullMQ must
         // not fail it on its own for having stalled.
         maxStalledCount: 1000,

@@ -1,7 +1,7 @@
 /**
  * `oa-messaging/redis`: state shared in Redis by every process that uses one api key: the token pair
- * (one login or refresh at a time), both rate limits, counted together, and the video tickets known to
- * be ready.
+ * (one login or refresh at a time), both rate limits, counted together, the video tickets known to be
+ * ready, and the answers of uploads, reused for the same bytes.
  *
  * @example
  * ```ts
@@ -26,6 +26,7 @@ import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
 import { RedisReadyVideos } from './ready-videos.js';
 import { RedisTokenStore } from './token-store.js';
+import { RedisUploadAnswers } from './upload-answers.js';
 
 export type { RedisClient } from './client.js';
 export type { RedisConnectionOptions } from './connection.js';
@@ -44,7 +45,8 @@ export {
 export interface RedisCoordinationSettings {
   /**
    * Prepended to every key: `${prefix}token:${apiKey}`, `${prefix}lock:${apiKey}`,
-   * `${prefix}limit:{${apiKey}}:general` and `:upload`, `${prefix}video:${apiKey}:${ticket_id}`.
+   * `${prefix}limit:{${apiKey}}:general` and `:upload`, `${prefix}video:${apiKey}:${ticket_id}`,
+   * `${prefix}upload:${apiKey}:${endpoint URL}:${sha256}`.
    * @default 'oa:'
    */
   prefix?: string | undefined;
@@ -105,9 +107,9 @@ export interface RedisCoordination extends Coordination {
 }
 
 /**
- * Shares the token pair and the rate limits of each api key between processes through Redis. Pass it
- * as the client's `coordination` option. Creating it opens nothing: with `url`, ioredis is imported and
- * connected on first use.
+ * Shares the token pair, the rate limits, the ready video tickets and the upload answers of each api
+ * key between processes through Redis. Pass it as the client's `coordination` option. Creating it
+ * opens nothing: with `url`, ioredis is imported and connected on first use.
  *
  * @example
  * const coordination = createRedisCoordination({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
@@ -132,6 +134,8 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Redi
   return {
     tokenStore: new RedisTokenStore(connection, prefix, keepTokenAfterExpiryMs),
     readyVideos: new RedisReadyVideos(connection, prefix, readyVideoTtlMs),
+    // Each answer for the client's `reuseUploads.ttlMs`.
+    uploadAnswers: new RedisUploadAnswers(connection, prefix),
     withRenewalLock<T>(key: string, renew: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       return withRenewalLock(connection, { prefix, lockTtlMs, logger }, key, renew, signal);
     },

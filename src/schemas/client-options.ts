@@ -92,6 +92,14 @@ export const OAClientOptionsSchema = z
         ),
       ),
     ),
+    reuseUploads: checked(
+      (v) =>
+        typeof v === 'boolean' ||
+        (isObject(v) &&
+          (v.ttlMs === undefined ||
+            (isNumber(v.ttlMs) && v.ttlMs > 0 && v.ttlMs <= Number.MAX_SAFE_INTEGER))),
+      'reuseUploads must be true, false or { ttlMs: a number of ms above 0 }',
+    ),
     videoProbeUserId: checked(
       (v) => typeof v === 'string' && v.trim() !== '',
       'videoProbeUserId must be a user_id (a non-empty string)',

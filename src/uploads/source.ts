@@ -227,5 +227,6 @@ export async function resolveSource(data: FileSource, signal?: AbortSignal | und
   if (isArrayBuffer(data)) return bytesSourceOf(new Uint8Array(data), 'the ArrayBuffer');
   if (isBlob(data)) return blobSource(data, platform.detect);
   if (isWebStream(data)) return webStreamSource(data, signal);
-  return streamSource(data, signal);
+  // A Node Readable, by the methods FileSource describes it with.
+  return streamSource(data as Readable, signal);
 }

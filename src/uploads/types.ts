@@ -7,6 +7,20 @@ export type { UploadOptions, UploadProgress } from '../schemas/requests.js';
 export type UploadKind = 'image' | 'video' | 'audio';
 
 /**
+ * A Node `Readable` (`node:stream`, Bun's too), by the methods the SDK reads it with. Declared here, not
+ * imported from `node:stream`, so that the package's types compile in a project without Node's types
+ * (a Worker); every Node `Readable` (a file stream, `Readable.from(...)`, an HTTP response) is one.
+ */
+export interface NodeReadable {
+  /** Reads what is buffered (`null` when nothing is). */
+  read(size?: number): unknown;
+  /** Puts bytes back at the front of the stream. */
+  unshift(chunk: Uint8Array): void;
+  /** Listens to one of the stream's events. */
+  on(event: 'readable' | 'data' | 'end' | 'error' | 'close', listener: (...args: unknown[]) => void): unknown;
+}
+
+/**
  * Where the bytes of a file come from: a path or a `file:` URL (on runtimes with a file system: Node,
  * Bun, Deno), bytes in memory (`Uint8Array`, `Buffer`, `ArrayBuffer`), a Blob or File, or a stream:
  * a web `ReadableStream` or a Node Readable (read once, so an upload from it is never retried).
@@ -18,7 +32,7 @@ export type FileSource =
   | ArrayBuffer
   | Blob
   | ReadableStream<Uint8Array>
-  | Readable;
+  | NodeReadable;
 
 /** A file to upload: a {@link FileSource}, or one with its name and type given. */
 export type FileInput =

@@ -24,7 +24,7 @@ const withoutSecret = (path: string) =>
     .join('/');
 
 /** The receiver paths a text names: quoted routes, URLs, `--path`, Next.js route files. */
-export function webhookPaths(text: string): string[] {
+function webhookPaths(text: string): string[] {
   const found: string[] = [];
   const patterns = [
     /['"`](\/[^'"`\s]*)['"`]/g, // app.post('/oa/webhook', ...), pathname === '/oa/webhook'
@@ -49,6 +49,7 @@ describe('extracting webhook paths', () => {
       "app.post('/oa/webhook/3f9c1e...', handler);",
       "if (pathname === '/oa-webhook') return handler(request);",
       'oa inbound text hi --to http://127.0.0.1:3000/webhook',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a README line that holds a template literal
       'const url = `${receiver}/hooks/webhook`;',
       'oa webhook listen --path /my/webhook',
       'in `app/api/oa-webhook/route.ts`',

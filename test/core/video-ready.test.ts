@@ -162,7 +162,8 @@ describe('a broadcast of a video not known to be ready', () => {
 
   it('two broadcasts of one ticket at once share one probe; each ticket of a broadcast is probed once', async () => {
     const mock = await fixture.start(CONVERTS_BRIEFLY);
-    const client = fixture.connect(mock, { videoProbeUserId: 'probe-user' });
+    // Two tickets of one clip: each upload goes out (no reuse of the first answer).
+    const client = fixture.connect(mock, { videoProbeUserId: 'probe-user', reuseUploads: false });
     const first = await client.uploadVideo(clip);
     const second = await client.uploadVideo(clip);
     const both = [items.video(first.ticket_id), items.video(second.ticket_id), items.video(first.ticket_id)];

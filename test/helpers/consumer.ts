@@ -70,9 +70,12 @@ export function strictTsconfig(compilerOptions: Record<string, unknown>): string
   });
 }
 
-/** Type-checks and compiles the project in `dir` with the repository's TypeScript; fails with tsc's output. */
-export async function compile(dir: string): Promise<void> {
-  await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir }).catch(
+/**
+ * Type-checks and compiles the project in `dir` with the repository's TypeScript (or the `tsc` given);
+ * fails with tsc's output.
+ */
+export async function compile(dir: string, compiler = tsc): Promise<void> {
+  await run(process.execPath, [compiler, '-p', 'tsconfig.json'], { cwd: dir, timeout: 60_000 }).catch(
     (error: { stdout?: string }) => {
       throw new Error(`tsc failed in ${dir}:\n${error.stdout ?? String(error)}`);
     },

@@ -52,6 +52,8 @@ describe.skipIf(!REDIS_SERVER)('video tickets known to be ready, shared through 
       apiSecret: mock.apiSecret,
       coordination,
       logger,
+      // Two tickets of one clip: each upload goes out (no reuse of the first answer).
+      reuseUploads: false,
     });
     open.push(coordination, client);
     return client;

@@ -27,6 +27,8 @@ const client = new OAClient({
   apiSecret: config.apiSecret,
   rateLimit: config.rateLimit,
   coordination,
+  // Every upload goes out (no reuse of the answer for the same bytes): the uploads are what is counted.
+  reuseUploads: false,
 });
 
 process.stdout.write('ready\n');

@@ -1,0 +1,22 @@
+/**
+ * SHA-256 off Node: the Web Crypto digest, which takes its bytes whole, so the parts are kept until
+ * `digest()` (a file of up to the upload's limit, once). No Node built-in here.
+ */
+import type { Sha256 } from '../platform/types.js';
+import { concatBytes } from '../uploads/chunks.js';
+
+export function webSha256(): Sha256 {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  return {
+    update: (bytes) => {
+      parts.push(bytes);
+      total += bytes.byteLength;
+    },
+    digest: async () => {
+      const bytes = parts.length === 1 ? (parts[0] as Uint8Array) : concatBytes(parts, total);
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+      return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+    },
+  };
+}
