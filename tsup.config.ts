@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 import ts from 'typescript';
+import { buildInboxScript } from './src/testing/inbox/build-script.js';
 
 const MISSING_MSW =
   'oa-messaging/testing/msw needs the msw package (2.x), an optional peer dependency: npm install --save-dev msw';
@@ -123,6 +124,20 @@ const nodePlatform: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
+/**
+ * The web inbox's page script (src/testing/inbox/page), built for the browser once here and put into
+ * the bundle as text in place of src/testing/inbox/script.ts, which builds it from source.
+ */
+const inboxScript: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'inbox-script',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]testing[\\/]inbox[\\/]script\.ts$/ }, () => ({
+      contents: `export const INBOX_SCRIPT = ${JSON.stringify(buildInboxScript())};\n`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** The package's entry points (package.json `exports`): the only ones with types. */
 const PUBLIC_ENTRIES = {
   index: 'src/index.ts',
@@ -166,6 +181,7 @@ export const library: Options = {
   target: 'node20',
   splitting: true,
   treeshake: true,
+  esbuildPlugins: [inboxScript],
   onSuccess: async () => {
     await checkMswFirst();
     await writeNotices('dist', LIBRARY_BUNDLED, ['cli', 'examples']);
@@ -202,7 +218,7 @@ export const cli: Options = {
     await writeNotices('dist/cli', CLI_BUNDLED);
   },
   // One file for Node: the platform is bundled in, not resolved through the package's `imports`.
-  esbuildPlugins: [nodePlatform],
+  esbuildPlugins: [nodePlatform, inboxScript],
   banner: {
     js: [
       '#!/usr/bin/env node',

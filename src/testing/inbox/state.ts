@@ -5,6 +5,7 @@
  */
 import type { FakeOA } from '../fake.js';
 import type { Delivery, FakeMembers, InjectedFault, RecordedRequest, StoredUpload } from '../types.js';
+import type { PageState } from './page/types.js';
 import { redact, redactQuery } from './redact.js';
 
 /** Who receives the broadcasts that name no users: the fake's `members`, by their former name. */
@@ -280,7 +281,7 @@ export function buildInboxState(
     .map(([user_id, list]) => ({ user_id, count: list.length, last: list.at(-1)?.at ?? 0 }))
     .sort((a, b) => a.user_id.localeCompare(b.user_id, 'en', { numeric: true }));
   const rows = timeline(fake.requests);
-  return {
+  const state: InboxState = {
     users,
     conversations,
     broadcasts,
@@ -291,4 +292,6 @@ export function buildInboxState(
     converting,
     members,
   };
+  // The page reads all it needs of this (page/types.ts): it is built apart and typed apart.
+  return state satisfies PageState;
 }
