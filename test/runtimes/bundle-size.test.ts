@@ -1,17 +1,18 @@
 /**
  * The size of a Worker on the package: a client that sends a text and a webhook receiver, bundled by
- * esbuild for workerd (neutral platform, the Worker conditions), minified: no error, at most 36 KB
- * gzipped.
+ * esbuild for workerd (neutral platform, the Worker conditions), minified: no error, at most 38 KB
+ * gzipped (36 KB until the upload reuse, the webhook handlers' drain and the deadline around every
+ * read of a caller's stream came in: 37.6 KB with them).
  */
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { APP, bundleWorker, distMissing } from './support.js';
 
-const LIMIT_BYTES = 36 * 1024;
+const LIMIT_BYTES = 38 * 1024;
 
 it.skipIf(distMissing() !== undefined)(
-  'a Worker that sends a text and receives a webhook bundles to at most 36 KB gzipped',
+  'a Worker that sends a text and receives a webhook bundles to at most 38 KB gzipped',
   async () => {
     const code = await bundleWorker(fileURLToPath(new URL('size-worker.mjs', APP)), true);
     const gzipped = gzipSync(code).byteLength;
