@@ -62,7 +62,7 @@ describe.skipIf(skip !== undefined)('the Worker recipe run locally with Miniflar
       process.execPath,
       ['dev.mjs'],
       { cwd: dir, env, withinMs: 60_000 },
-      (output) => /Worker listening at (http:\/\/\S+)\/oa-webhook/.exec(output)?.[1],
+      (output) => /Worker listening at (http:\/\/\S+)\/oa\/webhook/.exec(output)?.[1],
     );
   }, 90_000);
 
@@ -72,8 +72,8 @@ describe.skipIf(skip !== undefined)('the Worker recipe run locally with Miniflar
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('answers an inbound text at /oa-webhook, and its reply reaches the fake OA server', async () => {
-    const response = await fetch(`${served?.url}/oa-webhook`, {
+  it('answers an inbound text at /oa/webhook, and its reply reaches the fake OA server', async () => {
+    const response = await fetch(`${served?.url}/oa/webhook`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
