@@ -8,13 +8,7 @@ import { FakeOA } from './fake.js';
 import { HostGuard } from './host-guard.js';
 import { type InboundMessage, type InboundMessageOptions, sendInboundMessage } from './inbound.js';
 import { Inbox, isInboxPath } from './inbox/inbox.js';
-import type {
-  Delivery,
-  FakeOAOptions,
-  FakeOutcome,
-  FakeRequest,
-  RecordedRequest,
-} from './types.js';
+import type { Delivery, FakeOAOptions, FakeOutcome, FakeRequest, RecordedRequest } from './types.js';
 import { UPLOAD_RULES } from './uploads.js';
 
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
