@@ -3,6 +3,16 @@ import type { OAClient } from '../client.js';
 import { containLogger, type Logger, silentLogger } from '../core/logger.js';
 import { OAConfigError, OALockLostError } from '../errors.js';
 import type { InboxTurn } from '../queue/inbox-order.js';
+import {
+  aFunction,
+  aLogger,
+  checkConfig,
+  checked,
+  isObject,
+  optionsOf,
+  positive,
+  required,
+} from '../schemas/option-checks.js';
 import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
 import { BotContext, type BotOutbox, watchContext } from './context.js';
 import {
@@ -109,13 +119,27 @@ export interface Bot<S = Record<string, unknown>> {
 
 const DAY_MS = 86_400_000;
 
-function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new OAConfigError(`createBot: ${name} must be a positive number`);
-  }
-  return value;
-}
+const NEEDS_CLIENT = 'createBot needs { client }: the OAClient that sends the replies';
+
+/** What {@link BotOptions} takes, checked once by `createBot`. */
+const BotOptionsSchema = optionsOf(
+  {
+    client: required(isObject, NEEDS_CLIENT),
+    outbox: checked(
+      (v) => isObject(v) && typeof v.add === 'function',
+      'must be an outbox of createOutbox (oa-messaging/queue)',
+    ),
+    sessions: checked(
+      (v) => v === false || (isObject(v) && typeof v.get === 'function' && typeof v.set === 'function'),
+      'must be a session store (get, set, delete) or false',
+    ),
+    initialSession: aFunction,
+    sessionTtlMs: positive(),
+    maxSessionBytes: positive(),
+    logger: aLogger,
+  },
+  NEEDS_CLIENT,
+);
 
 /** `ctx` as one handler sees it: `overrides` read and written in place of the context's own fields. */
 function view<S>(ctx: BotContext<S>, overrides: Record<string, unknown>): BotContext<S> {
@@ -153,26 +177,12 @@ function heard(trigger: string | RegExp, text: string): RegExpMatchArray | strin
  * ```
  */
 export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): Bot<S> {
-  if (
-    typeof options !== 'object' ||
-    options === null ||
-    typeof options.client !== 'object' ||
-    !options.client
-  ) {
-    throw new OAConfigError('createBot needs { client }: the OAClient that sends the replies');
-  }
+  checkConfig(BotOptionsSchema, options, 'createBot');
   const { client, outbox } = options;
-  if (outbox !== undefined && typeof outbox?.add !== 'function') {
-    throw new OAConfigError('createBot: outbox must be an outbox of createOutbox (oa-messaging/queue)');
-  }
   const store = options.sessions === false ? undefined : (options.sessions ?? new MemorySessionStore());
-  if (store && (typeof store.get !== 'function' || typeof store.set !== 'function')) {
-    throw new OAConfigError('createBot: sessions must be a session store (get, set, delete) or false');
-  }
   const initial = options.initialSession ?? (() => ({}) as S);
-  if (typeof initial !== 'function') throw new OAConfigError('createBot: initialSession must be a function');
-  const ttlMs = positive('sessionTtlMs', options.sessionTtlMs, 7 * DAY_MS);
-  const maxBytes = positive('maxSessionBytes', options.maxSessionBytes, 65_536);
+  const ttlMs = options.sessionTtlMs ?? 7 * DAY_MS;
+  const maxBytes = options.maxSessionBytes ?? 65_536;
   const logger = options.logger ? containLogger(options.logger) : silentLogger;
 
   const stack: BotMiddleware<S>[] = [];
