@@ -1,6 +1,6 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type * as z from 'zod/mini';
-import { platform } from '#platform';
+import { runtime } from '#core-runtime';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
 import { checkConfig } from '../schemas/option-checks.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
@@ -315,7 +315,7 @@ export function requestHeaders(
 
 /** `oa-messaging/1.2.3 node/v20.19.0` (or the runtime's name), then the application when there is one. */
 function userAgent(app: AppInfo | undefined): string {
-  const sdk = `oa-messaging/${VERSION} ${platform.runtime()}`;
+  const sdk = `oa-messaging/${VERSION} ${runtime()}`;
   if (!app) return sdk;
   const version = app.version ? `/${app.version.replace(/[^\w.+-]/g, '')}` : '';
   const url = app.url ? ` (+${app.url.replace(/[()\r\n]/g, '')})` : '';

@@ -5,7 +5,6 @@
  */
 
 import * as z from 'zod/mini';
-import { platform } from '#platform';
 import { isThenable, sleep } from '../core/call-control.js';
 import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
@@ -18,6 +17,7 @@ import {
   positiveInteger,
   required,
 } from '../schemas/option-checks.js';
+import { webhookTracing } from '../telemetry/runtime.js';
 import type { DeliveryNote } from '../telemetry/webhook.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
 import { createDeliverOnce, DEDUPE_OPTIONS } from './deliver-once.js';
@@ -270,7 +270,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     return answer(500, { error: 'Internal error' });
   };
 
-  const traced = platform.webhookTracing(logger);
+  const traced = webhookTracing(logger);
 
   // What close() waits for: deliveries being handled, and the work handed to waitUntil.
   let handling = 0;
