@@ -1,5 +1,4 @@
 /** The bot's session store in Redis: one session per user, shared by every process of a bot. */
-import type { BotSessionStore, BotSessionWriteOptions } from '../bot/session.js';
 import { OAConfigError } from '../errors.js';
 import { checkConfig } from '../schemas/option-checks.js';
 import { connectionFrom, type RedisConnectionOptions, redisOptionsSchema } from './connection.js';
@@ -62,12 +61,17 @@ export type RedisSessionStoreOptions = {
 } & RedisConnectionOptions;
 
 /**
- * A {@link BotSessionStore} in Redis, and how to let go of it. Its writes compare and set: one with a
+ * A bot's session store (it fits `createBot({ sessions })`, the `BotSessionStore` of
+ * `oa-messaging/bot`) in Redis, and how to let go of it. Its writes compare and set: one with a
  * `fence` lower than that of the last fenced write of the session is refused (`false`).
  */
-export interface RedisSessionStore extends BotSessionStore {
-  set(key: string, value: string, ttlMs: number, options?: BotSessionWriteOptions): Promise<boolean>;
-  delete(key: string, options?: BotSessionWriteOptions): Promise<boolean>;
+export interface RedisSessionStore {
+  /** The session stored under `key`; `undefined` when none (or it expired). */
+  get(key: string): Promise<string | undefined>;
+  /** Stores `value` under `key` for `ttlMs` milliseconds; `false` when `options.fence` is stale. */
+  set(key: string, value: string, ttlMs: number, options?: { fence?: number | undefined }): Promise<boolean>;
+  /** Forgets the session under `key`; `false` when `options.fence` is stale. */
+  delete(key: string, options?: { fence?: number | undefined }): Promise<boolean>;
   /** Quits the connection it opened from `url`; a `client` you passed in stays open. Safe to call twice. */
   close(): Promise<void>;
 }
