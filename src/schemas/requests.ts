@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import type { OAHooks } from '../core/hooks.js';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
 import { expecting, IN_WORDS } from './messages.js';
@@ -219,6 +220,45 @@ export const UploadParamsSchema = z.unknown();
 const callbackSchema = <F>() =>
   z.optional(z.custom<F>((value) => typeof value === 'function', 'must be a function'));
 
+/** The hooks of `OAHooks`. */
+const HOOK_NAMES: readonly string[] = ['aroundCall', 'beforeSend', 'notDelivered'];
+
+/**
+ * Why `value` cannot be a `hooks` option (the client's or a call's): `where` inside it (`beforeSend[1]`,
+ * or '' for the whole) and `what` is wrong; `undefined` when it can.
+ */
+export function hooksProblem(value: unknown): { where: string; what: string } | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return {
+      where: '',
+      what: 'must be an object: { aroundCall?, beforeSend?, notDelivered? }, each an array of functions',
+    };
+  }
+  for (const [name, list] of Object.entries(value)) {
+    if (!HOOK_NAMES.includes(name)) {
+      return { where: name, what: 'is not a hook (the hooks are aroundCall, beforeSend and notDelivered)' };
+    }
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) return { where: name, what: 'must be an array of functions' };
+    const at = list.findIndex((hook) => typeof hook !== 'function');
+    if (at >= 0) return { where: `${name}[${at}]`, what: 'must be a function' };
+  }
+  return undefined;
+}
+
+/** A call's `hooks`: checked before anything is sent. */
+const HooksSchema = z.optional(
+  z.custom<OAHooks>().check(
+    z.superRefine((value, ctx) => {
+      const problem = hooksProblem(value);
+      if (problem) {
+        const message = problem.where ? `${problem.where} ${problem.what}` : problem.what;
+        ctx.addIssue({ code: 'custom', message, input: value });
+      }
+    }),
+  ),
+);
+
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -289,6 +329,13 @@ const RequestOptionsFields = z.object({
    * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
    */
   onResponse: callbackSchema<(response: OAResponseInfo) => void>(),
+  /**
+   * This call's own hooks, run after the client's (`hooks` option): `aroundCall` around this call,
+   * `beforeSend` just before each of its attempts leaves, `notDelivered` after each attempt that
+   * certainly did not deliver. The outbox records a send's "may have left" through them.
+   * @default none: the client's hooks only
+   */
+  hooks: HooksSchema,
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */

@@ -8,6 +8,7 @@
 import type * as z from 'zod/mini';
 import { type CallControl, sleep } from '../core/call-control.js';
 import type { ClientContext } from '../core/context.js';
+import { callState, joinHooks, runAround } from '../core/hooks.js';
 import { checkOptions, type OAClientOptions } from '../core/options.js';
 import { callChecked } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
@@ -64,21 +65,37 @@ export class VideoReadiness {
    * ticket is known ready.
    */
   sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
-    const { telemetry } = this.#ctx;
-    // One span for the logical call: each try while the ticket converts is an attempt of it.
-    return telemetry
-      ? telemetry.call(endpoints.sendVideo, () => this.#sendVideo(params, options))
-      : this.#sendVideo(params, options);
-  }
-
-  async #sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
     const ctx = this.#ctx;
     const endpoint = endpoints.sendVideo;
-    const checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
-    const { waitForTranscode, ...requestOptions } = checked;
-    const valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
+    let checked: SendVideoOptions;
+    let valid: SendVideoParams;
+    try {
+      checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
+      valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
-    const result = await untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions), {
+    const hooks = (checked.hooks ? joinHooks(ctx.hooks, checked.hooks) : ctx.hooks)?.aroundCall;
+    // One logical call for the aroundCall hooks (one span): each try while the ticket converts is an
+    // attempt of it.
+    const sent = hooks
+      ? runAround(hooks, callState(endpoint, valid, false, control), ctx.logger, () =>
+          this.#sendVideo(valid, checked, control),
+        )
+      : this.#sendVideo(valid, checked, control);
+    return sent.finally(() => control.end());
+  }
+
+  async #sendVideo(
+    valid: SendVideoParams,
+    checked: SendVideoOptions,
+    control: CallControl,
+  ): Promise<SendResult> {
+    const ctx = this.#ctx;
+    const endpoint = endpoints.sendVideo;
+    const { waitForTranscode, ...requestOptions } = checked;
+    const result = await untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions, false), {
       ticket_id: valid.ticket_id,
       wait: waitForTranscode,
       control,
@@ -96,7 +113,7 @@ export class VideoReadiness {
           error,
         });
       },
-    }).finally(() => control.end());
+    });
     await this.markReady(valid.ticket_id);
     return result;
   }
