@@ -5,7 +5,7 @@
  * at-most-once record is a call's `beforeSend` and `notDelivered`. Every wait on a hook is bounded by
  * the call's {@link CallControl} (deadline, signal, `close()`).
  */
-import { isOAError, OAApiError, OAConfigError, OAConnectionError, type OAError } from '../errors.js';
+import { isOAError, OAApiError, OAConnectionError, type OAError } from '../errors.js';
 import { type CallControl, isThenable } from './call-control.js';
 import type { Logger } from './logger.js';
 
@@ -20,8 +20,6 @@ export interface OACallState {
   readonly method: 'POST';
   /** The endpoint path, e.g. `/api/v2/public/webhook/broadcast-message`. */
   readonly path: string;
-  /** The rate limit the call counts in: `upload` for the uploads (which count in `general` too). */
-  readonly bucket: 'general' | 'upload';
   /**
    * The call's params as checked (e.g. `{ user_id, msg }`); `undefined` for uploads and for the token
    * endpoints (`generateToken`, `refreshToken`), whose params are credentials.
@@ -32,8 +30,6 @@ export interface OACallState {
    * caller made): only the client's hooks run for it, never a call's.
    */
   readonly renewal: boolean;
-  /** Fires when the call is stopped (its deadline, the caller's `signal`, `close()`): for a hook's own waits. */
-  readonly signal: AbortSignal;
 }
 
 /** What a per-attempt hook is told: the call, and which attempt is about to leave or has failed. */
@@ -52,8 +48,9 @@ export interface OANotDeliveredState extends OAAttemptState {
  * Runs around the whole call (all its attempts, waits and retries), like a middleware: it calls
  * `next()` once to make the call, and the call settles as `next()` did, whatever the hook returns; so
  * a hook observes and wraps (a span, a timer, a log line) but cannot change the outcome or send twice.
- * A hook that fails before calling `next()` fails the call with `OAConnectionError` (nothing was sent,
- * `cause`: the hook's error); one that settles without calling it fails the call with `OAConfigError`.
+ * A hook that fails or settles before calling `next()` fails the call with `OAConnectionError`
+ * (nothing was sent, `deliveryUnknown: false`; `cause`: the hook's error); a second `next()` rejects
+ * the same way and sends nothing; its failure after `next()` is logged (`warn`) and changes nothing.
  */
 export type OAAroundCallHook = (state: OACallState, next: () => Promise<unknown>) => Promise<unknown>;
 
@@ -107,100 +104,47 @@ export interface CallHooks {
   readonly notDelivered?: readonly OANotDeliveredHook[];
 }
 
-/**
- * `first`'s hooks, then each of `more`'s, in order (copied, so that a later change to a caller's array
- * changes nothing); `undefined` when there are none at all.
- */
-export function joinHooks(
-  first: CallHooks | undefined,
-  ...more: (OAHooks | undefined)[]
-): CallHooks | undefined {
-  const aroundCall = joined(
-    first?.aroundCall,
-    more.map((hooks) => hooks?.aroundCall),
-  );
-  const beforeSend = joined(
-    first?.beforeSend,
-    more.map((hooks) => hooks?.beforeSend),
-  );
-  const notDelivered = joined(
-    first?.notDelivered,
-    more.map((hooks) => hooks?.notDelivered),
-  );
-  if (!aroundCall && !beforeSend && !notDelivered) return undefined;
-  return {
-    ...(aroundCall && { aroundCall }),
-    ...(beforeSend && { beforeSend }),
-    ...(notDelivered && { notDelivered }),
-  };
-}
-
-function joined<H>(
-  first: readonly H[] | undefined,
-  more: (readonly H[] | undefined)[],
-): readonly H[] | undefined {
-  const list = [...(first ?? []), ...more.flatMap((hooks) => hooks ?? [])];
-  return list.length > 0 ? list : undefined;
-}
-
-/** {@link OACallState}, its signal made only when a hook asks for it. */
-export class CallState implements OACallState {
-  readonly endpoint: string;
-  readonly method = 'POST' as const;
-  readonly path: string;
-  readonly bucket: 'general' | 'upload';
-  readonly params: unknown;
-  readonly renewal: boolean;
-  readonly #control: CallControl;
-
-  constructor(
-    endpoint: string,
-    path: string,
-    bucket: 'general' | 'upload',
-    params: unknown,
-    renewal: boolean,
-    control: CallControl,
-  ) {
-    this.endpoint = endpoint;
-    this.path = path;
-    this.bucket = bucket;
-    this.params = params;
-    this.renewal = renewal;
-    this.#control = control;
-  }
-
-  get signal(): AbortSignal {
-    return this.#control.signal;
-  }
-
-  /** What an attempt's hooks are told: this call, the attempt, and for `notDelivered` its failure. */
-  withAttempt(attempt: number, error?: OAError): AttemptState {
-    return new AttemptState(this, this.#control, attempt, error);
-  }
-}
-
-/** {@link OAAttemptState}, and {@link OANotDeliveredState} when it carries the attempt's failure. */
-class AttemptState extends CallState implements OAAttemptState {
+/** What the per-attempt hooks read of the call (`Call` in `retry.ts`). */
+interface HookedCall {
+  readonly ctx: { readonly logger: Logger };
+  readonly control: CallControl;
+  readonly hooks: CallHooks | undefined;
+  readonly state: OACallState;
   readonly attempt: number;
-  readonly error?: OAError;
+}
 
-  constructor(call: CallState, control: CallControl, attempt: number, error: OAError | undefined) {
-    super(call.endpoint, call.path, call.bucket, call.params, call.renewal, control);
-    this.attempt = attempt;
-    if (error !== undefined) this.error = error;
+/**
+ * `first`'s hooks, then `then`'s, in order (copied, so that a later change to a caller's array changes
+ * nothing); `undefined` when there are none at all. Without `then`, `first` as it is: no allocation.
+ */
+export function joinHooks(first: CallHooks | undefined, then: OAHooks | undefined): CallHooks | undefined {
+  if (!then) return first;
+  const joined: Record<string, unknown[]> = {};
+  let any = false;
+  for (const name of ['aroundCall', 'beforeSend', 'notDelivered'] as const) {
+    const list = [...(first?.[name] ?? []), ...(then[name] ?? [])];
+    if (list.length > 0) {
+      joined[name] = list;
+      any = true;
+    }
   }
+  return any ? joined : undefined;
 }
 
 /** What the hooks of one call are told of it. */
 export function callState(
-  endpoint: { name: string; path: string; bucket: 'general' | 'upload'; auth: boolean },
+  endpoint: { name: string; path: string; auth: boolean },
   params: unknown,
   renewal: boolean,
-  control: CallControl,
-): CallState {
+): OACallState {
   // The token endpoints' params are the api secret or a refresh token.
-  const told = endpoint.auth ? params : undefined;
-  return new CallState(endpoint.name, endpoint.path, endpoint.bucket, told, renewal, control);
+  return {
+    endpoint: endpoint.name,
+    method: 'POST',
+    path: endpoint.path,
+    params: endpoint.auth ? params : undefined,
+    renewal,
+  };
 }
 
 /**
@@ -213,42 +157,22 @@ export function runAround<T>(
   logger: Logger,
   call: () => Promise<T>,
 ): Promise<T> {
-  const step = (index: number): Promise<T> => {
+  const step = async (index: number): Promise<T> => {
     const hook = hooks[index];
-    if (hook === undefined) return call();
+    if (!hook) return call();
     let inner: Promise<T> | undefined;
-    const next = (): Promise<T> => {
-      if (inner !== undefined) {
-        return Promise.reject(
-          new OAConfigError(`${what(state)}: an aroundCall hook called next() twice; the call is made once`),
-        );
-      }
-      inner = step(index + 1);
-      return inner;
-    };
-    let done: unknown;
     try {
-      done = hook(state, next);
+      // Called at once, in the caller's async context: what the hook runs next() in, the call runs in.
+      await hook(state, () => {
+        if (inner) return Promise.reject(hookFailed('aroundCall', new Error('next() called twice'), state));
+        inner = step(index + 1);
+        return inner;
+      });
     } catch (error) {
-      return settle(inner, error);
+      if (!inner) throw hookFailed('aroundCall', error, state);
+      warn(logger, 'aroundCall', error);
     }
-    return Promise.resolve(done).then(
-      () => settle(inner, undefined),
-      (error: unknown) => settle(inner, error ?? new Error('rejected')),
-    );
-  };
-  const settle = (inner: Promise<T> | undefined, error: unknown): Promise<T> => {
-    if (inner === undefined) {
-      if (error === undefined) {
-        return Promise.reject(
-          new OAConfigError(`${what(state)} not sent: an aroundCall hook returned without calling next()`),
-        );
-      }
-      return Promise.reject(hookFailed('aroundCall', error, state));
-    }
-    if (error !== undefined) {
-      logger.warn?.(`oa-messaging: an aroundCall hook failed after its call (${reasonOf(error)}); ignored`);
-    }
+    if (!inner) throw hookFailed('aroundCall', new Error('next() not called'), state);
     return inner;
   };
   return step(0);
@@ -258,15 +182,11 @@ export function runAround<T>(
  * The `beforeSend` hooks of an attempt, in order, each bounded like every other wait of the call; if
  * one fails, the request does not leave.
  */
-export async function runBeforeSend(
-  control: CallControl,
-  hooks: readonly OABeforeSendHook[],
-  state: CallState,
-  attempt: number,
-): Promise<void> {
+export async function runBeforeSend(call: HookedCall): Promise<void> {
+  const { control, state } = call;
   const doing = 'running its beforeSend hook';
-  const told = state.withAttempt(attempt);
-  for (const hook of hooks) {
+  const told: OAAttemptState = { ...state, attempt: call.attempt };
+  for (const hook of call.hooks?.beforeSend ?? []) {
     if (control.stopped) throw control.error(doing);
     let done: unknown;
     try {
@@ -301,28 +221,22 @@ function certainlyNotDelivered(error: unknown): error is OAError {
  * call waits to try again or rejects; bounded like `beforeSend`. A hook's failure only leaves its
  * record in place (the safe side): it is logged, and the call goes on with its own error.
  */
-export async function tellNotDelivered(
-  logger: Logger,
-  control: CallControl,
-  hooks: readonly OANotDeliveredHook[],
-  state: CallState,
-  attempt: number,
-  error: unknown,
-): Promise<void> {
+export async function tellNotDelivered(call: HookedCall, error: unknown): Promise<void> {
   if (!certainlyNotDelivered(error)) return;
-  const told = state.withAttempt(attempt, error) as OANotDeliveredState;
-  for (const hook of hooks) {
+  const told: OANotDeliveredState = { ...call.state, attempt: call.attempt, error };
+  for (const hook of call.hooks?.notDelivered ?? []) {
     try {
       const done = hook(told);
-      if (isThenable(done)) await control.wait(Promise.resolve(done), 'running its notDelivered hook');
+      if (isThenable(done)) await call.control.wait(Promise.resolve(done), 'running its notDelivered hook');
     } catch (failure) {
-      logger.warn?.(`oa-messaging: a notDelivered hook failed (${reasonOf(failure)})`);
+      warn(call.ctx.logger, 'notDelivered', failure);
     }
   }
 }
 
-function what(state: OACallState): string {
-  return `${state.method} ${state.path}`;
+/** A hook's failure that changes nothing of the call: told to the logger. */
+function warn(logger: Logger, hook: string, error: unknown): void {
+  logger.warn?.(`oa-messaging: its ${hook} hook failed: ${reasonOf(error)}`);
 }
 
 function reasonOf(error: unknown): string {
@@ -331,7 +245,7 @@ function reasonOf(error: unknown): string {
 
 /** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
 function hookFailed(hook: string, error: unknown, state: OACallState): OAError {
-  return new OAConnectionError(`${what(state)} not sent: its ${hook} hook failed: ${reasonOf(error)}`, {
+  return new OAConnectionError(`POST ${state.path} not sent: its ${hook} hook failed: ${reasonOf(error)}`, {
     cause: error,
     failure: 'not_sent',
   });

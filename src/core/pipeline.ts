@@ -68,9 +68,8 @@ function runJson<R extends z.ZodMiniType>(
   options: RequestOptions,
   around = true,
 ): Promise<z.output<R>> {
-  const call = new Call(ctx, endpoint, options, { body: JSON.stringify(valid), headers: ctx.headers.json });
-  call.params = valid;
-  return run(call, around);
+  const body = { body: JSON.stringify(valid), headers: ctx.headers.json };
+  return run(new Call(ctx, endpoint, options, body, undefined, valid), around);
 }
 
 /**
@@ -92,11 +91,14 @@ export function callUpload<R extends z.ZodMiniType>(
  * ended however it ends, also when a hook never calls `next()`.
  */
 function run<R extends z.ZodMiniType>(call: Call<R>, around = true): Promise<z.output<R>> {
+  return inside(call, around, () => retried(call));
+}
+
+/** `fn` inside the call's `aroundCall` hooks (unless `around` is false), ending its control after. */
+function inside<T>(call: Call<z.ZodMiniType>, around: boolean, fn: () => Promise<T>): Promise<T> {
   const hooks = around ? call.hooks?.aroundCall : undefined;
-  if (hooks === undefined) return retried(call);
-  return runAround(hooks, call.state(), call.ctx.logger, () => retried(call)).finally(() =>
-    call.control.end(),
-  );
+  if (!hooks) return fn();
+  return runAround(hooks, call.state, call.ctx.logger, fn).finally(() => call.control.end());
 }
 
 async function retried<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
@@ -257,8 +259,7 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
       onSent: body.sent,
     };
     leaving = true;
-    const beforeSend = call.hooks?.beforeSend;
-    if (beforeSend) await runBeforeSend(control, beforeSend, call.state(), attempt);
+    if (call.hooks?.beforeSend) await runBeforeSend(call);
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
     if (ctx.events.heard.has('request')) {
       ctx.events.emit('request', {
@@ -274,7 +275,7 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
     // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
     if (sending) permit?.ended();
     else permit?.release();
-    await notDelivered(call, leaving, error);
+    if (leaving && call.hooks?.notDelivered) await tellNotDelivered(call, error);
     throw error;
   } finally {
     body?.dispose?.();
@@ -302,22 +303,11 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
   try {
     data = readAnswer(call, res);
   } catch (error) {
-    await notDelivered(call, leaving, error);
+    if (leaving && call.hooks?.notDelivered) await tellNotDelivered(call, error);
     throw error;
   }
   if (call.onResponse) tellResponse(ctx, call.onResponse, answerOf(res, attempt));
   return data;
-}
-
-/** An attempt that reached its beforeSend hooks failed: its notDelivered hooks, if it certainly did not deliver. */
-function notDelivered(
-  call: Call<z.ZodMiniType>,
-  leaving: boolean,
-  error: unknown,
-): Promise<void> | undefined {
-  const hooks = call.hooks?.notDelivered;
-  if (!leaving || hooks === undefined) return undefined;
-  return tellNotDelivered(call.ctx.logger, call.control, hooks, call.state(), call.attempt, error);
 }
 
 /**
@@ -378,19 +368,13 @@ export function tokenExchange<R extends z.ZodMiniType>(
   params: unknown,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
-  const call = new Call(ctx, endpoint, {}, { body: JSON.stringify(params), headers: ctx.headers.json });
+  const body = { body: JSON.stringify(params), headers: ctx.headers.json };
+  const call = new Call(ctx, endpoint, {}, body, undefined, undefined, true);
   call.attempt = 1;
-  call.renewal = true;
-  const hooks = call.hooks?.aroundCall;
-  if (hooks === undefined) return renewalExchange(call, slot);
-  let ran = false;
-  return runAround(hooks, call.state(), ctx.logger, () => {
-    ran = true;
-    return renewalExchange(call, slot);
-  }).finally(() => {
-    // A hook that failed before next(): the lent slot goes back, the control ends.
-    if (!ran) slot?.release();
-    call.control.end();
+  return inside(call, true, () => renewalExchange(call, slot)).catch((error: unknown) => {
+    // A hook that failed before next(): the lent slot goes back.
+    if (!call.permit) slot?.release();
+    throw error;
   });
 }
 

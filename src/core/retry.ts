@@ -13,7 +13,7 @@ import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
 import type { TokenManager } from './auth.js';
 import type { CallControl, CallRegistry } from './call-control.js';
 import type { ClientEvents, RetryReason } from './events.js';
-import { type CallHooks, type CallState, callState, joinHooks } from './hooks.js';
+import { type CallHooks, callState, joinHooks, type OACallState } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { OAResponseInfo, RequestHeaders } from './options.js';
 import type { Limiter, Permit } from './rate-limit.js';
@@ -80,6 +80,8 @@ export class Call<R extends z.ZodMiniType> {
   readonly usesToken: boolean;
   /** The client's hooks, then the call's own (`hooks.ts`); `undefined` when there are none. */
   readonly hooks: CallHooks | undefined;
+  /** What the hooks are told of the call: made only when it has hooks. */
+  readonly state: OACallState;
   /** The caller's `onResponse`, told of the answer that settled the call. */
   readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
   readonly #body: AttemptBody | PreparedUpload;
@@ -94,11 +96,6 @@ export class Call<R extends z.ZodMiniType> {
   permit: Permit | undefined = undefined;
   /** The access token the attempt sends: a 401 renews from this one. */
   token: string | undefined = undefined;
-  /** The params the hooks are told of (a JSON call's, as checked). */
-  params: unknown = undefined;
-  /** The client's own token renewal, which no caller made. */
-  renewal = false;
-  #state: CallState | undefined;
 
   constructor(
     ctx: PipelineContext,
@@ -106,6 +103,8 @@ export class Call<R extends z.ZodMiniType> {
     options: UploadOptions,
     body: AttemptBody | PreparedUpload,
     control?: CallControl,
+    params?: unknown,
+    renewal = false,
   ) {
     this.ctx = ctx;
     this.endpoint = endpoint;
@@ -117,16 +116,12 @@ export class Call<R extends z.ZodMiniType> {
     this.isSend = endpoint.isSend;
     this.usesToken = endpoint.auth;
     // The client's hooks as they are, unless the call brings its own: no allocation per call without.
-    this.hooks = options.hooks === undefined ? ctx.hooks : joinHooks(ctx.hooks, options.hooks);
+    this.hooks = joinHooks(ctx.hooks, options.hooks);
+    // Read only where `hooks` is (a JSON call's params, as checked; the client's own renewal).
+    this.state = (this.hooks && callState(endpoint, params, renewal)) as OACallState;
     this.onResponse = options.onResponse;
     this.#body = body;
     this.#onProgress = options.onProgress;
-  }
-
-  /** What the call's hooks are told of it: made once, when a hook first runs. */
-  state(): CallState {
-    this.#state ??= callState(this.endpoint, this.params, this.renewal, this.control);
-    return this.#state;
   }
 
   /**

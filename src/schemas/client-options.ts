@@ -6,7 +6,7 @@
 import * as z from 'zod/mini';
 import { LOG_LEVELS } from '../core/logger.js';
 import { MIN_SECRET_LENGTH } from '../core/redact.js';
-import { hooksProblem, MAX_TIMEOUT_MS } from './requests.js';
+import { HOOKS_RULE, isHooks, MAX_TIMEOUT_MS } from './requests.js';
 
 /** A check of one option: `ok` says whether a value that is not `undefined` passes. */
 const checked = (ok: (value: unknown) => boolean, error: string) =>
@@ -110,17 +110,7 @@ export const OAClientOptionsSchema = z
     ),
     defaultHeaders: DefaultHeadersSchema,
     fetch: checked((v) => typeof v === 'function', 'fetch must be a function (a fetch implementation)'),
-    hooks: z.optional(
-      z.unknown().check(
-        z.superRefine((hooks, ctx) => {
-          const problem = hooks === undefined ? undefined : hooksProblem(hooks);
-          if (problem) {
-            const where = problem.where ? `hooks.${problem.where}` : 'hooks';
-            ctx.addIssue({ code: 'custom', message: `${where} ${problem.what}` });
-          }
-        }),
-      ),
-    ),
+    hooks: checked(isHooks, `hooks ${HOOKS_RULE}`),
     appInfo: checked(
       (v) => isObject(v) && typeof v.name === 'string' && APP_NAME.test(v.name),
       'appInfo.name must be letters, digits, ".", "-" or "_"',

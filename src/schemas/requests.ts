@@ -220,44 +220,18 @@ export const UploadParamsSchema = z.unknown();
 const callbackSchema = <F>() =>
   z.optional(z.custom<F>((value) => typeof value === 'function', 'must be a function'));
 
-/** The hooks of `OAHooks`. */
-const HOOK_NAMES: readonly string[] = ['aroundCall', 'beforeSend', 'notDelivered'];
+/** What a `hooks` option must be (the client's or a call's): the rule its error message states. */
+export const HOOKS_RULE = 'must be { aroundCall?, beforeSend?, notDelivered? }: arrays of functions';
 
-/**
- * Why `value` cannot be a `hooks` option (the client's or a call's): `where` inside it (`beforeSend[1]`,
- * or '' for the whole) and `what` is wrong; `undefined` when it can.
- */
-export function hooksProblem(value: unknown): { where: string; what: string } | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return {
-      where: '',
-      what: 'must be an object: { aroundCall?, beforeSend?, notDelivered? }, each an array of functions',
-    };
-  }
-  for (const [name, list] of Object.entries(value)) {
-    if (!HOOK_NAMES.includes(name)) {
-      return { where: name, what: 'is not a hook (the hooks are aroundCall, beforeSend and notDelivered)' };
-    }
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) return { where: name, what: 'must be an array of functions' };
-    const at = list.findIndex((hook) => typeof hook !== 'function');
-    if (at >= 0) return { where: `${name}[${at}]`, what: 'must be a function' };
-  }
-  return undefined;
-}
-
-/** A call's `hooks`: checked before anything is sent. */
-const HooksSchema = z.optional(
-  z.custom<OAHooks>().check(
-    z.superRefine((value, ctx) => {
-      const problem = hooksProblem(value);
-      if (problem) {
-        const message = problem.where ? `${problem.where} ${problem.what}` : problem.what;
-        ctx.addIssue({ code: 'custom', message, input: value });
-      }
-    }),
-  ),
-);
+/** Whether `value` can be a `hooks` option: {@link HOOKS_RULE}. */
+export const isHooks = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  Object.entries(value).every(
+    ([name, list]) =>
+      /^(aroundCall|beforeSend|notDelivered)$/.test(name) &&
+      (list === undefined || (Array.isArray(list) && list.every((hook) => typeof hook === 'function'))),
+  );
 
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -335,7 +309,7 @@ const RequestOptionsFields = z.object({
    * certainly did not deliver. The outbox records a send's "may have left" through them.
    * @default none: the client's hooks only
    */
-  hooks: HooksSchema,
+  hooks: z.optional(z.custom<OAHooks>(isHooks, HOOKS_RULE)),
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */

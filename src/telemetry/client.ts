@@ -83,7 +83,16 @@ export class ClientTelemetry {
   readonly hooks: CallHooks = {
     aroundCall: [
       (state, next) =>
-        this.call({ name: state.endpoint, path: state.path, bucket: state.bucket }, next, state.renewal),
+        this.call(
+          // The uploads' paths: /upload/image, /upload/video, /upload/audio.
+          {
+            name: state.endpoint,
+            path: state.path,
+            bucket: state.path.includes('/upload/') ? 'upload' : 'general',
+          },
+          next,
+          state.renewal,
+        ),
     ],
   };
 

@@ -64,58 +64,45 @@ export class VideoReadiness {
    * own (its own deadline); the waits end on the caller's signal and on close(). Once it succeeds the
    * ticket is known ready.
    */
-  sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
+  async sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
     const ctx = this.#ctx;
     const endpoint = endpoints.sendVideo;
-    let checked: SendVideoOptions;
-    let valid: SendVideoParams;
-    try {
-      checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
-      valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
-    const hooks = (checked.hooks ? joinHooks(ctx.hooks, checked.hooks) : ctx.hooks)?.aroundCall;
-    // One logical call for the aroundCall hooks (one span): each try while the ticket converts is an
-    // attempt of it.
-    const sent = hooks
-      ? runAround(hooks, callState(endpoint, valid, false, control), ctx.logger, () =>
-          this.#sendVideo(valid, checked, control),
-        )
-      : this.#sendVideo(valid, checked, control);
-    return sent.finally(() => control.end());
-  }
-
-  async #sendVideo(
-    valid: SendVideoParams,
-    checked: SendVideoOptions,
-    control: CallControl,
-  ): Promise<SendResult> {
-    const ctx = this.#ctx;
-    const endpoint = endpoints.sendVideo;
+    const checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
     const { waitForTranscode, ...requestOptions } = checked;
-    const result = await untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions, false), {
-      ticket_id: valid.ticket_id,
-      wait: waitForTranscode,
-      control,
-      onWait: (waitMs, attempt, error) => {
-        ctx.logger.info?.(
-          `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
-        );
-        const { name, path } = endpoint;
-        ctx.events.emit('retry', {
-          endpoint: name,
-          path,
-          attempt,
-          reason: 'video_converting',
-          waitMs,
-          error,
-        });
-      },
-    });
-    await this.markReady(valid.ticket_id);
-    return result;
+    const valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
+    const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
+    const hooks = joinHooks(ctx.hooks, checked.hooks)?.aroundCall;
+    // Each try while the ticket converts is a call without the aroundCall hooks, which run once around
+    // them all: one logical call (one span).
+    const send = () =>
+      untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions, false), {
+        ticket_id: valid.ticket_id,
+        wait: waitForTranscode,
+        control,
+        onWait: (waitMs, attempt, error) => {
+          ctx.logger.info?.(
+            `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
+          );
+          const { name, path } = endpoint;
+          ctx.events.emit('retry', {
+            endpoint: name,
+            path,
+            attempt,
+            reason: 'video_converting',
+            waitMs,
+            error,
+          });
+        },
+      });
+    try {
+      const result = await (hooks
+        ? runAround(hooks, callState(endpoint, valid, false), ctx.logger, send)
+        : send());
+      await this.markReady(valid.ticket_id);
+      return result;
+    } finally {
+      control.end();
+    }
   }
 
   /**

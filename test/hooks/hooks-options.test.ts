@@ -18,22 +18,17 @@ const { setup, sends, hits } = clientFixture();
 
 const creds = { baseUrl: 'https://oa.example.com', apiKey: 'key-123456', apiSecret: 'secret-abcdef' };
 
+const RULE = 'hooks must be { aroundCall?, beforeSend?, notDelivered? }: arrays of functions';
+
 it.each([
-  [
-    'a hook that is not a function',
-    { beforeSend: [() => {}, 'record'] },
-    'hooks.beforeSend[1] must be a function',
-  ],
-  [
-    'a single function, not an array',
-    { notDelivered: () => {} },
-    'hooks.notDelivered must be an array of functions',
-  ],
-  ['a misspelt hook', { beforeRequest: [() => {}] }, 'hooks.beforeRequest is not a hook'],
-  ['not an object', [() => {}], 'hooks must be an object'],
-])('the client refuses %s with OAConfigError', (_name, hooks, message) => {
+  ['a hook that is not a function', { beforeSend: [() => {}, 'record'] }],
+  ['a single function, not an array', { notDelivered: () => {} }],
+  ['a misspelt hook', { beforeRequest: [() => {}] }],
+  ['an array', [() => {}]],
+  ['null', null],
+])('the client refuses %s with OAConfigError', (_name, hooks) => {
   expect(() => new OAClient({ ...creds, hooks: hooks as OAHooks })).toThrow(OAConfigError);
-  expect(() => new OAClient({ ...creds, hooks: hooks as OAHooks })).toThrow(message);
+  expect(() => new OAClient({ ...creds, hooks: hooks as OAHooks })).toThrow(RULE);
 });
 
 it('the client takes empty lists, undefined ones and none', () => {
@@ -46,7 +41,7 @@ it('a call with a hook that is not a function: OAValidationError, and no request
   const options = { hooks: { beforeSend: [42] } } as unknown as RequestOptions;
   const error = await rejection(client.sendText({ user_id: 'u1', msg: 'hi' }, options));
   expect(error).toBeInstanceOf(OAValidationError);
-  expect(error.message).toMatch(/sendText options: hooks: beforeSend\[0\] must be a function/);
+  expect(error.message).toContain(`sendText options: ${RULE.replace('hooks ', 'hooks: ')}`);
   const broadcast = await rejection(
     client.broadcast({ target: 'all', items: [{ type: 'message', msg: 'hi' }] }, options),
   );
