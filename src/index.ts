@@ -25,6 +25,15 @@ export type {
   OAVideoProbeEvent,
   RetryReason,
 } from './core/events.js';
+export type {
+  OAAroundCallHook,
+  OAAttemptState,
+  OABeforeSendHook,
+  OACallState,
+  OAHooks,
+  OANotDeliveredHook,
+  OANotDeliveredState,
+} from './core/hooks.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type {
   AppInfo,

@@ -4,15 +4,7 @@
  * waits through its {@link CallControl}, so that any of the three ends the wait at once with the error
  * that says why; waits outside a call (the Redis limiter's naps, a webhook's poll) use {@link sleep}.
  */
-import {
-  isOAError,
-  OAAbortError,
-  OAApiError,
-  OAConnectionError,
-  type OAError,
-  OATimeoutError,
-} from '../errors.js';
-import type { Logger } from './logger.js';
+import { OAAbortError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
 
 /** The error of a wait that a signal ended: `Aborted while <what>`, with the signal's reason as cause. */
 export function abortError(signal: AbortSignal, what: string): OAAbortError {
@@ -300,98 +292,4 @@ function stopError(
   if (reason === 'deadline') return new OATimeoutError(message, opts);
   if (reason === 'closed') return new OAConnectionError(message, opts);
   return new OAAbortError(message, opts);
-}
-
-/**
- * A per-call hook, under this symbol in the options, run once per attempt just before the request
- * leaves (after the rate-limit slot and the token): a durable queue records there that the send may
- * have gone out. Not part of the public options; `Symbol.for` so that every bundle of the package
- * shares it. A hook that throws keeps the request from leaving (the call fails as not sent).
- */
-export const BEFORE_SEND: unique symbol = Symbol.for('oa-messaging.beforeSend') as never;
-
-/** The hook of {@link BEFORE_SEND}, if the options carry one. */
-export function beforeSendOf(options: object | undefined): (() => unknown) | undefined {
-  const hook = (options as Record<symbol, unknown> | undefined)?.[BEFORE_SEND];
-  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
-}
-
-/**
- * The caller's last word before the request leaves, bounded like every other wait of the call; if it
- * fails, the request does not leave.
- */
-export async function runBeforeSend(control: CallControl, hook: () => unknown, endpoint: { path: string }) {
-  const doing = 'running its beforeSend hook';
-  if (control.stopped) throw control.error(doing);
-  let done: unknown;
-  try {
-    done = hook();
-  } catch (error) {
-    throw hookFailed(error, endpoint);
-  }
-  if (!(done instanceof Promise)) return;
-  try {
-    await control.wait(done, doing);
-  } catch (error) {
-    if (control.stopped) throw error;
-    throw hookFailed(error, endpoint);
-  }
-}
-
-/**
- * The other half of {@link BEFORE_SEND}: a per-call hook, under this symbol in the options, run when an
- * attempt whose request left ended certainly without delivering (an answer that says the API did not
- * act: 429, `JOB_BUSY`, a 4xx such as a video still converting, a 401; or a failure classed not sent),
- * before the call waits to try again or rejects. Not run when the attempt succeeded or may have been
- * acted on. Not part of the public options; a hook that fails changes nothing of the call.
- */
-export const NOT_DELIVERED: unique symbol = Symbol.for('oa-messaging.notDelivered') as never;
-
-/** The hook of {@link NOT_DELIVERED}, if the options carry one. */
-export function notDeliveredOf(options: object | undefined): (() => unknown) | undefined {
-  const hook = (options as Record<symbol, unknown> | undefined)?.[NOT_DELIVERED];
-  return typeof hook === 'function' ? (hook as () => unknown) : undefined;
-}
-
-/**
- * Whether an attempt that failed with `error` certainly did not deliver: nothing left the client, or
- * the API answered that it did not act (429, `JOB_BUSY`, 401, any other 4xx verdict). A 5xx, a reset
- * or a timeout after the request left, an abort in flight or a bad 2xx answer may have delivered.
- */
-function certainlyNotDelivered(error: unknown): boolean {
-  if (!isOAError(error)) return false;
-  const kind = error.retryClass;
-  if (kind === 'not_sent' || kind === 'rejected' || kind === 'unauthorized') return true;
-  return kind === 'final' && error instanceof OAApiError && error.status >= 400 && error.status < 500;
-}
-
-/**
- * Runs the caller's `notDelivered` hook when `error` says the attempt certainly did not deliver, before
- * the call waits to try again or rejects; bounded like `runBeforeSend`. Its failure only leaves the
- * caller's record in place (the safe side), so the call goes on with its own error.
- */
-export async function tellNotDelivered(
-  logger: Logger,
-  control: CallControl,
-  hook: () => unknown,
-  error: unknown,
-): Promise<void> {
-  if (!certainlyNotDelivered(error)) return;
-  try {
-    const done = hook();
-    if (done instanceof Promise) await control.wait(done, 'running its notDelivered hook');
-  } catch (failure) {
-    logger.warn?.(
-      `oa-messaging: a notDelivered hook failed (${failure instanceof Error ? failure.message : String(failure)})`,
-    );
-  }
-}
-
-/** A fresh not-sent error for a hook's failure: whatever the hook threw, nothing left. */
-function hookFailed(error: unknown, endpoint: { path: string }): OAError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new OAConnectionError(`POST ${endpoint.path} not sent: its beforeSend hook failed: ${reason}`, {
-    cause: error,
-    failure: 'not_sent',
-  });
 }

@@ -9,7 +9,6 @@ import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
-import type { ClientTelemetry } from '../telemetry/client.js';
 import { clientTelemetry } from '../telemetry/runtime.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
@@ -19,6 +18,7 @@ import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { ClientEvents } from './events.js';
 import { FetchTransport } from './fetch-transport.js';
+import { type CallHooks, joinHooks } from './hooks.js';
 import { type Logger, loggerFor } from './logger.js';
 import {
   checkOptions,
@@ -50,7 +50,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   readonly logger: Logger;
   readonly tokens: TokenManager;
   readonly calls = new CallRegistry();
-  readonly telemetry: ClientTelemetry | undefined;
+  readonly hooks: CallHooks | undefined;
   /** The reuse of upload answers for the same bytes (`reuseUploads`), unless turned off. */
   readonly #uploadReuse: UploadReuse | undefined;
 
@@ -85,7 +85,9 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-    this.telemetry = clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
+    const telemetry = clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
+    // The client's tracing is hooks like any other, ahead of the caller's: one seam around a call.
+    this.hooks = joinHooks(telemetry?.hooks, options.hooks);
     this.#uploadReuse =
       resolved.reuseUploadsTtlMs === false
         ? undefined

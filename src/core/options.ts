@@ -11,6 +11,7 @@ import type { ReadyVideos } from '../video/ready-videos.js';
 import { UPLOAD_ANSWER_TTL_MS, type UploadAnswers } from '../video/upload-reuse.js';
 import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
+import type { OAHooks } from './hooks.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import type { DispatcherLike, FetchLike, TransportResponse } from './transport.js';
@@ -153,6 +154,15 @@ export interface OAClientOptions {
    * @default false
    */
   allowInsecureHttp?: boolean | undefined;
+  /**
+   * Hooks around every call the client makes (its own token renewals too, `state.renewal`), each
+   * given one state object: `aroundCall` (a middleware around the whole call, e.g. to open a span with
+   * the call inside it), `beforeSend` (just before each attempt's request leaves; one that fails keeps
+   * it from leaving) and `notDelivered` (after an attempt that certainly did not deliver). A call's
+   * own `hooks` run after these; the client's tracing, when it traces, runs before them.
+   * @default none
+   */
+  hooks?: OAHooks | undefined;
   /**
    * Where the client's spans go, in place of the provider registered globally with
    * `@opentelemetry/api` (an optional peer dependency; see "Tracing and metrics" in the README).

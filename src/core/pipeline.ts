@@ -10,7 +10,8 @@ import {
 } from '../errors.js';
 import { formatIssues, invalid, zodIssues } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
-import { type CallControl, runBeforeSend, tellNotDelivered } from './call-control.js';
+import type { CallControl } from './call-control.js';
+import { runAround, runBeforeSend, tellNotDelivered } from './hooks.js';
 import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellResponse } from './options.js';
 import { type Permit, SlotLoan } from './rate-limit.js';
 import { redactJsonText, redactText } from './redact.js';
@@ -42,17 +43,19 @@ export function call<R extends z.ZodMiniType>(
 /**
  * A JSON call whose params and options its caller has already checked (a broadcast or `sendVideo`,
  * which read them before they wait): every param is checked once. Only whether the client is still
- * open is asked again.
+ * open is asked again. `around: false` for a try of a call whose `aroundCall` hooks already run around
+ * it (each try of `sendVideo` while its ticket converts).
  */
 export function callChecked<R extends z.ZodMiniType>(
   ctx: PipelineContext,
   endpoint: Endpoint<z.ZodMiniType, R>,
   valid: unknown,
   options: RequestOptions,
+  around = true,
 ): Promise<z.output<R>> {
   try {
     ctx.calls.refuseIfClosed(`POST ${endpoint.path}`);
-    return runJson(ctx, endpoint, valid, options);
+    return runJson(ctx, endpoint, valid, options, around);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -63,8 +66,10 @@ function runJson<R extends z.ZodMiniType>(
   endpoint: Endpoint<z.ZodMiniType, R>,
   valid: unknown,
   options: RequestOptions,
+  around = true,
 ): Promise<z.output<R>> {
-  return run(new Call(ctx, endpoint, options, { body: JSON.stringify(valid), headers: ctx.headers.json }));
+  const body = { body: JSON.stringify(valid), headers: ctx.headers.json };
+  return run(new Call(ctx, endpoint, options, body, undefined, valid), around);
 }
 
 /**
@@ -81,10 +86,19 @@ export function callUpload<R extends z.ZodMiniType>(
   return run(new Call(ctx, endpoint, options, upload, control));
 }
 
-/** The call: its retry loop, its control ended however it ends. */
-function run<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
-  const { telemetry } = call.ctx;
-  return telemetry ? telemetry.call(call.endpoint, () => retried(call)) : retried(call);
+/**
+ * The call: its retry loop inside its `aroundCall` hooks (the client's tracing first), its control
+ * ended however it ends, also when a hook never calls `next()`.
+ */
+function run<R extends z.ZodMiniType>(call: Call<R>, around = true): Promise<z.output<R>> {
+  return inside(call, around, () => retried(call));
+}
+
+/** `fn` inside the call's `aroundCall` hooks (unless `around` is false), ending its control after. */
+function inside<T>(call: Call<z.ZodMiniType>, around: boolean, fn: () => Promise<T>): Promise<T> {
+  const hooks = around ? call.hooks?.aroundCall : undefined;
+  if (!hooks) return fn();
+  return runAround(hooks, call.state, call.ctx.logger, fn).finally(() => call.control.end());
 }
 
 async function retried<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
@@ -224,8 +238,8 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
   let body: AttemptBody | undefined;
   let res: TransportResponse;
   let sending = false;
-  // The beforeSend hook ran: this attempt may have recorded that its request left.
-  let recorded = false;
+  // The attempt reached its beforeSend hooks: a hook may have recorded that its request left.
+  let leaving = false;
   const started = performance.now();
   try {
     // JSON is ready at once; an upload's multipart body may first load what builds it, or read a
@@ -244,10 +258,8 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
       },
       onSent: body.sent,
     };
-    if (call.beforeSend) {
-      recorded = true;
-      await runBeforeSend(control, call.beforeSend, endpoint);
-    }
+    leaving = true;
+    if (call.hooks?.beforeSend) await runBeforeSend(call);
     ctx.logger.debug?.(`oa-messaging: POST ${endpoint.path}`, { attempt });
     if (ctx.events.heard.has('request')) {
       ctx.events.emit('request', {
@@ -263,7 +275,7 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
     // dispatcher, a closed dispatcher, a refused connection) never reached the API: its slot goes back.
     if (sending) permit?.ended();
     else permit?.release();
-    if (recorded && call.notDelivered) await tellNotDelivered(ctx.logger, control, call.notDelivered, error);
+    if (leaving && call.hooks?.notDelivered) await tellNotDelivered(call, error);
     throw error;
   } finally {
     body?.dispose?.();
@@ -291,7 +303,7 @@ async function exchange<R extends z.ZodMiniType>(call: Call<R>): Promise<z.outpu
   try {
     data = readAnswer(call, res);
   } catch (error) {
-    if (recorded && call.notDelivered) await tellNotDelivered(ctx.logger, control, call.notDelivered, error);
+    if (leaving && call.hooks?.notDelivered) await tellNotDelivered(call, error);
     throw error;
   }
   if (call.onResponse) tellResponse(ctx, call.onResponse, answerOf(res, attempt));
@@ -350,26 +362,26 @@ function readAnswer<R extends z.ZodMiniType>(call: Call<R>, res: TransportRespon
  * its own deadline; the request itself has the client's per-attempt limit. A control of its own, so
  * that close() ends it too.
  */
-export async function tokenExchange<R extends z.ZodMiniType>(
+export function tokenExchange<R extends z.ZodMiniType>(
   ctx: PipelineContext,
   endpoint: Endpoint<z.ZodMiniType, R>,
   params: unknown,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
-  const { telemetry } = ctx;
-  return telemetry
-    ? telemetry.call(endpoint, () => renewalExchange(ctx, endpoint, params, slot), true)
-    : renewalExchange(ctx, endpoint, params, slot);
+  const body = { body: JSON.stringify(params), headers: ctx.headers.json };
+  const call = new Call(ctx, endpoint, {}, body, undefined, undefined, true);
+  call.attempt = 1;
+  return inside(call, true, () => renewalExchange(call, slot)).catch((error: unknown) => {
+    // A hook that failed before next(): the lent slot goes back.
+    if (!call.permit) slot?.release();
+    throw error;
+  });
 }
 
 async function renewalExchange<R extends z.ZodMiniType>(
-  ctx: PipelineContext,
-  endpoint: Endpoint<z.ZodMiniType, R>,
-  params: unknown,
+  call: Call<R>,
   slot: Permit | undefined,
 ): Promise<z.output<R>> {
-  const call = new Call(ctx, endpoint, {}, { body: JSON.stringify(params), headers: ctx.headers.json });
-  call.attempt = 1;
   try {
     call.permit = slot ?? (await takeSlot(call, true));
     return await exchange(call);

@@ -9,11 +9,11 @@ import type { Readable } from 'node:stream';
 import type * as z from 'zod/mini';
 import type { Endpoint } from '../endpoints.js';
 import { isOAError, type OAError, OARateLimitError, reissued } from '../errors.js';
-import type { ClientTelemetry } from '../telemetry/client.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
 import type { TokenManager } from './auth.js';
-import { beforeSendOf, type CallControl, type CallRegistry, notDeliveredOf } from './call-control.js';
+import type { CallControl, CallRegistry } from './call-control.js';
 import type { ClientEvents, RetryReason } from './events.js';
+import { type CallHooks, callState, joinHooks, type OACallState } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { OAResponseInfo, RequestHeaders } from './options.js';
 import type { Limiter, Permit } from './rate-limit.js';
@@ -38,8 +38,11 @@ export interface PipelineContext {
   readonly logger: Logger;
   readonly tokens: TokenManager;
   readonly calls: CallRegistry;
-  /** Spans and metrics; `undefined` when OpenTelemetry is absent or has no provider (nothing runs). */
-  readonly telemetry: ClientTelemetry | undefined;
+  /**
+   * The client's hooks: its own tracing's (when it traces), then the `hooks` option's; `undefined`
+   * when there are none, so that a call without hooks runs none of their code.
+   */
+  readonly hooks: CallHooks | undefined;
   /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
   secrets(): Iterable<string | undefined>;
 }
@@ -75,10 +78,10 @@ export class Call<R extends z.ZodMiniType> {
   readonly isSend: boolean;
   /** The request carries an access token: a 401 renews it and replays the request once. */
   readonly usesToken: boolean;
-  /** Runs just before each attempt's request leaves (see `BEFORE_SEND`). */
-  readonly beforeSend: (() => unknown) | undefined;
-  /** Runs when an attempt whose request left certainly did not deliver (see `NOT_DELIVERED`). */
-  readonly notDelivered: (() => unknown) | undefined;
+  /** The client's hooks, then the call's own (`hooks.ts`); `undefined` when there are none. */
+  readonly hooks: CallHooks | undefined;
+  /** What the hooks are told of the call: made only when it has hooks. */
+  readonly state: OACallState;
   /** The caller's `onResponse`, told of the answer that settled the call. */
   readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
   readonly #body: AttemptBody | PreparedUpload;
@@ -100,6 +103,8 @@ export class Call<R extends z.ZodMiniType> {
     options: UploadOptions,
     body: AttemptBody | PreparedUpload,
     control?: CallControl,
+    params?: unknown,
+    renewal = false,
   ) {
     this.ctx = ctx;
     this.endpoint = endpoint;
@@ -110,8 +115,10 @@ export class Call<R extends z.ZodMiniType> {
     this.maxBusyWaitMs = ctx.maxBusyWaitMs;
     this.isSend = endpoint.isSend;
     this.usesToken = endpoint.auth;
-    this.beforeSend = beforeSendOf(options);
-    this.notDelivered = notDeliveredOf(options);
+    // The client's hooks as they are, unless the call brings its own: no allocation per call without.
+    this.hooks = joinHooks(ctx.hooks, options.hooks);
+    // Read only where `hooks` is (a JSON call's params, as checked; the client's own renewal).
+    this.state = (this.hooks && callState(endpoint, params, renewal)) as OACallState;
     this.onResponse = options.onResponse;
     this.#body = body;
     this.#onProgress = options.onProgress;

@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
-import { BEFORE_SEND, NOT_DELIVERED } from '../core/call-control.js';
+import type { RequestOptions } from '../core/options.js';
 import { isOAError, OAConnectionError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { BullMQ } from './load.js';
@@ -180,12 +180,15 @@ export function outboxProcessor(
       host: hostname(),
       at: Date.now(),
     } satisfies SendRecord);
-    const options = {
-      [BEFORE_SEND]: () => writeRecord(redis, jobKey, token ?? '', record),
-      [NOT_DELIVERED]: () => clearRecord(redis, jobKey, record),
+    // Through the client's public seam: the record as each attempt leaves, gone when it did not deliver.
+    const options: RequestOptions = {
+      hooks: {
+        beforeSend: [() => writeRecord(redis, jobKey, token ?? '', record)],
+        notDelivered: [() => clearRecord(redis, jobKey, record)],
+      },
     };
     const { method, params } = job.data;
-    const send = client[method] as (params: unknown, options: object) => Promise<unknown>;
+    const send = client[method] as (params: unknown, options: RequestOptions) => Promise<unknown>;
     try {
       return await send.call(client, params, options);
     } catch (error) {

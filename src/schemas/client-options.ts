@@ -7,7 +7,7 @@ import * as z from 'zod/mini';
 import { LOG_LEVELS } from '../core/logger.js';
 import { MIN_SECRET_LENGTH } from '../core/redact.js';
 import { aLogger, checked, isNumber, isObject } from './option-checks.js';
-import { MAX_TIMEOUT_MS } from './requests.js';
+import { HOOKS_RULE, isHooks, MAX_TIMEOUT_MS } from './requests.js';
 
 /** A time in ms a Node timer can wait: at most 2^31-1 (a longer one fires after 1 ms). */
 const ms = (least: 'from 0' | 'above 0') =>
@@ -106,6 +106,7 @@ export const OAClientOptionsSchema = z
     ),
     defaultHeaders: DefaultHeadersSchema,
     fetch: checked((v) => typeof v === 'function', 'must be a function (a fetch implementation)'),
+    hooks: checked(isHooks, HOOKS_RULE),
     appInfo: checked(
       (v) => isObject(v) && typeof v.name === 'string' && APP_NAME.test(v.name),
       'appInfo.name must be letters, digits, ".", "-" or "_"',

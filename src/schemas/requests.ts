@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import type { OAHooks } from '../core/hooks.js';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
 import { expecting, IN_WORDS } from './messages.js';
@@ -219,6 +220,19 @@ export const UploadParamsSchema = z.unknown();
 const callbackSchema = <F>() =>
   z.optional(z.custom<F>((value) => typeof value === 'function', 'must be a function'));
 
+/** What a `hooks` option must be (the client's or a call's): the rule its error message states. */
+export const HOOKS_RULE = 'must be { aroundCall?, beforeSend?, notDelivered? }: arrays of functions';
+
+/** Whether `value` can be a `hooks` option: {@link HOOKS_RULE}. */
+export const isHooks = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  Object.entries(value).every(
+    ([name, list]) =>
+      /^(aroundCall|beforeSend|notDelivered)$/.test(name) &&
+      (list === undefined || (Array.isArray(list) && list.every((hook) => typeof hook === 'function'))),
+  );
+
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -289,6 +303,13 @@ const RequestOptionsFields = z.object({
    * @example await client.sendText(params, { onResponse: (r) => log.info('sent', { id: r.requestId }) })
    */
   onResponse: callbackSchema<(response: OAResponseInfo) => void>(),
+  /**
+   * This call's own hooks, run after the client's (`hooks` option): `aroundCall` around this call,
+   * `beforeSend` just before each of its attempts leaves, `notDelivered` after each attempt that
+   * certainly did not deliver. The outbox records a send's "may have left" through them.
+   * @default none: the client's hooks only
+   */
+  hooks: z.optional(z.custom<OAHooks>(isHooks, HOOKS_RULE)),
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */

@@ -1,6 +1,7 @@
 /**
- * A client's traces and metrics. The pipeline opens one span per logical call (`oa <method>`, or
- * `oa token` for a renewal's exchange) and runs the call inside it; everything else is read from the
+ * A client's traces and metrics. One span per logical call (`oa <method>`, or `oa token` for a
+ * renewal's exchange), opened by an `aroundCall` hook that the client installs ahead of the user's
+ * (`hooks`), which runs the call inside it; everything else is read from the
  * client's own events (`request`, `response`, `retry`, `rateLimitWait`), which the pipeline already
  * emits in the call's async context: one mechanism, no second set of call sites. Attributes hold ids,
  * sizes, statuses and classes only: never a secret, a token or a message text.
@@ -11,6 +12,7 @@
  */
 import type { Attributes, Context, Counter, Histogram, Span } from '@opentelemetry/api';
 import type { ClientEvents, OARequestEvent, OAResponseEvent, OARetryEvent } from '../core/events.js';
+import type { CallHooks } from '../core/hooks.js';
 import type { Logger } from '../core/logger.js';
 import type { RateLimits } from '../core/rate-limit.js';
 import { isOAError } from '../errors.js';
@@ -20,7 +22,7 @@ import { otelApi } from './node-api.js';
 import { apiMissing, providersWanted, type TelemetryOptions } from './providers.js';
 import { errorSummary, failSpan } from './spans.js';
 
-/** What the pipeline tells of the call it opens a span for. */
+/** What the hook tells of the call it opens a span for. */
 export interface TracedEndpoint {
   readonly name: string;
   readonly path: string;
@@ -77,6 +79,22 @@ export class ClientTelemetry {
    * recorded, not even into the no-op instruments, whose attributes a call would still build.
    */
   readonly #metered: boolean;
+  /** The client's tracing as hooks of the one seam around a call: its span around the whole call. */
+  readonly hooks: CallHooks = {
+    aroundCall: [
+      (state, next) =>
+        this.call(
+          // The uploads' paths: /upload/image, /upload/video, /upload/audio.
+          {
+            name: state.endpoint,
+            path: state.path,
+            bucket: state.path.includes('/upload/') ? 'upload' : 'general',
+          },
+          next,
+          state.renewal,
+        ),
+    ],
+  };
 
   constructor(
     api: OTelApi,

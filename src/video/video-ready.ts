@@ -8,6 +8,7 @@
 import type * as z from 'zod/mini';
 import { type CallControl, sleep } from '../core/call-control.js';
 import type { ClientContext } from '../core/context.js';
+import { callState, joinHooks, runAround } from '../core/hooks.js';
 import { checkOptions, type OAClientOptions } from '../core/options.js';
 import { callChecked } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
@@ -63,42 +64,45 @@ export class VideoReadiness {
    * own (its own deadline); the waits end on the caller's signal and on close(). Once it succeeds the
    * ticket is known ready.
    */
-  sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
-    const { telemetry } = this.#ctx;
-    // One span for the logical call: each try while the ticket converts is an attempt of it.
-    return telemetry
-      ? telemetry.call(endpoints.sendVideo, () => this.#sendVideo(params, options))
-      : this.#sendVideo(params, options);
-  }
-
-  async #sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
+  async sendVideo(params: SendVideoParams, options?: SendVideoOptions): Promise<SendResult> {
     const ctx = this.#ctx;
     const endpoint = endpoints.sendVideo;
     const checked = checkOptions(ctx, endpoint, options, SendVideoOptionsSchema);
     const { waitForTranscode, ...requestOptions } = checked;
     const valid = validate(SendVideoParamsSchema, params, 'sendVideo params');
     const control = ctx.calls.start(`POST ${endpoint.path}`, { signal: checked.signal });
-    const result = await untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions), {
-      ticket_id: valid.ticket_id,
-      wait: waitForTranscode,
-      control,
-      onWait: (waitMs, attempt, error) => {
-        ctx.logger.info?.(
-          `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
-        );
-        const { name, path } = endpoint;
-        ctx.events.emit('retry', {
-          endpoint: name,
-          path,
-          attempt,
-          reason: 'video_converting',
-          waitMs,
-          error,
-        });
-      },
-    }).finally(() => control.end());
-    await this.markReady(valid.ticket_id);
-    return result;
+    const hooks = joinHooks(ctx.hooks, checked.hooks)?.aroundCall;
+    // Each try while the ticket converts is a call without the aroundCall hooks, which run once around
+    // them all: one logical call (one span).
+    const send = () =>
+      untilTranscoded(() => callChecked(ctx, endpoint, valid, requestOptions, false), {
+        ticket_id: valid.ticket_id,
+        wait: waitForTranscode,
+        control,
+        onWait: (waitMs, attempt, error) => {
+          ctx.logger.info?.(
+            `oa-messaging: video ticket ${valid.ticket_id} is still converting; trying again in ${waitMs} ms`,
+          );
+          const { name, path } = endpoint;
+          ctx.events.emit('retry', {
+            endpoint: name,
+            path,
+            attempt,
+            reason: 'video_converting',
+            waitMs,
+            error,
+          });
+        },
+      });
+    try {
+      const result = await (hooks
+        ? runAround(hooks, callState(endpoint, valid, false), ctx.logger, send)
+        : send());
+      await this.markReady(valid.ticket_id);
+      return result;
+    } finally {
+      control.end();
+    }
   }
 
   /**

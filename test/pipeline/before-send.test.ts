@@ -1,7 +1,6 @@
 import { Agent } from 'undici';
 import { afterEach, expect, it } from 'vitest';
-import { BEFORE_SEND, NOT_DELIVERED } from '../../src/core/call-control.js';
-import { type OAClient, OAConnectionError } from '../../src/index.js';
+import { type OAClient, OAConnectionError, type RequestOptions } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
 import { listen } from '../helpers/listen.js';
 import { json } from '../helpers/raw-server.js';
@@ -22,7 +21,7 @@ it('runs once per attempt, after the slot and the token, before the request leav
     // The request of this attempt has not reached the server yet.
     seen.push(sends().length);
   };
-  await client.sendText({ user_id: 'u1', msg: 'hi' }, { [BEFORE_SEND]: hook } as never);
+  await client.sendText({ user_id: 'u1', msg: 'hi' }, { hooks: { beforeSend: [hook] } });
   expect(seen).toEqual([0, 1]);
   expect(sends()).toHaveLength(2);
 });
@@ -36,7 +35,7 @@ it('a hook that fails keeps the request from leaving: not sent, deliveryUnknown 
   );
   const hook = () => Promise.reject(new Error('redis is down'));
   const error = await rejection(
-    client.sendText({ user_id: 'u1', msg: 'hi' }, { [BEFORE_SEND]: hook } as never),
+    client.sendText({ user_id: 'u1', msg: 'hi' }, { hooks: { beforeSend: [hook] } }),
   );
   expect(error).toBeInstanceOf(OAConnectionError);
   expect(error.message).toMatch(/beforeSend hook failed: redis is down/);
@@ -50,10 +49,12 @@ it('a hook that fails keeps the request from leaving: not sent, deliveryUnknown 
  */
 function recordHooks(client: OAClient) {
   const events: string[] = [];
-  const options = {
-    [BEFORE_SEND]: () => events.push(`before ${sends().length}`),
-    [NOT_DELIVERED]: () => events.push(`not delivered ${sends().length}`),
-  } as never;
+  const options: RequestOptions = {
+    hooks: {
+      beforeSend: [() => events.push(`before ${sends().length}`)],
+      notDelivered: [() => events.push(`not delivered ${sends().length}`)],
+    },
+  };
   client.on('retry', (e) => events.push(`retry ${e.reason}`));
   return { events, options };
 }

@@ -2,7 +2,6 @@
 import { Readable } from 'node:stream';
 import { Dispatcher } from 'undici';
 import { expect, it } from 'vitest';
-import { BEFORE_SEND } from '../../src/core/call-control.js';
 import { items, OAClient, OAConnectionError, OATimeoutError, OAValidationError } from '../../src/index.js';
 import { settleWithin } from '../helpers/bounded.js';
 import { API, clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
@@ -52,7 +51,7 @@ it('a beforeSend hook that hangs is ended by the deadline and by close(); nothin
   const { client } = await setup(tokensThen((_req, res) => json(res, 201, { data: 'success' })));
   const hang = () => new Promise(() => {});
   const timedOut = await settleWithin(
-    client.sendText({ user_id: 'u1', msg: 'hi' }, { timeoutMs: 300, [BEFORE_SEND]: hang } as never),
+    client.sendText({ user_id: 'u1', msg: 'hi' }, { timeoutMs: 300, hooks: { beforeSend: [hang] } }),
     2000,
     'the call with a hanging hook and a deadline',
   );
@@ -60,7 +59,7 @@ it('a beforeSend hook that hangs is ended by the deadline and by close(); nothin
   const error = (timedOut as { error: OATimeoutError }).error;
   expect(error).toBeInstanceOf(OATimeoutError);
   expect(error.deliveryUnknown).toBe(false);
-  const pending = client.sendText({ user_id: 'u1', msg: 'hi' }, { [BEFORE_SEND]: hang } as never);
+  const pending = client.sendText({ user_id: 'u1', msg: 'hi' }, { hooks: { beforeSend: [hang] } });
   setTimeout(() => void client.close(), 100);
   const closed = await settleWithin(pending, 2000, 'the call with a hanging hook, closed');
   expect(closed).toMatchObject({ ok: false });
