@@ -25,15 +25,6 @@ export type {
   OAVideoProbeEvent,
   RetryReason,
 } from './core/events.js';
-export type {
-  OAAroundCallHook,
-  OAAttemptState,
-  OABeforeSendHook,
-  OACallState,
-  OAHooks,
-  OANotDeliveredHook,
-  OANotDeliveredState,
-} from './core/hooks.js';
 export type { Logger, LogLevel } from './core/logger.js';
 export type {
   AppInfo,
@@ -79,6 +70,15 @@ export {
   OAVideoNotConfirmedError,
 } from './errors.js';
 export { type AudioUpload, items } from './items.js';
+export type {
+  OAAroundCallHook,
+  OAAttemptState,
+  OABeforeSendHook,
+  OACallState,
+  OAHooks,
+  OANotDeliveredHook,
+  OANotDeliveredState,
+} from './schemas/hooks.js';
 export {
   type AudioItem,
   AudioItemSchema,

@@ -2,6 +2,9 @@
  * Where the SDK reports what it does: requests, retries, token renewals. Any of the four methods may be
  * left out; `console` fits. The SDK never passes a secret (key secret, token, auth header) to it.
  */
+import { LOG_LEVELS, type LogLevel } from '../schemas/option-values.js';
+
+export type { LogLevel };
 export interface Logger {
   /** Each request and answer. */
   debug?: ((message: string, details?: Record<string, unknown>) => void) | undefined;
@@ -16,15 +19,10 @@ export interface Logger {
 /** The default: silent. */
 export const silentLogger: Logger = {};
 
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-/** What `logLevel` takes. */
-export const LOG_LEVELS: readonly LogLevel[] = [...LEVELS, 'off'];
+/** The levels a logger is called at, lowest first (`logLevel` also takes `off`). */
+const LEVELS = LOG_LEVELS.filter((level) => level !== 'off') as readonly Exclude<LogLevel, 'off'>[];
 
-/** How much a logger receives: a level and the ones above it, or nothing (`off`). */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
-
-const isLevel = (value: unknown): value is LogLevel =>
-  value === 'off' || (LEVELS as readonly unknown[]).includes(value);
+const isLevel = (value: unknown): value is LogLevel => (LOG_LEVELS as readonly unknown[]).includes(value);
 
 /** A process warning where the runtime has them (Node, Bun, Deno), else the console's. */
 function warn(message: string): void {
@@ -47,7 +45,7 @@ export function loggerFor(
   const fromEnv = env.OA_LOG?.trim().toLowerCase();
   if (level === undefined && fromEnv) {
     if (isLevel(fromEnv)) level = fromEnv;
-    else warn(`OA_LOG=${fromEnv} is not one of ${[...LEVELS, 'off'].join(', ')}: ignored`);
+    else warn(`OA_LOG=${fromEnv} is not one of ${LOG_LEVELS.join(', ')}: ignored`);
   }
   if (level === 'off' || (level === undefined && !logger)) return silentLogger;
   const target = logger ?? console;

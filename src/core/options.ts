@@ -2,6 +2,7 @@
 import type * as z from 'zod/mini';
 import { runtime } from '#core-runtime';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
+import type { OAHooks } from '../schemas/hooks.js';
 import { checkConfig } from '../schemas/option-checks.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
@@ -11,7 +12,6 @@ import type { ReadyVideos } from '../video/ready-videos.js';
 import { UPLOAD_ANSWER_TTL_MS, type UploadAnswers } from '../video/upload-reuse.js';
 import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
-import type { OAHooks } from './hooks.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import type { DispatcherLike, FetchLike, TransportResponse } from './transport.js';

@@ -1,13 +1,8 @@
+import { MIN_SECRET_LENGTH } from '../schemas/option-values.js';
+
 /** Keys whose values are credentials, wherever they appear in a body. */
 const SECRET_KEYS = /^(api_secret|access_token|refresh_token|authorization)$/i;
 const REDACTED = '[redacted]';
-
-/**
- * The shortest text removed wherever it appears. A shorter one would blank out ordinary words and
- * the fields an error is read from (`code`, `statusCode`); the client refuses an api secret this
- * short, so the one configured secret is always removed.
- */
-export const MIN_SECRET_LENGTH = 6;
 
 /**
  * A credential key and its string value in JSON text, also when the text is cut short inside the

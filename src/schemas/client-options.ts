@@ -4,10 +4,10 @@
  * takes; the values themselves stay out of them.
  */
 import * as z from 'zod/mini';
-import { LOG_LEVELS } from '../core/logger.js';
-import { MIN_SECRET_LENGTH } from '../core/redact.js';
+import { HOOKS_RULE, isHooks } from './hooks.js';
 import { aLogger, checked, isNumber, isObject } from './option-checks.js';
-import { HOOKS_RULE, isHooks, MAX_TIMEOUT_MS } from './requests.js';
+import { LOG_LEVELS, MIN_SECRET_LENGTH } from './option-values.js';
+import { MAX_TIMEOUT_MS } from './requests.js';
 
 /** A time in ms a Node timer can wait: at most 2^31-1 (a longer one fires after 1 ms). */
 const ms = (least: 'from 0' | 'above 0') =>

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import type { OAHooks } from '../core/hooks.js';
 import { HttpUrlSchema, MAX_ITEMS, NonBlankSchema, UuidSchema } from './common.js';
+import { HOOKS_RULE, isHooks, type OAHooks } from './hooks.js';
 import { type MessageItem, MessageItemSchema } from './items.js';
 import { expecting, IN_WORDS } from './messages.js';
 
@@ -219,19 +219,6 @@ export const UploadParamsSchema = z.unknown();
 /** A callback: a function when given. */
 const callbackSchema = <F>() =>
   z.optional(z.custom<F>((value) => typeof value === 'function', 'must be a function'));
-
-/** What a `hooks` option must be (the client's or a call's): the rule its error message states. */
-export const HOOKS_RULE = 'must be { aroundCall?, beforeSend?, notDelivered? }: arrays of functions';
-
-/** Whether `value` can be a `hooks` option: {@link HOOKS_RULE}. */
-export const isHooks = (value: unknown): boolean =>
-  typeof value === 'object' &&
-  value !== null &&
-  Object.entries(value).every(
-    ([name, list]) =>
-      /^(aroundCall|beforeSend|notDelivered)$/.test(name) &&
-      (list === undefined || (Array.isArray(list) && list.every((hook) => typeof hook === 'function'))),
-  );
 
 /** The longest delay a Node timer takes; a longer one fires at once (after 1 ms). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
