@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
@@ -116,11 +117,48 @@ async function writeExamples(): Promise<void> {
   }
 }
 
-/** `#platform` as Node's source file, for a build that bundles it (the CLI). */
-const nodePlatform: NonNullable<Options['esbuildPlugins']>[number] = {
-  name: 'node-platform',
+/** A value of package.json `imports`: a target, or targets by condition (and by `import`/`require`). */
+type ImportTarget = string | { [condition: string]: ImportTarget };
+
+/**
+ * What differs by runtime (package.json `imports`: `#core-runtime`, `#webhook-runtime` ...): each
+ * alias's targets, by condition, as the source files they are built from (`./dist/a/b.js` is
+ * `src/a/b.ts`).
+ */
+const RUNTIME_IMPORTS = Object.entries(
+  (JSON.parse(readFileSync('package.json', 'utf8')) as { imports: Record<string, ImportTarget> }).imports,
+).map(([alias, target]) => {
+  const sources = new Map<string, string>();
+  const walk = (value: ImportTarget, condition: string): void => {
+    if (typeof value === 'string') {
+      if (!sources.has(condition))
+        sources.set(condition, value.replace(/^\.\/dist\//, 'src/').replace(/\.c?js$/, '.ts'));
+      return;
+    }
+    for (const [key, inner] of Object.entries(value))
+      walk(inner, key === 'import' || key === 'require' ? condition : key);
+  };
+  walk(target, 'default');
+  return { alias, sources };
+});
+
+/** Each runtime file, as an entry of the library's build: `core/runtime-node` -> `src/core/runtime-node.ts`. */
+const RUNTIME_ENTRIES = Object.fromEntries(
+  RUNTIME_IMPORTS.flatMap(({ sources }) => [...sources.values()]).map((source) => [
+    source.replace(/^src\//, '').replace(/\.ts$/, ''),
+    source,
+  ]),
+);
+
+/** The runtime aliases as Node's source files, for a build that bundles them (the CLI). */
+const nodeRuntime: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'node-runtime',
   setup(build) {
-    build.onResolve({ filter: /^#platform$/ }, () => ({ path: resolve('src/platform/node.ts') }));
+    for (const { alias, sources } of RUNTIME_IMPORTS) {
+      const source = sources.get('node');
+      if (!source) throw new Error(`package.json imports ${alias} has no node target`);
+      build.onResolve({ filter: new RegExp(`^${alias}$`) }, () => ({ path: resolve(source) }));
+    }
   },
 };
 
@@ -157,21 +195,19 @@ export const library: Options = {
   name: 'library',
   entry: {
     ...PUBLIC_ENTRIES,
-    // What differs by runtime, chosen by the package's `#platform` import (package.json `imports`):
-    // kept external, so each runtime loads only its own, and built here so that all share the chunks
-    // (one copy of the error classes).
-    'platform/node': 'src/platform/node.ts',
-    'platform/web': 'src/platform/web.ts',
-    'platform/workerd': 'src/platform/workerd.ts',
+    // What differs by runtime, chosen by the package's runtime imports (package.json `imports`): kept
+    // external, so each runtime loads only its own, and built here so that all share the chunks (one
+    // copy of the error classes).
+    ...RUNTIME_ENTRIES,
   },
-  external: ['#platform'],
+  external: RUNTIME_IMPORTS.map(({ alias }) => alias),
   // zod's code goes into the chunks, tree-shaken: zod/mini's own entry loads about ninety files (its
   // every locale among them), 45-50 ms of a cold start, where the schemas need a few. zod stays a
   // dependency for the types, and an app's own zod works with the exported schemas (zod's instanceof
   // goes by traits, and its global config and registry are shared through globalThis).
   noExternal: LIBRARY_BUNDLED,
   format: ['esm', 'cjs'],
-  // Not the platform files': their types name the internals of each runtime (the optional
+  // Not the runtime files': their types name the internals of each runtime (the optional
   // @opentelemetry/api's among them), which the public types must not import.
   dts: { entry: PUBLIC_ENTRIES },
   // Not shipped: they were two thirds of the tarball, and the .js files are readable as they are.
@@ -217,8 +253,8 @@ export const cli: Options = {
     await writeExamples();
     await writeNotices('dist/cli', CLI_BUNDLED);
   },
-  // One file for Node: the platform is bundled in, not resolved through the package's `imports`.
-  esbuildPlugins: [nodePlatform, inboxScript],
+  // One file for Node: its runtime files are bundled in, not resolved through the package's `imports`.
+  esbuildPlugins: [nodeRuntime, inboxScript],
   banner: {
     js: [
       '#!/usr/bin/env node',

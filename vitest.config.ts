@@ -1,5 +1,21 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/** Each package.json `imports` alias, as the source file of its `node` target (`./dist/a.js` is `src/a.ts`). */
+function nodeRuntimeSources(): Record<string, string> {
+  const { imports } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+    imports: Record<string, { node: { import: string } }>;
+  };
+  return Object.fromEntries(
+    Object.entries(imports).map(([alias, { node }]) => [
+      alias,
+      fileURLToPath(
+        new URL(node.import.replace('./dist/', './src/').replace(/\.js$/, '.ts'), import.meta.url),
+      ),
+    ]),
+  );
+}
 
 /**
  * Tests that assert how long the rate limiter takes against a server enforcing its windows, and the
@@ -28,9 +44,9 @@ const BROWSER = ['test/browser/**/*.test.ts'];
 const RUNTIMES = ['test/runtimes/**'];
 
 export default defineConfig({
-  // The SDK's sources run under test: `#platform` is Node's source file, not the built one (which
-  // would bring a second copy of the error classes).
-  resolve: { alias: { '#platform': fileURLToPath(new URL('./src/platform/node.ts', import.meta.url)) } },
+  // The SDK's sources run under test: each runtime import (`#core-runtime` ...) is Node's source file,
+  // not the built one (which would bring a second copy of the error classes).
+  resolve: { alias: nodeRuntimeSources() },
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,

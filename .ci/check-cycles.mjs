@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Refuses an import cycle in src/, conditional imports included: `npm run check:cycles`, which CI runs.
 //
-// madge draws the graph and finds the cycles, but it resolves a package import (`#platform`, any key of
+// madge draws the graph and finds the cycles, but it resolves a package import (`#core-runtime`, any key of
 // package.json "imports") to the built file for Node's conditions, in dist/, or to nothing before a
 // build: a cycle through one is not seen. Here each such import is followed, once per condition the
 // package names, to the source file that condition selects (dist/X.js is built from src/X.ts), and madge

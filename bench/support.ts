@@ -16,7 +16,8 @@ import { promisify } from 'node:util';
 /**
  * The empty tsconfig Bun runs the built package with (`--tsconfig-override`), the one the runtime tests
  * use: Bun would apply the repository tsconfig's `paths` (`oa-messaging` to src) to the built files too,
- * and resolve their `#platform` to the Node source instead of the package's own `imports` entry for Bun.
+ * and resolve their runtime imports (`#core-runtime` ...) to the Node sources instead of the package's
+ * own `imports` entries for Bun.
  */
 export const BUN_TSCONFIG = fileURLToPath(new URL('../test/runtimes/empty-tsconfig.json', import.meta.url));
 

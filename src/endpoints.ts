@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { platform } from '#platform';
+import { allDistinct } from '#endpoints-runtime';
 import * as req from './schemas/requests.js';
 import * as res from './schemas/responses.js';
 import type { UploadKind } from './uploads/types.js';
@@ -73,7 +73,7 @@ export const endpoints = {
     name: 'broadcast',
     path: `${API}/message/broadcast-message`,
     // The repeat check of `user_ids` is the runtime's: the schemas import nothing of the runtime.
-    params: req.broadcastParamsSchema(platform.allDistinct),
+    params: req.broadcastParamsSchema(allDistinct),
     response: res.BroadcastRecordSchema,
     auth: true,
     isSend: true,

@@ -12,7 +12,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the web module graph', () => {
   it('oa-messaging and oa-messaging/webhook bundle for workerd with zero errors and no Node-only module', async () => {
-    expect(existsSync(join(ROOT, 'dist/platform/web.js')), 'run npm run build first').toBe(true);
+    expect(existsSync(join(ROOT, 'dist/core/runtime-web.js')), 'run npm run build first').toBe(true);
     // As installed: the package's files without the repository's tsconfig (whose paths point at src).
     const installed = join(dir, 'node_modules/oa-messaging');
     cpSync(join(ROOT, 'dist'), join(installed, 'dist'), { recursive: true });
@@ -38,7 +38,7 @@ describe('the web module graph', () => {
     expect(result.errors).toEqual([]);
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((file) => /node_modules\/(undici|form-data|file-type)\//.test(file))).toEqual([]);
-    expect(inputs.filter((file) => /dist\/platform\/node/.test(file))).toEqual([]);
+    expect(inputs.filter((file) => /dist\/.*runtime-node/.test(file))).toEqual([]);
     const imports = Object.values(result.metafile.inputs).flatMap((input) =>
       input.imports.map((i) => i.path),
     );

@@ -3,6 +3,16 @@ import type { OAClient } from '../client.js';
 import { containLogger, type Logger, silentLogger } from '../core/logger.js';
 import { OAConfigError, OALockLostError } from '../errors.js';
 import type { InboxTurn } from '../queue/inbox-order.js';
+import {
+  aFunction,
+  aLogger,
+  checkConfig,
+  checked,
+  isObject,
+  optionsOf,
+  positive,
+  required,
+} from '../schemas/option-checks.js';
 import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
 import { BotContext, type BotOutbox, watchContext } from './context.js';
 import {
@@ -109,29 +119,67 @@ export interface Bot<S = Record<string, unknown>> {
 
 const DAY_MS = 86_400_000;
 
-function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new OAConfigError(`createBot: ${name} must be a positive number`);
-  }
-  return value;
-}
+const NEEDS_CLIENT = 'createBot needs { client }: the OAClient that sends the replies';
 
-/** `ctx` as one handler sees it: `overrides` read and written in place of the context's own fields. */
-function view<S>(ctx: BotContext<S>, overrides: Record<string, unknown>): BotContext<S> {
-  return new Proxy(ctx, {
-    get(target, property) {
-      if (typeof property === 'string' && Object.hasOwn(overrides, property)) return overrides[property];
-      const value: unknown = Reflect.get(target, property, target);
-      // The context's methods use its private state: they run on the context itself.
-      return typeof value === 'function' && property !== 'constructor' ? value.bind(target) : value;
-    },
-    set(target, property, value) {
-      if (typeof property === 'string' && Object.hasOwn(overrides, property)) overrides[property] = value;
-      else Reflect.set(target, property, value, target);
-      return true;
-    },
-  });
+/** What {@link BotOptions} takes, checked once by `createBot`. */
+const BotOptionsSchema = optionsOf(
+  {
+    client: required(isObject, NEEDS_CLIENT),
+    outbox: checked(
+      (v) => isObject(v) && typeof v.add === 'function',
+      'must be an outbox of createOutbox (oa-messaging/queue)',
+    ),
+    sessions: checked(
+      (v) => v === false || (isObject(v) && typeof v.get === 'function' && typeof v.set === 'function'),
+      'must be a session store (get, set, delete) or false',
+    ),
+    initialSession: aFunction,
+    sessionTtlMs: positive(),
+    maxSessionBytes: positive(),
+    logger: aLogger,
+  },
+  NEEDS_CLIENT,
+);
+
+/** Stands for a field the context does not have of its own, in {@link narrowed}. */
+const ABSENT = Symbol('absent');
+
+/**
+ * Runs `inner` with `overrides` (a route's `elements`, `media`, `match`) in place of the context's own
+ * fields. `inner` gets a `leave` to wrap what runs beyond the route (the rest of the bot's stack): the
+ * context's own fields are back meanwhile. What a handler writes to an override stays the route's, as
+ * what the rest writes stays the context's.
+ */
+async function narrowed(
+  ctx: object,
+  overrides: Record<string, unknown>,
+  inner: (leave: (next: () => Promise<void>) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const fields = ctx as Record<string, unknown>;
+  const keys = Object.keys(overrides);
+  // Exchanges the context's fields and the kept ones: in, then out, then in again ...
+  const swap = () => {
+    for (const key of keys) {
+      const own = Object.hasOwn(fields, key) ? fields[key] : ABSENT;
+      const kept = overrides[key];
+      if (kept === ABSENT) delete fields[key];
+      else fields[key] = kept;
+      overrides[key] = own;
+    }
+  };
+  swap();
+  try {
+    await inner(async (next) => {
+      swap();
+      try {
+        await next();
+      } finally {
+        swap();
+      }
+    });
+  } finally {
+    swap();
+  }
 }
 
 function heard(trigger: string | RegExp, text: string): RegExpMatchArray | string | undefined {
@@ -153,26 +201,12 @@ function heard(trigger: string | RegExp, text: string): RegExpMatchArray | strin
  * ```
  */
 export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): Bot<S> {
-  if (
-    typeof options !== 'object' ||
-    options === null ||
-    typeof options.client !== 'object' ||
-    !options.client
-  ) {
-    throw new OAConfigError('createBot needs { client }: the OAClient that sends the replies');
-  }
+  checkConfig(BotOptionsSchema, options, 'createBot');
   const { client, outbox } = options;
-  if (outbox !== undefined && typeof outbox?.add !== 'function') {
-    throw new OAConfigError('createBot: outbox must be an outbox of createOutbox (oa-messaging/queue)');
-  }
   const store = options.sessions === false ? undefined : (options.sessions ?? new MemorySessionStore());
-  if (store && (typeof store.get !== 'function' || typeof store.set !== 'function')) {
-    throw new OAConfigError('createBot: sessions must be a session store (get, set, delete) or false');
-  }
   const initial = options.initialSession ?? (() => ({}) as S);
-  if (typeof initial !== 'function') throw new OAConfigError('createBot: initialSession must be a function');
-  const ttlMs = positive('sessionTtlMs', options.sessionTtlMs, 7 * DAY_MS);
-  const maxBytes = positive('maxSessionBytes', options.maxSessionBytes, 65_536);
+  const ttlMs = options.sessionTtlMs ?? 7 * DAY_MS;
+  const maxBytes = options.maxSessionBytes ?? 65_536;
   const logger = options.logger ? containLogger(options.logger) : silentLogger;
 
   const stack: BotMiddleware<S>[] = [];
@@ -184,34 +218,44 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
     }
   };
 
-  /** Runs `stack` from `index` on `ctx`; the fallback when the chain runs off its end. */
-  const run = async (ctx: BotContext<S>, index: number): Promise<void> => {
-    const middleware = stack[index];
+  /**
+   * The one runner: `chain` from `index` on `ctx`, then `end` when it runs off its end. The bot's stack
+   * ends in the fallback; a route's handlers end in the stack's `next`.
+   */
+  const run = async (
+    chain: readonly BotMiddleware<S>[],
+    index: number,
+    ctx: BotContext<S>,
+    end: () => unknown,
+  ): Promise<void> => {
+    const middleware = chain[index];
     if (!middleware) {
-      await fallback?.(ctx);
+      await end();
       return;
     }
     let called = false;
     await middleware(ctx, () => {
       if (called) return Promise.reject(new Error('next() called twice by one middleware'));
       called = true;
-      return run(ctx, index + 1);
+      return run(chain, index + 1, ctx, end);
     });
   };
 
-  /** Handlers as one middleware: each in turn, each passing to the next with `next()`. */
-  const chain = (
-    handlers: ((ctx: never, next: () => Promise<void>) => unknown)[],
-    ctx: unknown,
-    next: () => Promise<void>,
-  ) => {
-    const step = async (i: number): Promise<void> => {
-      const handler = handlers[i];
-      if (!handler) return next();
-      await handler(ctx as never, () => step(i + 1));
+  /**
+   * The one primitive of `on` and `hears` (grammY's `filter`): a middleware that runs `handlers` on
+   * events `select` gives overrides for, narrowed to them, and passes the others on.
+   */
+  const route =
+    (
+      select: (ctx: BotContext<S>) => Record<string, unknown> | undefined,
+      handlers: readonly unknown[],
+    ): BotMiddleware<S> =>
+    (ctx, next) => {
+      const overrides = select(ctx);
+      if (overrides === undefined) return next();
+      const chain = handlers as BotMiddleware<S>[];
+      return narrowed(ctx, overrides, (leave) => run(chain, 0, ctx, () => leave(next)));
     };
-    return step(0);
-  };
 
   const sessionKey = (event: WebhookEvent, from: string) => `${event.username ?? ''}:${from}`;
 
@@ -272,7 +316,7 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
       beforeSend: turn && (() => turn.assertHeld()),
     });
     try {
-      await run(ctx, 0);
+      await run(stack, 0, ctx, () => fallback?.(ctx));
       // Saved only when a handler read or assigned it and it changed, and only after every handler
       // succeeded: a retried event starts from the session as it was, and a user whose handlers never
       // touch the session (or leave it as it was) costs no write.
@@ -333,12 +377,13 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
         );
       }
       needFunctions('on', handlers);
-      stack.push((ctx, next) => {
-        const matched = filters.find((f) => matches(f, ctx.event));
-        if (matched === undefined || !isMessageEvent(ctx.event)) return next();
-        const overrides = { elements: elementsOf(matched, ctx.event), media: mediaOf(matched, ctx.media) };
-        return chain(handlers, view(ctx, overrides), next);
-      });
+      stack.push(
+        route((ctx) => {
+          const matched = filters.find((f) => matches(f, ctx.event));
+          if (matched === undefined || !isMessageEvent(ctx.event)) return undefined;
+          return { elements: elementsOf(matched, ctx.event), media: mediaOf(matched, ctx.media) };
+        }, handlers),
+      );
       return bot;
     },
     hears(trigger, ...handlers) {
@@ -349,17 +394,17 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
         throw new OAConfigError('bot.hears needs a string, a RegExp, or a list of them');
       }
       needFunctions('hears', handlers);
-      stack.push((ctx, next) => {
-        if (!matches('text', ctx.event)) return next();
-        const event = ctx.event;
-        for (const t of triggers) {
-          const match = heard(t, ctx.text);
-          if (match === undefined) continue;
-          const overrides = { elements: elementsOf('text', event), media: ctx.media, match };
-          return chain(handlers, view(ctx, overrides), next);
-        }
-        return next();
-      });
+      stack.push(
+        route((ctx) => {
+          if (!matches('text', ctx.event)) return undefined;
+          for (const t of triggers) {
+            const match = heard(t, ctx.text);
+            if (match !== undefined)
+              return { elements: elementsOf('text', ctx.event), media: ctx.media, match };
+          }
+          return undefined;
+        }, handlers),
+      );
       return bot;
     },
     fallback(handler) {

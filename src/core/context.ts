@@ -4,12 +4,13 @@
  * socket, no timer). It is also where the token endpoints and the client's own uses of them live.
  */
 import type * as z from 'zod/mini';
-import { platform } from '#platform';
+import { defaultTransport } from '#core-runtime';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAUnauthorizedError, OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
 import type { ClientTelemetry } from '../telemetry/client.js';
+import { clientTelemetry } from '../telemetry/runtime.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
@@ -85,12 +86,12 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     // The caller's fetch on any runtime; else undici on Node and the global fetch elsewhere.
     this.transport = options.fetch
       ? new FetchTransport(options.fetch)
-      : platform.defaultTransport(options.dispatcher, resolved.proxyFromEnv);
+      : defaultTransport(options.dispatcher, resolved.proxyFromEnv);
     this.timeoutMs = resolved.timeoutMs;
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-    this.telemetry = platform.clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
+    this.telemetry = clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
     this.#uploadReuse =
       resolved.reuseUploadsTtlMs === false
         ? undefined

@@ -1,9 +1,8 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type * as z from 'zod/mini';
-import { platform } from '#platform';
-import { OAConfigError } from '../errors.js';
+import { runtime } from '#core-runtime';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
-import { ZOD_WORDS } from '../schemas/messages.js';
+import { checkConfig } from '../schemas/option-checks.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import type { OAMeterProvider, OATracerProvider } from '../telemetry/api.js';
@@ -223,9 +222,7 @@ export function resolveOptions(
     apiKey: provided ? PROVIDED : (options.apiKey ?? env.OA_API_KEY),
     apiSecret: provided ? PROVIDED : (options.apiSecret ?? env.OA_API_SECRET),
   };
-  const result = OAClientOptionsSchema.safeParse(given, ZOD_WORDS);
-  // The messages name each option already: no path before them.
-  if (!result.success) throw new OAConfigError(result.error.issues.map((issue) => issue.message).join('; '));
+  checkConfig(OAClientOptionsSchema, given);
   // The schema refused a missing one.
   const { baseUrl, apiKey, apiSecret } = given as { baseUrl: string; apiKey: string; apiSecret: string };
   return {
@@ -374,7 +371,7 @@ export function requestHeaders(
 
 /** `oa-messaging/1.2.3 node/v20.19.0` (or the runtime's name), then the application when there is one. */
 function userAgent(app: AppInfo | undefined): string {
-  const sdk = `oa-messaging/${VERSION} ${platform.runtime()}`;
+  const sdk = `oa-messaging/${VERSION} ${runtime()}`;
   if (!app) return sdk;
   const version = app.version ? `/${app.version.replace(/[^\w.+-]/g, '')}` : '';
   const url = app.url ? ` (+${app.url.replace(/[()\r\n]/g, '')})` : '';

@@ -1,7 +1,9 @@
 /** The Redis connections of an outbox or inbox: from a URL (opened on first use) or the caller's client. */
-import { OAConfigError } from '../errors.js';
+
+import * as z from 'zod/mini';
 import type { IORedis, RedisClient } from '../redis/client.js';
 import { RedisConnection } from '../redis/connection.js';
+import { isObject, judged, optionsOf } from '../schemas/option-checks.js';
 
 /** How long a producer call waits for Redis: to be connected, then for each answer. */
 const REACH_MS = 5_000;
@@ -28,6 +30,38 @@ export type QueueConnectionOptions =
       url?: undefined;
     };
 
+/** Why `client` cannot be a queue's connection, or `undefined` when it can. */
+function clientProblem(client: unknown): string | undefined {
+  if (typeof (client as IORedis | null)?.eval !== 'function') return 'must be an ioredis client';
+  // BullMQ's workers and event readers refuse (or, started in the background, silently never run on)
+  // a connection that gives up on commands: say so here, where the client is given.
+  const settings = (client as { options?: { maxRetriesPerRequest?: unknown; redisOptions?: unknown } })
+    .options;
+  const retries = (settings?.redisOptions as { maxRetriesPerRequest?: unknown } | undefined) ?? settings;
+  return retries !== undefined && retries.maxRetriesPerRequest !== null
+    ? 'must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })'
+    : undefined;
+}
+
+/** The rule of the `connection` option of `what` (`createOutbox`, `createInbox`). */
+export function queueConnection(what: string) {
+  const needs = `${what} needs connection: { url } or { client }, exactly one of them`;
+  return optionsOf(
+    {
+      url: judged((url) =>
+        typeof url === 'string' && url !== ''
+          ? undefined
+          : 'must be a Redis URL such as redis://127.0.0.1:6379',
+      ),
+      client: judged(clientProblem),
+    },
+    needs,
+  ).check(
+    // Not when the value is no object: the object's own rule says so.
+    z.refine((v) => !isObject(v) || (v.url === undefined) !== (v.client === undefined), { error: needs }),
+  );
+}
+
 /**
  * The connections one outbox or inbox uses, and which of them it closes: the producer calls' (bounded,
  * {@link REACH_MS}: a webhook must answer before the OA's delivery times out, an app's own request
@@ -42,27 +76,8 @@ export class QueueConnection {
   readonly #opened = new Set<RedisConnection>();
 
   constructor(options: unknown, what: string) {
-    const { url, client } = (options ?? {}) as { url?: unknown; client?: unknown };
-    if ((url === undefined) === (client === undefined)) {
-      throw new OAConfigError(`${what} needs connection: { url } or { client }, exactly one of them`);
-    }
-    if (url !== undefined && (typeof url !== 'string' || url === '')) {
-      throw new OAConfigError('connection.url must be a Redis URL such as redis://127.0.0.1:6379');
-    }
-    if (client !== undefined && typeof (client as IORedis | null)?.eval !== 'function') {
-      throw new OAConfigError('connection.client must be an ioredis client');
-    }
-    // BullMQ's workers and event readers refuse (or, started in the background, silently never run on)
-    // a connection that gives up on commands: say so here, where the client is given.
-    const settings = (
-      client as { options?: { maxRetriesPerRequest?: unknown; redisOptions?: unknown } } | undefined
-    )?.options;
-    const retries = (settings?.redisOptions as { maxRetriesPerRequest?: unknown } | undefined) ?? settings;
-    if (client !== undefined && retries !== undefined && retries.maxRetriesPerRequest !== null) {
-      throw new OAConfigError(
-        'connection.client must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })',
-      );
-    }
+    // Checked by the entry point's options (queueConnection).
+    const { url, client } = options as { url?: unknown; client?: unknown };
     this.#target = url !== undefined ? { url: url as string } : { client: client as RedisClient };
     this.#what = what === 'createOutbox' ? 'outbox' : 'inbox';
     // A copy of the caller's client for the producer calls, made to give up on a lost connection.

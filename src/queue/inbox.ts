@@ -2,13 +2,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { OAConfigError } from '../errors.js';
+import { checkConfig, oneOf, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import { dedupeKeyOf } from '../webhook/dedupe.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
-import { QueueConnection, type QueueConnectionOptions } from './connection.js';
+import { QueueConnection, type QueueConnectionOptions, queueConnection } from './connection.js';
 import { type InboxTurn, runTurn, senderOf, storePending, TURN } from './inbox-order.js';
 import { rejectUnreachable } from './reach.js';
-import { LazyQueue, positiveInt, queueName } from './shared.js';
+import { LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
 
 /** Options of {@link createInbox}. */
 export interface InboxOptions {
@@ -94,6 +95,15 @@ export interface Inbox {
   close(): Promise<void>;
 }
 
+/** What {@link InboxOptions} takes, checked once by `createInbox`. */
+const InboxOptionsSchema = optionsOf(
+  { connection: queueConnection('createInbox'), ...QUEUE_RULES, order: oneOf(['none', 'sender']) },
+  'createInbox needs { connection }',
+);
+
+/** What {@link InboxWorkOptions} takes, checked by `inbox.work`. */
+const InboxWorkOptionsSchema = optionsOf(WORK_RULES, 'inbox.work: options must be an object');
+
 /**
  * An inbox on BullMQ: `store` keeps each inbound event in Redis before the webhook answers 200, and
  * `work` processes them from any number of processes, so that a receiver that crashes after answering
@@ -105,16 +115,13 @@ export interface Inbox {
  * inbox.work(async (event) => { await reply(event); });
  */
 export function createInbox(options: InboxOptions): Inbox {
-  if (typeof options !== 'object' || options === null) {
-    throw new OAConfigError('createInbox needs { connection }');
-  }
+  checkConfig(InboxOptionsSchema, options, 'createInbox');
   const connection = new QueueConnection(options.connection, 'createInbox');
-  const name = queueName(options.name, 'oa-inbox');
-  const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * 86_400_000) / 1000);
+  const name = options.name ?? 'oa-inbox';
+  const retention = Math.ceil((options.retentionMs ?? 7 * 86_400_000) / 1000);
   const retentionMs = retention * 1000;
-  const attempts = positiveInt('attempts', options.attempts, 5);
+  const attempts = Math.ceil(options.attempts ?? 5);
   const order = options.order ?? 'none';
-  if (order !== 'none' && order !== 'sender') throw new OAConfigError("order must be 'none' or 'sender'");
   const queue = new LazyQueue(connection, name, 'inbox');
   // The dead letter of `order: 'sender'`: a queue nobody works.
   const dead = new LazyQueue(connection, `${name}-dead`, 'inbox');
@@ -149,8 +156,9 @@ export function createInbox(options: InboxOptions): Inbox {
     store,
     work(handler, workOptions = {}) {
       if (typeof handler !== 'function') throw new OAConfigError('inbox.work needs a handler function');
-      const concurrency = positiveInt('concurrency', workOptions.concurrency, 1);
-      const lockDurationMs = positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000);
+      checkConfig(InboxWorkOptionsSchema, workOptions, 'inbox.work');
+      const concurrency = Math.ceil(workOptions.concurrency ?? 1);
+      const lockDurationMs = Math.ceil(workOptions.lockDurationMs ?? 30_000);
       if (order === 'none') {
         return queue.worker(
           async () => async (job: { data: WebhookEvent }) => {

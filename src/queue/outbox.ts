@@ -2,7 +2,8 @@
 import type { Job } from 'bullmq';
 import type { OAClient } from '../client.js';
 import { CallRegistry } from '../core/call-control.js';
-import { OAConfigError, OAValidationError } from '../errors.js';
+import { OAValidationError } from '../errors.js';
+import { checkConfig, optionsOf, required } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
   cancelJob,
@@ -13,7 +14,7 @@ import {
   storedAlready,
   waitForJobs,
 } from './campaign.js';
-import { QueueConnection, type QueueConnectionOptions } from './connection.js';
+import { QueueConnection, type QueueConnectionOptions, queueConnection } from './connection.js';
 import {
   type OutboxCounts,
   OutboxEmitter,
@@ -46,7 +47,7 @@ import {
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
 import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
-import { LazyQueue, positiveInt, queueName } from './shared.js';
+import { LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
 
 /** Options of {@link createOutbox}. */
 export interface OutboxOptions {
@@ -173,6 +174,27 @@ export interface Outbox {
 const CHUNK = 1000;
 const DAY_MS = 86_400_000;
 
+const OUTBOX_NEEDS = 'createOutbox needs { connection }';
+const WORK_NEEDS = 'outbox.work needs { client }: the OAClient that sends the jobs';
+
+/** What {@link OutboxOptions} takes, checked once by `createOutbox`. */
+const OutboxOptionsSchema = optionsOf(
+  { connection: queueConnection('createOutbox'), ...QUEUE_RULES },
+  OUTBOX_NEEDS,
+);
+
+/** What {@link OutboxWorkOptions} takes, checked by `outbox.work`. */
+const WorkOptionsSchema = optionsOf(
+  {
+    client: required(
+      (v) => typeof (v as { sendText?: unknown } | undefined)?.sendText === 'function',
+      WORK_NEEDS,
+    ),
+    ...WORK_RULES,
+  },
+  WORK_NEEDS,
+);
+
 /**
  * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
  * number of processes. A keyed send is delivered at most once, across crashes: a job whose request may
@@ -186,13 +208,11 @@ const DAY_MS = 86_400_000;
  * const worker = outbox.work({ client, concurrency: 4 });
  */
 export function createOutbox(options: OutboxOptions): Outbox {
-  if (typeof options !== 'object' || options === null) {
-    throw new OAConfigError('createOutbox needs { connection }');
-  }
+  checkConfig(OutboxOptionsSchema, options, 'createOutbox');
   const connection = new QueueConnection(options.connection, 'createOutbox');
-  const name = queueName(options.name, 'oa-outbox');
-  const retention = Math.ceil(positiveInt('retentionMs', options.retentionMs, 7 * DAY_MS) / 1000);
-  const attempts = positiveInt('attempts', options.attempts, 12);
+  const name = options.name ?? 'oa-outbox';
+  const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
+  const attempts = Math.ceil(options.attempts ?? 12);
   const keyPrefix = `bull:${name}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
@@ -300,14 +320,14 @@ export function createOutbox(options: OutboxOptions): Outbox {
     },
 
     work(workOptions) {
-      const client = workOptions?.client;
-      if (typeof client?.sendText !== 'function') throw new OAConfigError('work needs { client }');
+      checkConfig(WorkOptionsSchema, workOptions, 'outbox.work');
+      const { client } = workOptions;
       const events = new OutboxEmitter();
       const running = queue.worker(
         async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
         {
-          concurrency: positiveInt('concurrency', workOptions.concurrency, 1),
-          lockDurationMs: positiveInt('lockDurationMs', workOptions.lockDurationMs, 30_000),
+          concurrency: Math.ceil(workOptions.concurrency ?? 1),
+          lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
           backoffStrategy: outboxBackoff,
           attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
           endedUnknown,

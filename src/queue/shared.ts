@@ -1,27 +1,24 @@
-/** What the outbox and the inbox share: option checks and their BullMQ queue, opened on first use. */
+/** What the outbox and the inbox share: option rules and their BullMQ queue, opened on first use. */
 import type { Queue, Worker } from 'bullmq';
 import { OAConfigError } from '../errors.js';
+import { atLeastOne, checked } from '../schemas/option-checks.js';
 import { tracedProcessor } from '../telemetry/jobs.js';
 import type { QueueConnection } from './connection.js';
 import { type BullMQ, loadBullMQ } from './load.js';
 
-/** `value` rounded up to a whole number, 1 or more; `fallback` when unset. */
-export function positiveInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) {
-    throw new OAConfigError(`${name} must be a number, 1 or more`);
-  }
-  return Math.ceil(value);
-}
+/** The rules of the options an outbox and an inbox share. */
+export const QUEUE_RULES = {
+  // BullMQ refuses `:` in a queue name.
+  name: checked(
+    (v) => typeof v === 'string' && v !== '' && !v.includes(':'),
+    'must be a non-empty string without ":"',
+  ),
+  retentionMs: atLeastOne,
+  attempts: atLeastOne,
+};
 
-/** A BullMQ queue name: BullMQ refuses `:`. */
-export function queueName(name: unknown, fallback: string): string {
-  const value = name ?? fallback;
-  if (typeof value !== 'string' || value === '' || value.includes(':')) {
-    throw new OAConfigError('name must be a non-empty string without ":"');
-  }
-  return value;
-}
+/** The rules of the options of `outbox.work` and `inbox.work`. */
+export const WORK_RULES = { concurrency: atLeastOne, lockDurationMs: atLeastOne };
 
 /** The queue of one outbox or inbox: opened on first use, closed once. */
 export class LazyQueue {

@@ -3,7 +3,9 @@
  * from a URL on first use, or the caller's client (or a bounded copy of it), with its readiness wait,
  * its bounded scripts and its closing (quit, or drop when Redis is gone).
  */
-import { isOAError, OAConfigError, OAConnectionError } from '../errors.js';
+import * as z from 'zod/mini';
+import { isOAError, OAConnectionError } from '../errors.js';
+import { aString, checked, isObject, optionsOf, positive } from '../schemas/option-checks.js';
 import { type IORedis, loadIoredis, type RedisClient, type RedisEntry } from './client.js';
 import { boundedOptions, Unreachable, unreachableReason, WAITING_OPTIONS, whenReady } from './reach.js';
 import { runScript, type Script } from './script.js';
@@ -216,42 +218,47 @@ export class RedisConnection {
   }
 }
 
-/** A positive number of ms option, rounded up (Redis takes whole milliseconds); `fallback` when unset. */
-export function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new OAConfigError(`${name} must be a positive number of ms`);
-  }
-  return Math.ceil(value);
+/** A time in ms above 0 (rounded up where it is used: Redis takes whole milliseconds). */
+export const REDIS_MS = positive('a positive number of ms');
+
+/**
+ * The options of `what` (`createRedisCoordination`, the stores): `{ url }` or `{ client }`, exactly one,
+ * `commandTimeoutMs`, `prefix`, and the entry point's own `rules`.
+ */
+export function redisOptionsSchema(what: string, rules: z.core.$ZodLooseShape = {}) {
+  return optionsOf(
+    {
+      url: checked(
+        (v) => typeof v === 'string' && v !== '',
+        'must be a Redis URL such as redis://127.0.0.1:6379',
+      ),
+      client: checked(
+        (v) => isObject(v) && typeof v.eval === 'function' && typeof v.evalsha === 'function',
+        'must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
+      ),
+      commandTimeoutMs: REDIS_MS,
+      prefix: aString,
+      ...rules,
+    },
+    `${what} needs { url } or { client }`,
+  ).check(
+    z.refine((v) => !isObject(v) || (v.url === undefined) !== (v.client === undefined), {
+      error: `${what} needs exactly one of url and client`,
+    }),
+  );
 }
 
 /**
- * The connection of `oa-messaging/redis` for `{ url }` or `{ client }` options, checked: exactly one of
- * them, a non-empty URL, a client with `eval` and `evalsha`, a positive `commandTimeoutMs`. `what`
- * names the function in the error, `feature` the feature in the errors of its calls.
+ * The connection of `oa-messaging/redis` for `{ url }` or `{ client }` options, checked by
+ * {@link redisOptionsSchema}. `feature` names the feature in the errors of its calls.
  */
 export function connectionFrom(
-  options: { url?: unknown; client?: unknown; commandTimeoutMs?: unknown },
-  what: string,
+  options: { url?: unknown; client?: unknown; commandTimeoutMs?: number | undefined },
   feature: string,
 ): RedisConnection {
   const { url, client } = options;
-  if ((url === undefined) === (client === undefined)) {
-    throw new OAConfigError(`${what} needs exactly one of url and client`);
-  }
-  const timeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs, COMMAND_TIMEOUT_MS);
+  const timeoutMs = Math.ceil(options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS);
   const settings = { feature, entry: 'oa-messaging/redis', timeoutMs } as const;
-  if (url !== undefined) {
-    if (typeof url !== 'string' || url === '') {
-      throw new OAConfigError('url must be a Redis URL such as redis://127.0.0.1:6379');
-    }
-    return new RedisConnection({ url }, settings);
-  }
-  const candidate = client as Partial<RedisClient> | null;
-  if (typeof candidate?.eval !== 'function' || typeof candidate.evalsha !== 'function') {
-    throw new OAConfigError(
-      'client must be a Redis client with eval and evalsha (an ioredis Redis or Cluster)',
-    );
-  }
-  return new RedisConnection({ client: candidate as RedisClient }, settings);
+  if (typeof url === 'string') return new RedisConnection({ url }, settings);
+  return new RedisConnection({ client: client as RedisClient }, settings);
 }

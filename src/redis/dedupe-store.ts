@@ -1,7 +1,6 @@
-/** The webhook dedupe store in Redis: each message processed once across every receiver instance. */
-import { OAConfigError } from '../errors.js';
+import { checkConfig } from '../schemas/option-checks.js';
 import type { WebhookDedupeState, WebhookDedupeStore } from '../webhook/dedupe.js';
-import { connectionFrom, type RedisConnectionOptions } from './connection.js';
+import { connectionFrom, type RedisConnectionOptions, redisOptionsSchema } from './connection.js';
 import { CLAIM_MESSAGE, COMPLETE_MESSAGE, EXTEND_MESSAGE, RELEASE_MESSAGE } from './scripts.js';
 
 /** Options of {@link createRedisDedupeStore}. */
@@ -29,6 +28,9 @@ export interface RedisDedupeStore extends WebhookDedupeStore {
 
 const STATES: ReadonlySet<string> = new Set<WebhookDedupeState>(['claimed', 'in-flight', 'done']);
 
+/** What the options of `createRedisDedupeStore` take, checked once by it. */
+const OptionsSchema = redisOptionsSchema('createRedisDedupeStore');
+
 /**
  * A dedupe store shared through Redis by every instance of a webhook receiver, so that a redelivery
  * that reaches another instance behind the load balancer is still recognised. A delivery claims its
@@ -46,12 +48,9 @@ const STATES: ReadonlySet<string> = new Set<WebhookDedupeState>(['claimed', 'in-
  * ```
  */
 export function createRedisDedupeStore(options: RedisDedupeStoreOptions): RedisDedupeStore {
-  if (typeof options !== 'object' || options === null) {
-    throw new OAConfigError('createRedisDedupeStore needs { url } or { client }');
-  }
-  const connection = connectionFrom(options, 'createRedisDedupeStore', 'webhook dedupe store');
+  checkConfig(OptionsSchema, options, 'createRedisDedupeStore');
+  const connection = connectionFrom(options, 'webhook dedupe store');
   const prefix = options.prefix ?? 'oa:';
-  if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
   const keyOf = (key: string) => `${prefix}dedupe:${key}`;
   return {
     async claim(key, owner, claimTtlMs) {

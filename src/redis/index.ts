@@ -19,9 +19,9 @@
 import { type Logger, silentLogger } from '../core/logger.js';
 import type { Coordination } from '../core/options.js';
 import type { Limiter, RateLimits } from '../core/rate-limit.js';
-import { OAConfigError } from '../errors.js';
+import { aLogger, checkConfig, checked, isNumber } from '../schemas/option-checks.js';
 import { READY_VIDEO_TTL_MS } from '../video/ready-videos.js';
-import { connectionFrom, positive, type RedisConnectionOptions } from './connection.js';
+import { connectionFrom, REDIS_MS, type RedisConnectionOptions, redisOptionsSchema } from './connection.js';
 import { RedisLimiter } from './limiter.js';
 import { withRenewalLock } from './lock.js';
 import { RedisReadyVideos } from './ready-videos.js';
@@ -106,6 +106,18 @@ export interface RedisCoordination extends Coordination {
   close(): Promise<void>;
 }
 
+/** What {@link RedisCoordinationOptions} takes, checked once by `createRedisCoordination`. */
+const CoordinationOptionsSchema = redisOptionsSchema('createRedisCoordination', {
+  lockTtlMs: REDIS_MS,
+  inFlightLeaseMs: REDIS_MS,
+  keepTokenAfterExpiryMs: checked(
+    (v) => v === false || (isNumber(v) && v > 0),
+    'must be a positive number of ms or false',
+  ),
+  readyVideoTtlMs: REDIS_MS,
+  logger: aLogger,
+});
+
 /**
  * Shares the token pair, the rate limits, the ready video tickets and the upload answers of each api
  * key between processes through Redis. Pass it as the client's `coordination` option. Creating it
@@ -116,18 +128,14 @@ export interface RedisCoordination extends Coordination {
  * const client = new OAClient({ apiKey, apiSecret, coordination });
  */
 export function createRedisCoordination(options: RedisCoordinationOptions): RedisCoordination {
-  if (typeof options !== 'object' || options === null) {
-    throw new OAConfigError('createRedisCoordination needs { url } or { client }');
-  }
-  const connection = connectionFrom(options, 'createRedisCoordination', 'Redis coordination');
+  checkConfig(CoordinationOptionsSchema, options, 'createRedisCoordination');
+  const connection = connectionFrom(options, 'Redis coordination');
   const prefix = options.prefix ?? 'oa:';
-  if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
-  const lockTtlMs = positive('lockTtlMs', options.lockTtlMs, 10_000);
-  const inFlightLeaseMs = positive('inFlightLeaseMs', options.inFlightLeaseMs, 30_000);
+  const lockTtlMs = Math.ceil(options.lockTtlMs ?? 10_000);
+  const inFlightLeaseMs = Math.ceil(options.inFlightLeaseMs ?? 30_000);
   const keep = options.keepTokenAfterExpiryMs;
-  const keepTokenAfterExpiryMs =
-    keep === false ? false : positive('keepTokenAfterExpiryMs', keep, 86_400_000);
-  const readyVideoTtlMs = positive('readyVideoTtlMs', options.readyVideoTtlMs, READY_VIDEO_TTL_MS);
+  const keepTokenAfterExpiryMs = keep === false ? false : Math.ceil(keep ?? 86_400_000);
+  const readyVideoTtlMs = Math.ceil(options.readyVideoTtlMs ?? READY_VIDEO_TTL_MS);
   const logger = options.logger ?? silentLogger;
 
   const limiters = new Set<Limiter>();

@@ -1,7 +1,8 @@
 /** The bot's session store in Redis: one session per user, shared by every process of a bot. */
 import type { BotSessionStore, BotSessionWriteOptions } from '../bot/session.js';
 import { OAConfigError } from '../errors.js';
-import { connectionFrom, type RedisConnectionOptions } from './connection.js';
+import { checkConfig } from '../schemas/option-checks.js';
+import { connectionFrom, type RedisConnectionOptions, redisOptionsSchema } from './connection.js';
 import { script } from './script.js';
 import { GET_VALUE } from './scripts.js';
 
@@ -71,6 +72,9 @@ export interface RedisSessionStore extends BotSessionStore {
   close(): Promise<void>;
 }
 
+/** What the options of `createRedisSessionStore` take, checked once by it. */
+const OptionsSchema = redisOptionsSchema('createRedisSessionStore');
+
 /**
  * Bot sessions (`createBot({ sessions })` of `oa-messaging/bot`) kept in Redis, so that every process
  * of a bot sees a user's session: each one JSON text under `${prefix}session:…`, expiring `sessionTtlMs`
@@ -84,12 +88,9 @@ export interface RedisSessionStore extends BotSessionStore {
  * ```
  */
 export function createRedisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
-  if (typeof options !== 'object' || options === null) {
-    throw new OAConfigError('createRedisSessionStore needs { url } or { client }');
-  }
-  const connection = connectionFrom(options, 'createRedisSessionStore', 'bot session store');
+  checkConfig(OptionsSchema, options, 'createRedisSessionStore');
+  const connection = connectionFrom(options, 'bot session store');
   const prefix = options.prefix ?? 'oa:';
-  if (typeof prefix !== 'string') throw new OAConfigError('prefix must be a string');
   const keyOf = (key: string) => `${prefix}session:${key}`;
   return {
     async get(key) {

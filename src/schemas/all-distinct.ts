@@ -1,6 +1,7 @@
 /**
- * The repeat check of a long `user_ids` list, brought by the platform where a broadcast may be long
- * (Node, Bun, Deno); a Worker checks with a Set, which costs no bundle bytes.
+ * The repeat check of a long `user_ids` list, given by the endpoint table's runtime file
+ * (`endpoints-runtime.ts`) where a broadcast may be long (Node, Bun, Deno); a Worker checks with a Set,
+ * which costs no bundle bytes.
  */
 
 /**

@@ -6,19 +6,14 @@
 import * as z from 'zod/mini';
 import { LOG_LEVELS } from '../core/logger.js';
 import { MIN_SECRET_LENGTH } from '../core/redact.js';
+import { aLogger, checked, isNumber, isObject } from './option-checks.js';
 import { MAX_TIMEOUT_MS } from './requests.js';
 
-/** A check of one option: `ok` says whether a value that is not `undefined` passes. */
-const checked = (ok: (value: unknown) => boolean, error: string) =>
-  z.optional(z.unknown().check(z.refine((value) => value === undefined || ok(value), { error })));
-
-const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
-
 /** A time in ms a Node timer can wait: at most 2^31-1 (a longer one fires after 1 ms). */
-const ms = (name: string, least: 'from 0' | 'above 0') =>
+const ms = (least: 'from 0' | 'above 0') =>
   checked(
     (v) => isNumber(v) && (least === 'from 0' ? v >= 0 : v > 0) && v <= MAX_TIMEOUT_MS,
-    `${name} must be a number of ms ${least} to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`,
+    `must be a number of ms ${least} to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`,
   );
 
 const isWindow = (v: unknown) => {
@@ -26,8 +21,6 @@ const isWindow = (v: unknown) => {
   const { max, windowMs } = (v ?? {}) as { max?: unknown; windowMs?: unknown };
   return Number.isInteger(max) && (max as number) >= 1 && isNumber(windowMs) && windowMs > 0;
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
 /** Headers the SDK sets itself: a default header must not replace them. */
 const OWNED = new Set(['authorization', 'content-type', 'content-length', 'accept', 'host', 'user-agent']);
@@ -63,20 +56,21 @@ const DefaultHeadersSchema = z.optional(
  */
 export const OAClientOptionsSchema = z
   .looseObject({
-    baseUrl: z.optional(z.string()),
-    apiKey: z.optional(z.string()),
-    apiSecret: z.optional(z.string()),
-    timeoutMs: ms('timeoutMs', 'above 0'),
-    uploadTimeoutMs: ms('uploadTimeoutMs', 'above 0'),
+    baseUrl: checked((v) => typeof v === 'string', 'must be a string'),
+    apiKey: checked((v) => typeof v === 'string', 'must be a string'),
+    // Whatever it is, it is not repeated.
+    apiSecret: checked((v) => typeof v === 'string', 'apiSecret (OA_API_SECRET) must be a string'),
+    timeoutMs: ms('above 0'),
+    uploadTimeoutMs: ms('above 0'),
     maxRetries: checked(
       (v) => isNumber(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER,
-      'maxRetries must be a whole number from 0',
+      'must be a whole number from 0',
     ),
-    maxBusyWaitMs: ms('maxBusyWaitMs', 'from 0'),
-    refreshBeforeExpiryMs: ms('refreshBeforeExpiryMs', 'from 0'),
+    maxBusyWaitMs: ms('from 0'),
+    refreshBeforeExpiryMs: ms('from 0'),
     rateLimit: z.optional(
       z.pipe(
-        checked((v) => v === false || isObject(v), 'rateLimit must be an object or false'),
+        checked((v) => v === false || isObject(v), 'must be an object or false'),
         z.unknown().check(
           z.superRefine((v, ctx) => {
             if (!isObject(v)) return;
@@ -84,7 +78,8 @@ export const OAClientOptionsSchema = z
               if (!isWindow(v[name])) {
                 ctx.addIssue({
                   code: 'custom',
-                  message: `rateLimit.${name} must be { max: a positive integer, windowMs: a positive number }`,
+                  path: [name],
+                  message: 'must be { max: a positive integer, windowMs: a positive number }',
                 });
               }
             }
@@ -98,18 +93,19 @@ export const OAClientOptionsSchema = z
         (isObject(v) &&
           (v.ttlMs === undefined ||
             (isNumber(v.ttlMs) && v.ttlMs > 0 && v.ttlMs <= Number.MAX_SAFE_INTEGER))),
-      'reuseUploads must be true, false or { ttlMs: a number of ms above 0 }',
+      'must be true, false or { ttlMs: a number of ms above 0 }',
     ),
     videoProbeUserId: checked(
       (v) => typeof v === 'string' && v.trim() !== '',
-      'videoProbeUserId must be a user_id (a non-empty string)',
+      'must be a user_id (a non-empty string)',
     ),
+    logger: aLogger,
     logLevel: checked(
       (v) => (LOG_LEVELS as readonly unknown[]).includes(v),
-      `logLevel must be one of ${LOG_LEVELS.join(', ')}`,
+      `must be one of ${LOG_LEVELS.join(', ')}`,
     ),
     defaultHeaders: DefaultHeadersSchema,
-    fetch: checked((v) => typeof v === 'function', 'fetch must be a function (a fetch implementation)'),
+    fetch: checked((v) => typeof v === 'function', 'must be a function (a fetch implementation)'),
     appInfo: checked(
       (v) => isObject(v) && typeof v.name === 'string' && APP_NAME.test(v.name),
       'appInfo.name must be letters, digits, ".", "-" or "_"',

@@ -21,7 +21,7 @@ const zodWords = (issue: RawIssue): string | undefined => {
 };
 
 /** `a string`, `an array`, `null`: what a value is, never the value itself. */
-function kindOf(value: unknown): string {
+export function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
   if (Array.isArray(value)) return 'an array';

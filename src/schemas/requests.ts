@@ -108,7 +108,7 @@ const isUserId = (id: unknown): boolean => {
 
 /**
  * Whether no id in a `user_ids` list is repeated: the same answer as a Set's, by the means that suit the
- * runtime. The endpoint table passes the platform's (hashed in typed tables on Node, Bun and Deno, a Set
+ * runtime. The endpoint table passes the runtime's (hashed in typed tables on Node, Bun and Deno, a Set
  * on workerd), so that these schemas import nothing of the runtime.
  */
 type RepeatCheck = (ids: readonly string[]) => boolean;

@@ -1,6 +1,6 @@
 /**
  * The types of `@opentelemetry/api`, an optional peer, as the package uses them: the API is loaded on
- * Node only (`node-api.ts`, given to the rest through the platform).
+ * Node only (`node-api.ts`, given to the rest through `runtime.ts`).
  */
 import type * as OTel from '@opentelemetry/api';
 

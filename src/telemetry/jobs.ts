@@ -7,8 +7,8 @@
  * job of `addMany` (a campaign of 10,000 sends is 10,000 traces, each linked to the one that added it).
  */
 import type { Context, Link, Span, SpanContext } from '@opentelemetry/api';
-import { platform } from '#platform';
 import { containedTelemetry, guarded, type SafeTracer, warnOnce } from './contain.js';
+import { otelApi } from './runtime.js';
 import { failSpan } from './spans.js';
 
 /** What a job's `telemetry.metadata` holds. */
@@ -26,7 +26,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
  * handling then runs in that trace ({@link inDeliveryTrace}).
  */
 export function activeTraceparent(): string | undefined {
-  const api = platform.otelApi();
+  const api = otelApi();
   // The active span may be the app's own: a span that throws is no context.
   const span = api && guarded(producerFault, () => api.trace.getSpanContext(api.context.active()), undefined);
   if (!api || !span || !api.trace.isSpanContextValid(span)) return undefined;
@@ -92,7 +92,7 @@ export function tracedProcessor<J extends TracedJob>(
   process: (job: J, token?: string) => Promise<unknown>,
   endedUnknown?: (error: Error) => boolean,
 ): (job: J, token?: string) => Promise<unknown> {
-  const api = platform.otelApi();
+  const api = otelApi();
   if (!api) return process;
   // The queue has no logger: its first telemetry fault is a process warning.
   const { tracer, meter } = containedTelemetry(api, warnOnce(what));
@@ -165,7 +165,7 @@ export async function inDeliveryTrace(
   traceparent: string | undefined,
   handle: () => unknown,
 ): Promise<void> {
-  const api = platform.otelApi();
+  const api = otelApi();
   const delivery = remoteContext(traceparent);
   if (!api || !delivery) {
     await handle();

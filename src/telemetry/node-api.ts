@@ -1,8 +1,8 @@
 /**
  * `@opentelemetry/api`, an optional peer, loaded at most once and only when something could use it:
  * a provider passed in the options, or one registered globally. Without either, nothing is loaded and
- * the callers keep `undefined` (no tracing code runs on a call). Node only: off Node the platform has
- * no API to give.
+ * the callers keep `undefined` (no tracing code runs on a call). Node only: off Node the runtime has
+ * no API to give (`runtime-web.ts`).
  */
 import { createRequire } from 'node:module';
 import type { OTelApi } from './api.js';

@@ -1,5 +1,5 @@
 /**
- * The check of the providers a client is given, on every runtime: off Node, where the platform makes
+ * The check of the providers a client is given, on every runtime: off Node, where the runtime makes
  * no telemetry (and so bundles none of its code), a provider passed in is still checked and refused
  * with the same errors as on Node without `@opentelemetry/api`.
  */

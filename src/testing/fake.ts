@@ -4,6 +4,7 @@
  * thin layers over it.
  */
 import { randomUUID } from 'node:crypto';
+import { accountList, accountOptions } from './accounts.js';
 import {
   type Answer,
   API,
@@ -17,11 +18,12 @@ import {
 import { FaultQueue, faultErrorAnswer } from './faults.js';
 import { HeldRequests } from './held.js';
 import { normalizeHeaders, type ParsedBody, parseBody } from './incoming.js';
+import { unverifiedClaims } from './jwt.js';
 import { MediaStore } from './media.js';
 import { recipientsOf, usersSeen } from './members.js';
 import { fixedWindow, type RateWindow, slidingWindow } from './rate-limit.js';
 import { newRecord, settle } from './recording.js';
-import { type FakeTokenPair, TokenIssuer } from './tokens.js';
+import { bearerToken, type FakeTokenPair, TokenIssuer } from './tokens.js';
 import type {
   Delivery,
   DeliveryEndpoint,
@@ -37,7 +39,6 @@ import type {
   RecordedRequest,
   StoredUpload,
 } from './types.js';
-import { TEST_API_KEY, TEST_API_SECRET } from './types.js';
 import { UPLOAD_RULES, type UploadKind } from './uploads.js';
 import { validateBody } from './validation.js';
 
@@ -59,16 +60,28 @@ const present = (value: unknown) => value !== undefined && value !== null && val
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** A JSON body's object, or nothing. */
+function jsonObject(body: Uint8Array): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(body).toString('utf8'));
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A stateful fake of the whole OA Public Messaging API, independent of any transport. Use it through
  * {@link createMockServer} (a real HTTP server) or `createMswHandlers` (`oa-messaging/testing/msw`), or
  * call {@link FakeOA.handle} yourself.
  */
 export class FakeOA {
-  /** The api key endpoint 1 accepts. */
+  /** The api key endpoint 1 accepts (for this account). */
   readonly apiKey: string;
-  /** The api secret endpoint 1 accepts. */
+  /** The api secret endpoint 1 accepts (for this account). */
   readonly apiSecret: string;
+  /** The OA account's username: the `username` of its inbound events. */
+  readonly username: string;
   /** Every request received, oldest first (in flight ones included, with `outcome: 'pending'`). */
   readonly requests: RecordedRequest[] = [];
   /** Every send and broadcast accepted, oldest first: one entry per message delivered. */
@@ -94,11 +107,27 @@ export class FakeOA {
   #jobEndsAt = Number.NEGATIVE_INFINITY;
   readonly #held = new HeldRequests();
   readonly #routes: Record<string, Handler>;
+  /** The accounts this fake serves, itself first; an account of another fake: itself only. */
+  readonly #accounts: FakeOA[] = [this];
+  /** The fake whose `changed` is told of this account's changes: the one that serves it. */
+  #root: FakeOA = this;
 
   /** A fake with its own keys, tokens, limits and records; see {@link FakeOAOptions} for the defaults. */
   constructor(options: FakeOAOptions = {}) {
-    this.apiKey = options.apiKey ?? TEST_API_KEY;
-    this.apiSecret = options.apiSecret ?? TEST_API_SECRET;
+    const [first, ...others] = accountList(options);
+    if (options.accounts !== undefined && first) {
+      // An iterable of users may be read only once: every account gets the same list.
+      const shared = { ...options, knownUsers: options.knownUsers && [...options.knownUsers] };
+      options = accountOptions(shared, first);
+      for (const account of others) {
+        const fake = new FakeOA(accountOptions(shared, account));
+        fake.#root = this;
+        this.#accounts.push(fake);
+      }
+    }
+    this.apiKey = first?.apiKey ?? '';
+    this.apiSecret = first?.apiSecret ?? '';
+    this.username = first?.username ?? '';
     this.greeting = options.greeting === undefined ? structuredClone(DEFAULT_GREETING) : options.greeting;
     this.knownUsers = options.knownUsers ? new Set(options.knownUsers) : undefined;
     this.publicUrl = options.publicUrl?.replace(/\/+$/, '');
@@ -106,6 +135,7 @@ export class FakeOA {
     this.#now = options.now ?? Date.now;
     this.#tokens = new TokenIssuer({
       apiKey: this.apiKey,
+      username: this.username,
       lifetimeMs: options.tokenLifetimeMs ?? 3_600_000,
       refreshLifetimeMs: options.refreshTokenLifetimeMs ?? 7 * 86_400_000,
       rotateRefreshTokens: options.rotateRefreshTokens ?? true,
@@ -161,8 +191,74 @@ export class FakeOA {
     return this.#now();
   }
 
-  /** Handles one request: records it, applies a matching fault, else processes it as the API would. */
-  async handle(request: FakeRequest): Promise<FakeOutcome> {
+  /**
+   * Every account this fake serves, the first being the fake itself (see `FakeOAOptions.accounts`); one
+   * for a fake of one account.
+   */
+  get accounts(): readonly FakeOA[] {
+    return [...this.#accounts];
+  }
+
+  /**
+   * One account of this fake, by its username or api key; without one, the first (the fake itself).
+   * Its members read and change that account only: `fake.account('shop-b').requests` is empty when
+   * account `shop-b` received nothing.
+   * @throws RangeError when no account has that username or key
+   */
+  account(usernameOrApiKey?: string): FakeOA {
+    if (usernameOrApiKey === undefined) return this;
+    const found =
+      this.#accounts.find((a) => a.username === usernameOrApiKey) ??
+      this.#accounts.find((a) => a.apiKey === usernameOrApiKey);
+    if (found) return found;
+    const names = this.#accounts.map((a) => a.username).join(', ');
+    throw new RangeError(`the fake has no account '${usernameOrApiKey}' (its accounts: ${names})`);
+  }
+
+  /**
+   * The account a request acts on, told apart as the service does: at endpoint 1 by its `api_key`, at
+   * endpoint 2 by the account that issued the refresh token, elsewhere by the account that issued the
+   * bearer token (an uploaded file: the account that stores it). A request that names no account of
+   * this fake goes to the first, which refuses it as the API would (401).
+   */
+  accountOf(request: Pick<FakeRequest, 'url' | 'headers' | 'body'>): FakeOA {
+    if (this.#accounts.length === 1) return this;
+    const path = new URL(request.url, 'http://fake.invalid').pathname.replace(/(.)\/+$/, '$1');
+    const headers = normalizeHeaders(request.headers);
+    let found: FakeOA | undefined;
+    if (path === `${API}/auth/token`) {
+      const key = jsonObject(request.body)?.api_key;
+      found = this.#accounts.find((a) => a.apiKey === key);
+    } else if (path === `${API}/auth/refresh-token`) {
+      const token = jsonObject(request.body)?.refresh_token;
+      found = this.#accounts.find((a) => typeof token === 'string' && a.#tokens.issued(token));
+    } else {
+      const token = bearerToken(headers.authorization);
+      // The claim only picks the account; that account then verifies the token's signature.
+      const key = token === undefined ? undefined : unverifiedClaims(token)?.api_key;
+      found =
+        key === undefined
+          ? this.#accounts.find((a) => a.#media.file(path) !== undefined)
+          : this.#accounts.find((a) => a.apiKey === key);
+    }
+    return found ?? this;
+  }
+
+  /**
+   * Handles one request: finds its account ({@link accountOf}), which records it, applies a matching
+   * fault of its own, else processes it as the API would.
+   */
+  handle(request: FakeRequest): Promise<FakeOutcome> {
+    return this.accountOf(request).#handleHere(request);
+  }
+
+  /**
+   * Told when an account's state changed outside a request (faults, reset, tokens, transcodes); the
+   * mock server refreshes its web inbox. Does nothing here.
+   */
+  protected changed(): void {}
+
+  async #handleHere(request: FakeRequest): Promise<FakeOutcome> {
     const now = request.receivedAt ?? this.#now();
     const started = performance.now();
     const url = new URL(request.url, 'http://fake.invalid');
@@ -207,7 +303,9 @@ export class FakeOA {
    * @example fake.injectFault('reset-after-processing', { path: '/webhook/broadcast-message' })
    */
   injectFault(fault: Fault | FaultKind | number, options: FaultOptions = {}): InjectedFault {
-    return this.#faults.add(fault, options);
+    const injected = this.#faults.add(fault, options);
+    this.#root.changed();
+    return injected;
   }
 
   /** The injected faults not used up yet, oldest first. */
@@ -218,26 +316,32 @@ export class FakeOA {
   /** Removes every injected fault not used up yet. */
   clearFaults(): void {
     this.#faults.clear();
+    this.#root.changed();
   }
 
   /**
    * Back to a clean state: forgets requests, deliveries, uploads, tickets, running jobs, rate-limit
-   * counts and faults, and releases hung requests. Issued tokens stay valid (see {@link revokeTokens}).
+   * counts and faults, and releases hung requests, of every account this fake serves (of this one
+   * only, called on `fake.account(name)`). Issued tokens stay valid (see {@link revokeTokens}).
    */
   reset(): void {
-    this.requests.length = 0;
-    this.deliveries.length = 0;
-    this.#media.clear();
-    this.#jobEndsAt = Number.NEGATIVE_INFINITY;
-    this.#general?.clear();
-    this.#upload?.clear();
-    this.#faults.clear();
-    this.releaseHungRequests();
+    for (const account of this.#accounts) {
+      account.requests.length = 0;
+      account.deliveries.length = 0;
+      account.#media.clear();
+      account.#jobEndsAt = Number.NEGATIVE_INFINITY;
+      account.#general?.clear();
+      account.#upload?.clear();
+      account.#faults.clear();
+      account.#held.releaseAll();
+    }
+    this.#root.changed();
   }
 
   /** Makes every access and refresh token issued so far invalid (401 from then on). */
   revokeTokens(): void {
     this.#tokens.revoke();
+    this.#root.changed();
   }
 
   /**
@@ -246,6 +350,7 @@ export class FakeOA {
    */
   expireAccessTokens(): void {
     this.#tokens.expireAccessTokens();
+    this.#root.changed();
   }
 
   /** Where a video ticket is in its transcode: `undefined` for a ticket the fake never issued. */
@@ -258,11 +363,15 @@ export class FakeOA {
   /** Ends the convert status of one video ticket, or of all, at once. */
   completeTranscodes(ticket_id?: string): void {
     this.#media.completeTranscodes(this.#now(), ticket_id);
+    this.#root.changed();
   }
 
-  /** Lets every hung request go: the transports then drop their connections. */
+  /**
+   * Lets every hung request go, of every account this fake serves: the transports then drop their
+   * connections.
+   */
   releaseHungRequests(): void {
-    this.#held.releaseAll();
+    for (const account of this.#accounts) account.#held.releaseAll();
   }
 
   /** A valid token pair, as endpoint 1 would issue it, without a request. */

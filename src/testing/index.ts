@@ -28,6 +28,7 @@ export type { FakeTokenPair } from './tokens.js';
 export {
   type Delivery,
   type DeliveryEndpoint,
+  type FakeAccountOptions,
   type FakeMembers,
   type FakeOAOptions,
   type FakeOutcome,
@@ -44,4 +45,5 @@ export {
   type StoredUpload,
   TEST_API_KEY,
   TEST_API_SECRET,
+  TEST_USERNAME,
 } from './types.js';

@@ -38,6 +38,16 @@ export function verifyJwt(
   return { claims: claims as Record<string, unknown> };
 }
 
+/** The claims of a token, NOT verified: only to tell which issuer should verify it. */
+export function unverifiedClaims(token: string): Record<string, unknown> | undefined {
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `expires_in` text for a lifetime, in the style of the `ms` package (`1h`, `15m`, `30s`, `500ms`). */
 export function lifetimeText(ms: number): string {
   const units: [number, string][] = [

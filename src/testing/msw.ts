@@ -32,7 +32,7 @@ export function createMswHandlers(fake: FakeOA, options: MswHandlersOptions): Ht
   const base = new URL(options.baseUrl);
   const prefix = base.pathname.replace(/\/+$/, '');
   const root = `${base.origin}${prefix}`;
-  fake.publicUrl ??= root;
+  for (const account of fake.accounts) account.publicUrl ??= root;
   return [
     http.all(`${root}/*`, async ({ request }) => {
       const url = new URL(request.url);

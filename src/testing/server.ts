@@ -8,14 +8,7 @@ import { FakeOA } from './fake.js';
 import { HostGuard } from './host-guard.js';
 import { type InboundMessage, type InboundMessageOptions, sendInboundMessage } from './inbound.js';
 import { Inbox, isInboxPath } from './inbox/inbox.js';
-import type {
-  Delivery,
-  FakeOAOptions,
-  FakeOutcome,
-  FakeRequest,
-  InjectedFault,
-  RecordedRequest,
-} from './types.js';
+import type { Delivery, FakeOAOptions, FakeOutcome, FakeRequest, RecordedRequest } from './types.js';
 import { UPLOAD_RULES } from './uploads.js';
 
 /** Options of {@link createMockServer}: those of the fake, and where to listen. */
@@ -32,14 +25,21 @@ export interface MockServerOptions extends FakeOAOptions {
   /** Where the web inbox posts the replies typed in it; may also be set in the page. @default none */
   webhookUrl?: string | undefined;
   /**
-   * Told of each API request once it has ended: answered, reset, or hung (`outcome: 'hang'`). The web
-   * inbox's own requests are not API requests. `oa mock-server` prints a line for each.
+   * Told of each API request once it has ended: answered, reset, or hung (`outcome: 'hang'`), with the
+   * username of the account it acted on. The web inbox's own requests are not API requests.
+   * `oa mock-server` prints a line for each.
    */
-  onRequest?: ((request: RecordedRequest) => void) | undefined;
+  onRequest?: ((request: RecordedRequest, account: string) => void) | undefined;
 }
 
 /** Options of {@link MockServer.say}: those of `sendInboundMessage`, where to post, what to wait for. */
 export interface MockSayOptions extends Omit<InboundMessageOptions, 'from'> {
+  /**
+   * The account the user writes to, by username or api key (see `MockServerOptions.accounts`): the
+   * event carries its `username`, and the replies are awaited among its deliveries.
+   * @default the first account
+   */
+  account?: string | undefined;
   /** Where the webhook receiver listens. @default the mock's `webhookUrl` */
   webhookUrl?: string | undefined;
   /** How many messages to the user to wait for (sends, and broadcasts that reach the user). @default 1 */
@@ -134,7 +134,7 @@ export class MockServer extends FakeOA {
   readonly #server: Server;
   readonly #inbox: Inbox;
   readonly #guard = new HostGuard();
-  readonly #onRequest: ((request: RecordedRequest) => void) | undefined;
+  readonly #onRequest: ((request: RecordedRequest, account: string) => void) | undefined;
   readonly #afterRequest = new Set<() => void>();
   #url = '';
   #closing: Promise<void> | undefined;
@@ -156,14 +156,15 @@ export class MockServer extends FakeOA {
   /** Handles one request as {@link FakeOA.handle} does; open web inboxes see it arrive and end. */
   override async handle(request: FakeRequest): Promise<FakeOutcome> {
     // The record is pushed before the first await inside, so the page shows it in flight.
+    const account = this.accountOf(request);
     const outcome = super.handle(request);
-    const record = this.requests.at(-1);
+    const record = account.requests.at(-1);
     this.#inbox.changed();
     try {
       return await outcome;
     } finally {
       this.#inbox.changed();
-      if (record) this.#onRequest?.(record);
+      if (record) this.#onRequest?.(record, account.username);
       for (const notify of this.#afterRequest) notify();
     }
   }
@@ -173,7 +174,7 @@ export class MockServer extends FakeOA {
    * webhook as the OA service would (`sendInboundMessage`), then waits until `replies` messages reached
    * that user after the post began, and resolves with them (as in `deliveries`). Rejects when the
    * receiver does not answer 2xx, or when the replies have not all come within `timeoutMs`, saying
-   * what came.
+   * what came. With several accounts, `options.account` says which one the user writes to.
    *
    * @example
    * ```ts
@@ -183,12 +184,21 @@ export class MockServer extends FakeOA {
    * ```
    */
   async say(from: string, message: InboundMessage, options: MockSayOptions = {}): Promise<Delivery[]> {
-    const { webhookUrl = this.webhookUrl, replies = 1, timeoutMs = 10_000, ...inbound } = options;
+    const { webhookUrl = this.webhookUrl, replies = 1, timeoutMs = 10_000, account, ...inbound } = options;
     if (!webhookUrl) throw new TypeError("mock.say needs a webhookUrl (an option, or the mock's webhookUrl)");
+    const receiver = this.account(account);
     const deadline = Date.now() + timeoutMs;
-    const start = this.deliveries.length;
-    const to = () => this.deliveries.slice(start).filter((d) => d.recipients.includes(from));
-    const answer = await sendInboundMessage(webhookUrl, message, { ...inbound, from, timeoutMs });
+    const { deliveries } = receiver;
+    const start = deliveries.length;
+    const to = () => deliveries.slice(start).filter((d) => d.recipients.includes(from));
+    // The account's username unless the event is told otherwise (`username`, or `to` it defaults to).
+    const username = inbound.username ?? (inbound.to === undefined ? receiver.username : undefined);
+    const answer = await sendInboundMessage(webhookUrl, message, {
+      ...inbound,
+      ...(username === undefined ? {} : { username }),
+      from,
+      timeoutMs,
+    });
     if (answer.status < 200 || answer.status > 299) {
       throw new Error(
         `mock.say: the receiver at ${webhookUrl} answered ${answer.status}: ${typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body)}`,
@@ -222,30 +232,15 @@ export class MockServer extends FakeOA {
     });
   }
 
-  /** As {@link FakeOA.injectFault}; open web inboxes list it. */
-  override injectFault(...args: Parameters<FakeOA['injectFault']>): InjectedFault {
-    const injected = super.injectFault(...args);
-    this.#inbox.changed();
-    return injected;
-  }
-
-  /** As {@link FakeOA.clearFaults}; open web inboxes list none. */
-  override clearFaults(): void {
-    super.clearFaults();
+  /** Open web inboxes show the change (a fault, a reset, transcodes that ended ...). */
+  protected override changed(): void {
     this.#inbox.changed();
   }
 
   /** As {@link FakeOA.reset}; the replies typed in the web inbox are forgotten too. */
   override reset(): void {
-    super.reset();
     this.#inbox.clearReplies();
-    this.#inbox.changed();
-  }
-
-  /** As {@link FakeOA.completeTranscodes}; open web inboxes play the videos. */
-  override completeTranscodes(ticket_id?: string): void {
-    super.completeTranscodes(ticket_id);
-    this.#inbox.changed();
+    super.reset();
   }
 
   /** The base URL to give the SDK as `baseUrl`, e.g. `http://127.0.0.1:54321`; its `/` is the web inbox. */
@@ -266,7 +261,7 @@ export class MockServer extends FakeOA {
     const address = this.#server.address() as AddressInfo;
     const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     this.#url = `http://${shown}:${address.port}`;
-    this.publicUrl ??= this.#url;
+    for (const account of this.accounts) account.publicUrl ??= this.#url;
     return this;
   }
 

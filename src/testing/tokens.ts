@@ -17,9 +17,16 @@ export interface FakeTokenPair {
 /** Settings of a {@link TokenIssuer}. */
 export interface TokenIssuerOptions {
   apiKey: string;
+  /** The account's username, the tokens' `sub`. */
+  username: string;
   lifetimeMs: number;
   refreshLifetimeMs: number;
   rotateRefreshTokens: boolean;
+}
+
+/** The token of a `Bearer` authorization header, if it has one. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 }
 
 /** Issues, checks, refreshes and revokes tokens; the clock is passed in. */
@@ -39,10 +46,10 @@ export class TokenIssuer {
 
   /** A new pair. */
   issue(now: number): FakeTokenPair {
-    const { lifetimeMs, refreshLifetimeMs, apiKey } = this.#options;
+    const { lifetimeMs, refreshLifetimeMs, apiKey, username } = this.#options;
     // Whole seconds as jsonwebtoken issues them; a lifetime under a second keeps its milliseconds.
     const iat = lifetimeMs % 1000 === 0 ? Math.floor(now / 1000) : now / 1000;
-    const claims = { sub: 'test-provider', api_key: apiKey, typ: 'access', jti: randomUUID(), iat };
+    const claims = { sub: username, api_key: apiKey, typ: 'access', jti: randomUUID(), iat };
     this.#liveAccessIds.add(claims.jti);
     const access_token = signJwt({ ...claims, exp: iat + lifetimeMs / 1000 }, this.#signingKey);
     const refresh_token = randomBytes(32).toString('base64url');
@@ -52,12 +59,17 @@ export class TokenIssuer {
 
   /** Why an `Authorization` header is refused, or `undefined` when its bearer token is valid. */
   refusal(authorization: string | undefined, now: number): string | undefined {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    const token = bearerToken(authorization);
     if (!token) return 'Missing bearer token';
     const result = verifyJwt(token, this.#signingKey, now);
     if ('refused' in result) return result.refused;
     if (this.#expiredAccessIds.has(String(result.claims.jti))) return 'Token expired';
     return result.claims.typ === 'access' ? undefined : 'Invalid token';
+  }
+
+  /** Whether this issuer gave out `refresh_token` (valid or not any more, until a revoke). */
+  issued(refresh_token: string): boolean {
+    return this.#refreshTokens.has(refresh_token);
   }
 
   /** A new pair for a valid refresh token (which then stops working, if they rotate), else `undefined`. */

@@ -4,6 +4,8 @@
 export const TEST_API_KEY = 'test-api-key';
 /** The api secret the fake accepts unless told otherwise. */
 export const TEST_API_SECRET = 'test-api-secret';
+/** The fake's OA account username unless told otherwise (also `sendInboundMessage`'s default). */
+export const TEST_USERNAME = 'oa_account';
 
 /** One rate-limit window: at most `max` requests in any `windowMs`. */
 export interface RateWindowOptions {
@@ -67,12 +69,47 @@ export interface FakeMembers {
   memberSessions?: Record<string, string[]> | undefined;
 }
 
+/**
+ * One OA account of a fake that serves several (`FakeOAOptions.accounts`). The optional fields
+ * override the fake's shared option of the same name for this account.
+ */
+export interface FakeAccountOptions {
+  /** The OA account's username: the `username` of the inbound events it receives. */
+  username: string;
+  /** The api key that logs in to this account (endpoint 1); unique among the accounts. */
+  apiKey: string;
+  /** Its api secret. */
+  apiSecret: string;
+  /** @default the fake's `greeting` */
+  greeting?: GreetingRecord | null | undefined;
+  /** @default the fake's `knownUsers` */
+  knownUsers?: Iterable<string> | undefined;
+  /** @default the fake's `members` (each account gets its own copy) */
+  members?: FakeMembers | undefined;
+}
+
 /** Options of the fake core ({@link createFakeOA}) and of {@link createMockServer}. */
 export interface FakeOAOptions {
   /** @default TEST_API_KEY (`'test-api-key'`) */
   apiKey?: string | undefined;
   /** @default TEST_API_SECRET (`'test-api-secret'`) */
   apiSecret?: string | undefined;
+  /**
+   * The OA account's username: the `username` of the inbound events `mock.say` posts.
+   * @default TEST_USERNAME (`'oa_account'`)
+   */
+  username?: string | undefined;
+  /**
+   * Several OA accounts behind one base URL, as the real service serves them: each api key logs in to
+   * its own account (endpoint 1), and every later request acts on the account its token (or refresh
+   * token) belongs to. Each account has its own tokens, rate-limit windows (each the size `rateLimit`
+   * says), members, greeting, uploads and video tickets, broadcast job, faults and records: see
+   * `FakeOA.account(username)`. The fake itself is the first account (its `requests`, `deliveries`,
+   * `injectFault` ... are that account's), except `reset()` and `releaseHungRequests()`, which act on
+   * every account. Not together with `apiKey`, `apiSecret` or `username`.
+   * @default one account, of `apiKey`, `apiSecret` and `username`
+   */
+  accounts?: readonly FakeAccountOptions[] | undefined;
   /**
    * Lifetime of an access token (an HS256 JWT with `iat` and `exp`); `expires_in` is derived from it
    * (`'1h'` for the default).

@@ -1,6 +1,6 @@
 /**
  * Files on Node: a path or `file:` URL read with node:fs, and the name and size of an `fs.ReadStream`.
- * Reached only from Node's platform.
+ * Reached only from Node's runtime file (`runtime-node.ts`).
  */
 import { createReadStream, openAsBlob, ReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';

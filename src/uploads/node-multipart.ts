@@ -1,6 +1,6 @@
 /**
  * The multipart body on Node's undici transport: form-data streaming the file through an
- * {@link UploadStream}, so that memory stays flat whatever the size. Reached only from Node's platform.
+ * {@link UploadStream}, so that memory stays flat whatever the size. Reached only from Node's transport.
  */
 import { Readable } from 'node:stream';
 import type FormDataClass from 'form-data';

@@ -1,6 +1,6 @@
 /**
  * What every file source resolves to ({@link Source}), and the refusal of an input the SDK cannot read.
- * Shared by the runtime-neutral sources (`source.ts`) and each platform's file reading: no Node
+ * Shared by the runtime-neutral sources (`source.ts`) and each runtime's file reading: no Node
  * built-in here.
  */
 

@@ -1,9 +1,9 @@
 /**
  * Any file input resolved to a {@link Source}: bytes, Blobs and streams here, on every runtime; paths
- * through the platform (`#platform`), which knows whether and how the runtime reads files.
+ * through the runtime's own files (`#uploads-runtime`), which know whether and how the runtime reads files.
  */
 import type { Readable } from 'node:stream';
-import { platform } from '#platform';
+import { detect, fileOfStream, pathSource } from '#uploads-runtime';
 import { bytesSource, readableSource, readerSource } from './chunks.js';
 import { readSample, readWebSample } from './sniff.js';
 import { blobSource, FileInputProblem, HEAD_BYTES, type Source } from './source-base.js';
@@ -125,7 +125,7 @@ function bytesSourceOf(bytes: Uint8Array, label: string): Source {
     declaredType: undefined,
     size: bytes.byteLength,
     replayable: true,
-    detect: () => platform.detect(bytes),
+    detect: () => detect(bytes),
     head: async () => bytes.subarray(0, HEAD_BYTES),
     open: () => bytesSource(bytes),
     blob: async () => new Blob([bytes as Uint8Array<ArrayBuffer>]),
@@ -146,7 +146,7 @@ async function streamSource(stream: Readable, signal: AbortSignal | undefined): 
     stream.destroy();
   };
   try {
-    const file = await platform.fileOfStream(stream);
+    const file = await fileOfStream(stream);
     const label = file?.name ?? 'the stream';
     const sample = await readSample(stream, signal).catch((error: unknown) => {
       if (signal?.aborted) throw error;
@@ -162,7 +162,7 @@ async function streamSource(stream: Readable, signal: AbortSignal | undefined): 
       declaredType: undefined,
       size,
       replayable: false,
-      detect: () => platform.detect(sample.head),
+      detect: () => detect(sample.head),
       head: async () => sample.head.subarray(0, HEAD_BYTES),
       // A stream that ended within the sample was read whole; it cannot give its bytes again.
       open: () => (sample.ended ? bytesSource(sample.head) : readableSource(stream)),
@@ -201,7 +201,7 @@ async function webStreamSource(
       declaredType: undefined,
       size: sample.ended ? sample.head.length : undefined,
       replayable: false,
-      detect: () => platform.detect(sample.head),
+      detect: () => detect(sample.head),
       head: async () => sample.head.subarray(0, HEAD_BYTES),
       open: () => (sample.ended ? bytesSource(sample.head) : readerSource(reader, sample.chunks)),
       blob: undefined,
@@ -221,11 +221,11 @@ export async function resolveSource(data: FileSource, signal?: AbortSignal | und
   if (typeof data === 'string' || data instanceof URL) {
     if (typeof data === 'string' && data.trim() === '')
       throw new FileInputProblem('file must not be an empty path');
-    return platform.pathSource(data);
+    return pathSource(data);
   }
   if (data instanceof Uint8Array) return bytesSourceOf(data, bytesLabel(data));
   if (isArrayBuffer(data)) return bytesSourceOf(new Uint8Array(data), 'the ArrayBuffer');
-  if (isBlob(data)) return blobSource(data, platform.detect);
+  if (isBlob(data)) return blobSource(data, detect);
   if (isWebStream(data)) return webStreamSource(data, signal);
   // A Node Readable, by the methods FileSource describes it with.
   return streamSource(data as Readable, signal);

@@ -5,7 +5,7 @@
  * the file's bytes, under the endpoint's URL and the api key: never across accounts.
  */
 import type * as z from 'zod/mini';
-import { platform } from '#platform';
+import { sha256 } from '#video-runtime';
 import type { CallControl } from '../core/call-control.js';
 import type { Logger } from '../core/logger.js';
 import type { Endpoint } from '../endpoints.js';
@@ -192,7 +192,7 @@ async function hashOf(
   upload: PreparedUpload,
   control: CallControl,
 ): Promise<{ digest: string; size: number }> {
-  const hash = platform.sha256();
+  const hash = sha256();
   const source = upload.content().open();
   let size = 0;
   try {

@@ -4,13 +4,23 @@
  * and write the answer in their runtime's terms.
  */
 
-import { platform } from '#platform';
+import * as z from 'zod/mini';
 import { isThenable, sleep } from '../core/call-control.js';
 import { containLogger, type Logger } from '../core/logger.js';
 import { isOAError, OAConfigError } from '../errors.js';
+import {
+  aFunction,
+  aLogger,
+  checkConfig,
+  checked,
+  optionsOf,
+  positiveInteger,
+  required,
+} from '../schemas/option-checks.js';
+import { webhookTracing } from '../telemetry/runtime.js';
 import type { DeliveryNote } from '../telemetry/webhook.js';
 import { dedupeKeyOf, type WebhookDedupeOptions } from './dedupe.js';
-import { createDeliverOnce } from './deliver-once.js';
+import { createDeliverOnce, DEDUPE_OPTIONS } from './deliver-once.js';
 import { type ContentCoding, type Decoder, TOO_LARGE, UNREADABLE, UNSUPPORTED } from './encoding.js';
 import { parseWebhookEvent } from './parse.js';
 import { isMessageEvent, type WebhookEvent } from './schemas.js';
@@ -208,25 +218,32 @@ function msgKeyOf(event: WebhookEvent): string | undefined {
   return event.data.MsgKey || event.data.MsgId || undefined;
 }
 
+const NEEDS_ON_EVENT = 'webhook handler: onEvent must be a function';
+
+/** What {@link WebhookHandlerOptions} takes, checked once by either handler. */
+const WebhookOptionsSchema = optionsOf(
+  {
+    onEvent: required((v) => typeof v === 'function', NEEDS_ON_EVENT),
+    store: aFunction,
+    waitUntil: checked((v) => v === true || typeof v === 'function', 'must be a function or true'),
+    maxBodyBytes: positiveInteger,
+    // `true` and `false` stand for no dedupe options.
+    dedupe: z.optional(
+      z.pipe(
+        z.transform((v) => (typeof v === 'boolean' ? {} : v)),
+        DEDUPE_OPTIONS,
+      ),
+    ),
+    verify: aFunction,
+    logger: aLogger,
+  },
+  NEEDS_ON_EVENT,
+);
+
 /** Builds the core for one handler. Throws at once on options that cannot work. */
 export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): WebhookCore<Req> {
-  if (typeof options?.onEvent !== 'function') {
-    throw new OAConfigError('webhook handler: onEvent must be a function');
-  }
+  checkConfig(WebhookOptionsSchema, options, 'webhook handler');
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) {
-    throw new OAConfigError('webhook handler: maxBodyBytes must be a positive integer');
-  }
-  if (options.store !== undefined && typeof options.store !== 'function') {
-    throw new OAConfigError('webhook handler: store must be a function when given');
-  }
-  if (
-    options.waitUntil !== undefined &&
-    options.waitUntil !== true &&
-    typeof options.waitUntil !== 'function'
-  ) {
-    throw new OAConfigError('webhook handler: waitUntil must be a function or true when given');
-  }
   // `true`: the handler keeps the work itself; handOff already tracks it for close().
   const optionWaitUntil: WaitUntil | undefined = options.waitUntil === true ? () => {} : options.waitUntil;
   const { onEvent, verify, store } = options;
@@ -253,7 +270,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     return answer(500, { error: 'Internal error' });
   };
 
-  const traced = platform.webhookTracing(logger);
+  const traced = webhookTracing(logger);
 
   // What close() waits for: deliveries being handled, and the work handed to waitUntil.
   let handling = 0;

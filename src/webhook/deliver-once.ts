@@ -7,7 +7,7 @@
 
 import { isThenable, sleep } from '../core/call-control.js';
 import type { Logger } from '../core/logger.js';
-import { OAConfigError } from '../errors.js';
+import { isObject, judged, optionsOf, positive } from '../schemas/option-checks.js';
 import {
   DEFAULT_DEDUPE,
   MemoryDedupeStore,
@@ -34,35 +34,36 @@ export type DeliverOnce = (
 const FIRST_POLL_MS = 10;
 const MAX_POLL_MS = 200;
 
-function positiveMs(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new OAConfigError(`webhook handler: dedupe.${name} must be a positive number of ms`);
+/** Why `store` cannot be a dedupe store, or `undefined` when it can. */
+function storeProblem(store: unknown): string | undefined {
+  const methods = ['claim', 'complete', 'release'] as const;
+  if (!isObject(store) || methods.some((m) => typeof store[m] !== 'function')) {
+    return 'must have claim, complete and release methods';
   }
-  return Math.ceil(value);
+  return store.extend !== undefined && typeof store.extend !== 'function'
+    ? 'must have extend as a method when present'
+    : undefined;
 }
 
-function checkStore(store: WebhookDedupeStore): WebhookDedupeStore {
-  const methods = ['claim', 'complete', 'release'] as const;
-  if (typeof store !== 'object' || store === null || methods.some((m) => typeof store[m] !== 'function')) {
-    throw new OAConfigError('webhook handler: dedupe.store must have claim, complete and release methods');
-  }
-  if (store.extend !== undefined && typeof store.extend !== 'function') {
-    throw new OAConfigError('webhook handler: dedupe.store.extend must be a method when present');
-  }
-  return store;
-}
+const MS = positive('a positive number of ms');
+
+/** What {@link WebhookDedupeOptions} takes: the handlers' `dedupe` option when it is an object. */
+export const DEDUPE_OPTIONS = optionsOf(
+  { store: judged(storeProblem), max: positive(), ttlMs: MS, claimTtlMs: MS, waitTimeoutMs: MS },
+  'must be true, false or the dedupe options',
+);
 
 /** Builds the deduplication of one handler from its `dedupe` option. Throws at once on bad options. */
 export function createDeliverOnce(options: WebhookDedupeOptions, logger: Logger): DeliverOnce {
-  const ttlMs = positiveMs('ttlMs', options.ttlMs, DEFAULT_DEDUPE.ttlMs);
-  const claimTtlMs = positiveMs('claimTtlMs', options.claimTtlMs, DEFAULT_DEDUPE.claimTtlMs);
-  const waitTimeoutMs = positiveMs('waitTimeoutMs', options.waitTimeoutMs, DEFAULT_DEDUPE.waitTimeoutMs);
+  // Checked with the handler's options (DEDUPE_OPTIONS); whole ms, as Redis takes them.
+  const ttlMs = Math.ceil(options.ttlMs ?? DEFAULT_DEDUPE.ttlMs);
+  const claimTtlMs = Math.ceil(options.claimTtlMs ?? DEFAULT_DEDUPE.claimTtlMs);
+  const waitTimeoutMs = Math.ceil(options.waitTimeoutMs ?? DEFAULT_DEDUPE.waitTimeoutMs);
   const memory =
     options.store === undefined
       ? new MemoryDedupeStore(options.max === undefined ? {} : { max: options.max })
       : undefined;
-  const store = memory ?? checkStore(options.store as WebhookDedupeStore);
+  const store = memory ?? (options.store as WebhookDedupeStore);
   // Deliveries of this process in flight, so that a local duplicate wakes as soon as one ends; a
   // delivery in another process is only seen by polling the store.
   const inFlight = new Map<string, Promise<void>>();

@@ -1,8 +1,8 @@
 /**
  * The webhook reader's fast path: readers compiled from the schemas (`compiled.ts`) for the fields and
  * elements that arrive in the schemas' output form, and the hand-written reader of a well-formed
- * message event (`well-formed.ts`). Each gives exactly what the schemas give, only sooner. The platform
- * brings it on Node, Bun and Deno, where a server reads event after event; not on workerd, where a
+ * message event (`well-formed.ts`). Each gives exactly what the schemas give, only sooner. The runtime
+ * files bring it on Node, Bun and Deno, where a server reads event after event; not on workerd, where a
  * Worker reads one event per request and the size of its bundle counts for more than microseconds.
  */
 import type * as z from 'zod/mini';
@@ -13,7 +13,7 @@ import { readWellFormedEvent } from './well-formed.js';
 
 /**
  * The schemas the fast path is compiled from, passed in by the reader: this module makes none, so that
- * a platform that brings it loads no webhook schema before a webhook is read.
+ * a runtime that brings it loads no webhook schema before a webhook is read.
  */
 export interface FastPathSchemas {
   NumberLikeSchema: z.ZodMiniType;

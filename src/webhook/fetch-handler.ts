@@ -1,4 +1,4 @@
-import { platform as sdkPlatform } from '#platform';
+import { decodeWithZlib } from '#webhook-runtime';
 import {
   createWebhookCore,
   type WaitUntil,
@@ -9,11 +9,10 @@ import {
 import { contentCoding, type Decoder, decodeWithStreams, readCapped, TOO_LARGE } from './encoding.js';
 
 /**
- * gzip and deflate through `DecompressionStream`; br, or a runtime without it, through the platform's
- * `node:zlib` decoder.
+ * gzip and deflate through `DecompressionStream`; br, or a runtime without it, through the runtime's
+ * `node:zlib` decoder (none off Node).
  */
-const decodeBody: Decoder = (bytes, coding, limit) =>
-  decodeWithStreams(bytes, coding, limit, sdkPlatform.decodeWithZlib);
+const decodeBody: Decoder = (bytes, coding, limit) => decodeWithStreams(bytes, coding, limit, decodeWithZlib);
 
 /** A well-formed Content-Length (one the precheck has compared with the limit). */
 const DIGITS = /^\d+$/;

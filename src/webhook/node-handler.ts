@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { platform } from '#platform';
+import { decodeWithZlib } from '#webhook-runtime';
 import {
   createWebhookCore,
   type WebhookBody,
@@ -162,7 +162,7 @@ export function createWebhookHandler<Req extends IncomingMessage = IncomingMessa
       if (sent === TOO_LARGE) return core.tooLarge();
       if (coding === undefined) body = { raw: sent };
       else {
-        const raw = await core.decode(sent, coding, platform.decodeWithZlib);
+        const raw = await core.decode(sent, coding, decodeWithZlib);
         if (!(raw instanceof Uint8Array)) return raw;
         body = { raw };
       }

@@ -5,7 +5,7 @@
  * that does not match is left out of the typed view and listed in `issues`, and the body stays in `raw`.
  */
 import type * as z from 'zod/mini';
-import { platform } from '#platform';
+import { webhookFastPath } from '#webhook-runtime';
 import type { OAValidationIssue } from '../errors.js';
 import { ZOD_WORDS } from '../schemas/messages.js';
 import { toIssues } from '../schemas/validate.js';
@@ -34,12 +34,12 @@ type Issues = OAValidationIssue[];
 
 const issue = (path: Path, message: string): OAValidationIssue => ({ path, message });
 
-/** The platform's fast path, compiled on the first read; `null` where the platform has none (workerd). */
-let platformFastPath: WebhookFastPath | null | undefined;
+/** The runtime's fast path, compiled on the first read; `null` where the runtime has none (workerd). */
+let runtimeFastPath: WebhookFastPath | null | undefined;
 
 function fastPath(): WebhookFastPath | undefined {
-  platformFastPath ??=
-    platform.webhookFastPath?.({
+  runtimeFastPath ??=
+    webhookFastPath?.({
       NumberLikeSchema,
       StringLikeSchema,
       TimestampSchema,
@@ -47,7 +47,7 @@ function fastPath(): WebhookFastPath | undefined {
       ElementTypeSchema,
       LooseObjectSchema: OfflinePushInfoSchema.shape.AndroidInfo,
     }) ?? null;
-  return platformFastPath ?? undefined;
+  return runtimeFastPath ?? undefined;
 }
 
 /** zod's issues for one field, moved under that field's path. */
@@ -190,7 +190,7 @@ export function readAnyEvent(value: Record<string, unknown>): WebhookEvent {
 }
 
 /**
- * {@link readAnyEvent} without the platform's fast path, as workerd reads every event: each field
+ * {@link readAnyEvent} without the runtime's fast path, as workerd reads every event: each field
  * judged by its schema. The fast path must give exactly this.
  */
 export function readEventBySchemas(value: Record<string, unknown>): WebhookEvent {

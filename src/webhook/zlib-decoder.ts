@@ -1,5 +1,5 @@
 /**
- * Webhook bodies decoded with `node:zlib` (gzip, deflate, br), Node's platform's decoder: `node:zlib`
+ * Webhook bodies decoded with `node:zlib` (gzip, deflate, br), Node's decoder (`runtime-node.ts`): `node:zlib`
  * is imported only when an encoded body arrives, and a Worker bundle holds none of this.
  */
 import { concatBytes } from '../uploads/chunks.js';

@@ -1,5 +1,5 @@
 // `npm run check:cycles` (which CI runs) refuses an import cycle that runs through a package import
-// (`#platform`, resolved by package.json "imports" per runtime condition), and passes today's tree.
+// (`#core-runtime`, resolved by package.json "imports" per runtime condition), and passes today's tree.
 // The planted cycle lives in a copy of src/: it closes only under the `workerd` condition.
 import { spawn } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -23,23 +23,25 @@ async function checkCycles(cwd: string): Promise<{ code: number | null; output: 
 }
 
 describe('npm run check:cycles', () => {
-  it('refuses a cycle through #platform that only the workerd condition closes, and names it', async () => {
+  it('refuses a cycle through #core-runtime that only the workerd condition closes, and names it', async () => {
     for (const part of ['src', '.ci', 'package.json'])
       cpSync(join(ROOT, part), join(dir, part), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     writeFileSync(
       join(dir, 'src/core/planted.ts'),
-      "import { platform } from '#platform';\n\nexport const plantedRuntime = (): string => platform.runtime();\n",
+      "import { runtime } from '#core-runtime';\n\nexport const plantedRuntime = (): string => runtime();\n",
     );
     appendFileSync(
-      join(dir, 'src/platform/workerd.ts'),
-      "\nexport { plantedRuntime } from '../core/planted.js';\n",
+      join(dir, 'src/core/runtime-workerd.ts'),
+      "\nexport { plantedRuntime } from './planted.js';\n",
     );
 
     const { code, output } = await checkCycles(dir);
     expect(code, output).not.toBe(0);
-    expect(output).toMatch(/conditions: workerd\): .*src\/core\/planted\.ts -> src\/platform\/workerd\.ts/);
-    // Node's and the web platforms do not import the planted file: no cycle is reported for them.
+    expect(output).toMatch(
+      /conditions: workerd\): .*src\/core\/planted\.ts -> src\/core\/runtime-workerd\.ts/,
+    );
+    // Node's and the web runtime files do not import the planted file: no cycle is reported for them.
     expect(output).not.toMatch(/conditions: node\)/);
   }, 120_000);
 

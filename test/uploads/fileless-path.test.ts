@@ -1,9 +1,18 @@
-// A path on workerd: its platform (src/platform/workerd.ts) refuses it as the web platform does where
+// A path on workerd: its runtime files (src/*/runtime-workerd.ts) refuse it as the web ones do where
 // there is neither Bun nor Deno (as under Node here), with the same error for every kind of path.
 import { describe, expect, it } from 'vitest';
-import { platform as web } from '../../src/platform/web.js';
-import { platform as workerd } from '../../src/platform/workerd.js';
+import * as coreWeb from '../../src/core/runtime-web.js';
+import * as coreWorkerd from '../../src/core/runtime-workerd.js';
+import * as telemetryWeb from '../../src/telemetry/runtime-web.js';
+import * as uploadsWeb from '../../src/uploads/runtime-web.js';
+import * as uploadsWorkerd from '../../src/uploads/runtime-workerd.js';
 import { filelessPathSource, webPathSource } from '../../src/uploads/web-files.js';
+import * as webhookWeb from '../../src/webhook/runtime-web.js';
+import * as webhookWorkerd from '../../src/webhook/runtime-workerd.js';
+
+// What each runtime's files give, together (telemetry is the web one on workerd too).
+const web = { ...coreWeb, ...uploadsWeb, ...telemetryWeb, ...webhookWeb };
+const workerd = { ...coreWorkerd, ...uploadsWorkerd, ...telemetryWeb, ...webhookWorkerd };
 
 const PATHS: (string | URL)[] = [
   'photo.png',

@@ -70,6 +70,7 @@ function unreachable(error: unknown, to: string): unknown {
 interface InboundFlags {
   to: string;
   from: string;
+  account?: string;
   mock?: string;
   dotenv?: string;
   json?: boolean;
@@ -88,6 +89,11 @@ function inboundCommand(name: string, description: string, message: (text?: stri
       )
       .option('--from <user_id>', "the user who writes (From_Account; default: 'user-1')", DEFAULT_FROM)
       .option(
+        '--account <username>',
+        "the OA account written to: the event's username, and that account's conversation in the " +
+          "fake's web inbox (default: the event says 'oa_account', the inbox shows the first account)",
+      )
+      .option(
         '--mock <url>',
         "the fake OA server whose web inbox shows the message in the user's conversation " +
           '(default: $OA_BASE_URL when it is on this machine)',
@@ -101,24 +107,27 @@ function inboundCommand(name: string, description: string, message: (text?: stri
     return runAction(cmd, async (out) => {
       const inbox = inboxOf(flags);
       const record = {
+        ...(flags.account === undefined ? {} : { account: flags.account }),
         user_id: flags.from,
         kind: name,
         ...(text === undefined ? {} : { text }),
         webhookUrl: flags.to,
         at: Date.now(),
       };
-      const delivery = await sendInboundMessage(flags.to, message(text), { from: flags.from }).catch(
-        async (error: unknown) => {
-          const told = unreachable(error, flags.to);
-          if (inbox) await tellInbox(inbox, { ...record, error: (told as Error).message }, out);
-          throw told;
-        },
-      );
+      const delivery = await sendInboundMessage(flags.to, message(text), {
+        from: flags.from,
+        ...(flags.account === undefined ? {} : { username: flags.account }),
+      }).catch(async (error: unknown) => {
+        const told = unreachable(error, flags.to);
+        if (inbox) await tellInbox(inbox, { ...record, error: (told as Error).message }, out);
+        throw told;
+      });
       if (inbox) await tellInbox(inbox, { ...record, status: delivery.status, answer: delivery.text }, out);
       const answered = `the receiver answered ${delivery.status}${delivery.text ? `: ${delivery.text.slice(0, 200)}` : ''}`;
       out.result(
         { status: delivery.status, body: delivery.body, event: delivery.event },
-        `Posted ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} message from ${flags.from} to ${flags.to}: ${answered}`,
+        `Posted ${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} message from ${flags.from} to ${flags.to}` +
+          `${flags.account === undefined ? '' : ` (account ${flags.account})`}: ${answered}`,
       );
       // A receiver that refuses the event (a bad signature check, a crash) is what this run found.
       if (delivery.status >= 300) throw new Error(answered);

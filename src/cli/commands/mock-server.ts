@@ -1,6 +1,6 @@
 /** `oa mock-server`: the fake OA API of `oa-messaging/testing`, for trying `oa` and your code offline. */
-import { Command } from 'commander';
-import { createMockServer, type RecordedRequest } from '../../testing/index.js';
+import { Command, InvalidArgumentError } from 'commander';
+import { createMockServer, type FakeAccountOptions, type RecordedRequest } from '../../testing/index.js';
 import { type RunningBot, runBot } from '../bot-runner.js';
 import { listenError, UsageError } from '../errors.js';
 import { idWithUsers, type MembersFlags, membersFrom, membersLines } from '../members.js';
@@ -10,6 +10,7 @@ import { untilSignalled } from '../signals.js';
 
 interface MockServerFlags extends MembersFlags {
   port: number;
+  accounts?: number;
   host: string;
   transcodeMs?: number;
   webhook?: string;
@@ -19,6 +20,27 @@ interface MockServerFlags extends MembersFlags {
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** The most accounts `--accounts` starts: enough for any trial, few enough to print. */
+const MAX_ACCOUNTS = 50;
+
+/** `--accounts N`: N accounts named oa-account-1 ... with their own test keys. */
+function accountsFlag(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_ACCOUNTS) {
+    throw new InvalidArgumentError(`a whole number of accounts from 1 to ${MAX_ACCOUNTS}`);
+  }
+  return n;
+}
+
+/** The accounts of `--accounts N`: their usernames, keys and secrets, printed for the user to copy. */
+function testAccounts(n: number): FakeAccountOptions[] {
+  return Array.from({ length: n }, (_, i) => ({
+    username: `oa-account-${i + 1}`,
+    apiKey: `test-api-key-${i + 1}`,
+    apiSecret: `test-api-secret-${i + 1}`,
+  }));
+}
 
 /** One request as a line: time, method, path, status (or how it ended), the fault that hit it, ms. */
 function requestLine(r: RecordedRequest): string {
@@ -47,6 +69,12 @@ export function mockServerCommand(): Command {
       )
       .option('--port <port>', 'the port to listen on (0: any free port)', port, 0)
       .option('--host <host>', 'the address to listen on', '127.0.0.1')
+      .option(
+        '--accounts <n>',
+        'serve N OA accounts behind the one URL (oa-account-1 ..., each its own key): prints each ' +
+          "one's credentials; the web inbox shows each one's conversations",
+        accountsFlag,
+      )
       .option(
         '--transcode-ms <ms>',
         'how long an uploaded video stays in convert status (default: 2000)',
@@ -80,14 +108,26 @@ export function mockServerCommand(): Command {
       if (options.bot !== undefined && options.webhook !== undefined) {
         throw new UsageError('--bot and --webhook both say where replies go: give one');
       }
+      const accounts = options.accounts === undefined ? undefined : testAccounts(options.accounts);
+      // The bot runner makes one client, of one account: it would answer every account's users as that one.
+      if (options.bot !== undefined && accounts !== undefined && accounts.length > 1) {
+        throw new UsageError('--bot answers as one account: give it without --accounts (or --accounts 1)');
+      }
       const members = membersFrom(options);
+      const several = accounts !== undefined && accounts.length > 1;
       const mock = await createMockServer({
         port: options.port,
         host: options.host,
+        ...(accounts === undefined ? {} : { accounts }),
         members,
         ...(options.transcodeMs === undefined ? {} : { transcodeMs: options.transcodeMs }),
         ...(options.webhook === undefined ? {} : { webhookUrl: options.webhook }),
-        ...(options.quiet ? {} : { onRequest: (request) => out.notice(requestLine(request)) }),
+        ...(options.quiet
+          ? {}
+          : {
+              onRequest: (request, account) =>
+                out.notice(several ? `${requestLine(request)} (${account})` : requestLine(request)),
+            }),
       }).catch((error: unknown) => {
         throw listenError(error, options.host, options.port);
       });
@@ -103,10 +143,32 @@ export function mockServerCommand(): Command {
       // Listening for the signals before saying the server is up: a reader may stop it at that line.
       const stopped = untilSignalled();
       // One JSON line with --json: the server keeps running, so a reader goes by lines.
-      out.event({ url: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret, members }, [
-        `Fake OA API listening at ${mock.url}`,
-        ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
-      ]);
+      const credentials = mock.accounts.map(({ username, apiKey, apiSecret }) => ({
+        username,
+        apiKey,
+        apiSecret,
+      }));
+      out.event(
+        {
+          url: mock.url,
+          apiKey: mock.apiKey,
+          apiSecret: mock.apiSecret,
+          ...(accounts === undefined ? {} : { accounts: credentials }),
+          members,
+        },
+        [
+          `Fake OA API listening at ${mock.url}`,
+          ...(accounts === undefined
+            ? []
+            : [
+                `${credentials.length} account${credentials.length === 1 ? '' : 's'}, each its own key (the env lines below use the first):`,
+                ...credentials.map(
+                  (a) => `  ${a.username}: OA_API_KEY=${a.apiKey} OA_API_SECRET=${a.apiSecret}`,
+                ),
+              ]),
+          ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
+        ],
+      );
       const ownDirectory = options.members ?? options.user ?? options.group ?? options.memberSession;
       out.notice(
         ownDirectory === undefined && options.demo
@@ -120,7 +182,8 @@ export function mockServerCommand(): Command {
       await stopped;
       await bot?.close();
       await mock.close();
-      out.notice(`Stopped. The fake received ${mock.requests.length} requests.`);
+      const received = mock.accounts.reduce((n, account) => n + account.requests.length, 0);
+      out.notice(`Stopped. The fake received ${received} requests.`);
     }),
   );
 }

@@ -106,7 +106,8 @@ function serveMedia(req: IncomingMessage, res: ServerResponse, bytes: Uint8Array
 export class Inbox {
   readonly #source: InboxSource;
   readonly #replies: InboxReply[] = [];
-  readonly #streams = new Set<ServerResponse>();
+  /** Each open page's live stream, and the username of the account it shows. */
+  readonly #streams = new Map<ServerResponse, string>();
   #timer: NodeJS.Timeout | undefined;
 
   /** The inbox of `source`, which calls {@link changed} whenever its records change. */
@@ -114,9 +115,9 @@ export class Inbox {
     this.#source = source;
   }
 
-  /** What the page shows now. */
-  state() {
-    return buildInboxState(this.#source, this.#replies, this.#source.webhookUrl ?? '');
+  /** What the page shows now of an account (by username; the first by default). */
+  state(account?: string) {
+    return buildInboxState(this.#source, this.#replies, this.#source.webhookUrl ?? '', account);
   }
 
   /** Something the page shows changed: every open page gets the new state (coalesced). */
@@ -124,8 +125,13 @@ export class Inbox {
     if (this.#streams.size === 0 || this.#timer) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      const data = `data: ${this.#stateText()}\n\n`;
-      for (const stream of this.#streams) stream.write(data);
+      // Built once per account shown, however many pages show it.
+      const texts = new Map<string, string>();
+      for (const [stream, account] of this.#streams) {
+        const text = texts.get(account) ?? `data: ${this.#stateText(account)}\n\n`;
+        texts.set(account, text);
+        stream.write(text);
+      }
     }, COALESCE_MS);
     this.#timer.unref();
   }
@@ -134,7 +140,7 @@ export class Inbox {
   close(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    for (const stream of this.#streams) stream.end();
+    for (const stream of this.#streams.keys()) stream.end();
     this.#streams.clear();
   }
 
@@ -163,14 +169,26 @@ export class Inbox {
   }
 
   #secrets(): string[] {
-    return [this.#source.apiSecret];
+    return this.#source.accounts.map((a) => a.apiSecret);
   }
 
-  #stateText(): string {
-    return scrub(JSON.stringify(this.state()), this.#secrets());
+  #stateText(account: string): string {
+    return scrub(JSON.stringify(this.state(account)), this.#secrets());
+  }
+
+  /** The account a request of the page names (`account`, a username); the first when it names none. */
+  #account(name: unknown): FakeOA | undefined {
+    if (name === undefined || name === null || name === '') return this.#source.accounts[0];
+    return this.#source.accounts.find((a) => a.username === name);
   }
 
   #get(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const named = new URL(req.url ?? '/', 'http://inbox.invalid').searchParams.get('account');
+    const account = this.#account(named);
+    if (!account) {
+      json(res, 404, { error: `no account '${named}' in this fake` }, []);
+      return;
+    }
     if (path === '/') {
       res.writeHead(200, PAGE_HEADERS).end(req.method === 'HEAD' ? undefined : INBOX_PAGE);
       return;
@@ -181,7 +199,7 @@ export class Inbox {
       return;
     }
     if (path === '/_inbox/state') {
-      json(res, 200, this.state(), this.#secrets());
+      json(res, 200, this.state(account.username), this.#secrets());
       return;
     }
     if (path === '/_inbox/events') {
@@ -190,13 +208,13 @@ export class Inbox {
         'cache-control': 'no-store',
         connection: 'keep-alive',
       });
-      res.write(`retry: 1000\ndata: ${this.#stateText()}\n\n`);
-      this.#streams.add(res);
+      res.write(`retry: 1000\ndata: ${this.#stateText(account.username)}\n\n`);
+      this.#streams.set(res, account.username);
       req.on('close', () => this.#streams.delete(res));
       return;
     }
     if (path.startsWith(MEDIA_PREFIX)) {
-      const upload = this.#source.uploads[Number(path.slice(MEDIA_PREFIX.length))];
+      const upload = account.uploads[Number(path.slice(MEDIA_PREFIX.length))];
       if (upload) {
         serveMedia(req, res, upload.bytes, upload.contentType);
         return;
@@ -207,11 +225,16 @@ export class Inbox {
 
   async #post(res: ServerResponse, path: string, body: Record<string, unknown>): Promise<void> {
     const fake = this.#source;
+    const account = this.#account(body.account);
+    if (!account) {
+      const names = fake.accounts.map((a) => a.username).join(', ');
+      return json(res, 400, { error: `no account '${String(body.account)}' (the accounts: ${names})` }, []);
+    }
     switch (path) {
       case '/_inbox/reply':
-        return this.#reply(res, body);
+        return this.#reply(res, body, account);
       case '/_inbox/inbound':
-        return this.#inbound(res, body);
+        return this.#inbound(res, body, account);
       case '/_inbox/webhook': {
         const url = String(body.url ?? '');
         if (url !== '' && !/^https?:\/\/[^\s]+$/i.test(url)) {
@@ -223,19 +246,20 @@ export class Inbox {
       case '/_inbox/faults': {
         const made = faultFrom(body);
         if (typeof made === 'string') return json(res, 400, { error: made }, []);
-        fake.injectFault(made.fault, made.options);
+        account.injectFault(made.fault, made.options);
         break;
       }
       case '/_inbox/faults/clear':
-        fake.clearFaults();
+        account.clearFaults();
         break;
       case '/_inbox/tokens/expire':
-        fake.expireAccessTokens();
+        account.expireAccessTokens();
         break;
       case '/_inbox/transcodes/complete':
-        fake.completeTranscodes();
+        account.completeTranscodes();
         break;
       case '/_inbox/reset':
+        // "Clear all": every account, and every reply typed.
         fake.reset();
         break;
       default:
@@ -250,7 +274,7 @@ export class Inbox {
    * user's conversation with what the receiver answered. `at` is when it was posted, so that it comes
    * before the replies it caused; one far from this fake's clock is taken as now.
    */
-  #inbound(res: ServerResponse, body: Record<string, unknown>): void {
+  #inbound(res: ServerResponse, body: Record<string, unknown>, account: FakeOA): void {
     const fake = this.#source;
     const user_id = typeof body.user_id === 'string' ? body.user_id : '';
     const kind = body.kind;
@@ -261,7 +285,7 @@ export class Inbox {
     }
     const now = fake.now();
     const at = typeof body.at === 'number' && Math.abs(body.at - now) < 60_000 ? body.at : now;
-    const reply: InboxReply = { user_id, kind, at, webhookUrl };
+    const reply: InboxReply = { account: account.username, user_id, kind, at, webhookUrl };
     if (kind === 'text' && typeof body.text === 'string') reply.text = body.text;
     if (typeof body.status === 'number') reply.status = body.status;
     if (typeof body.answer === 'string') reply.answer = body.answer.slice(0, ANSWER_CHARS);
@@ -271,7 +295,7 @@ export class Inbox {
     json(res, 200, reply, this.#secrets());
   }
 
-  async #reply(res: ServerResponse, body: Record<string, unknown>): Promise<void> {
+  async #reply(res: ServerResponse, body: Record<string, unknown>, account: FakeOA): Promise<void> {
     const fake = this.#source;
     const webhookUrl =
       typeof body.webhookUrl === 'string' && body.webhookUrl ? body.webhookUrl : fake.webhookUrl;
@@ -282,12 +306,15 @@ export class Inbox {
     if (!user_id || !message)
       return json(res, 400, { error: 'user_id and a message (text, image, video or audio)' }, []);
     const kind = typeof message === 'string' ? 'text' : (body.kind as InboxReply['kind']);
-    const reply: InboxReply = { user_id, kind, at: fake.now(), webhookUrl };
+    const reply: InboxReply = { account: account.username, user_id, kind, at: fake.now(), webhookUrl };
     if (typeof message === 'string') reply.text = message;
     this.#replies.push(reply);
     this.changed();
     try {
-      const answer = await sendInboundMessage(webhookUrl, message, { from: user_id });
+      const answer = await sendInboundMessage(webhookUrl, message, {
+        from: user_id,
+        username: account.username,
+      });
       reply.status = answer.status;
       reply.answer =
         answer.text.length > ANSWER_CHARS ? `${answer.text.slice(0, ANSWER_CHARS)}…` : answer.text;

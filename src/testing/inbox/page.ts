@@ -22,6 +22,10 @@ ul{list-style:none;margin:0;padding:0}
 #users li{padding:6px 8px;border-radius:6px;cursor:pointer;display:flex;justify-content:space-between}
 #users li:hover{background:#eef3fa}
 #users li.selected{background:#dbe7f7;font-weight:600}
+#accounts li{padding:6px 8px;border-radius:6px;cursor:pointer;display:flex;justify-content:space-between;gap:6px}
+#accounts li:hover{background:#eef3fa}
+#accounts li.selected{background:#1f3a5f;color:#fff;font-weight:600}
+#accounts li.selected .count{color:#dbe7f7}
 .count{color:#5a6577;font-size:12px}
 #broadcasts li{border:1px solid #e1e6ee;border-radius:6px;padding:6px;margin-bottom:6px;font-size:12px}
 #broadcasts summary{cursor:pointer}
@@ -98,6 +102,10 @@ export const INBOX_PAGE = `<!doctype html>
 </header>
 <main>
   <aside>
+    <div id="accounts-section" hidden>
+      <h2>Accounts</h2>
+      <ul id="accounts"></ul>
+    </div>
     <h2>Conversations</h2>
     <ul id="users"></ul>
     <h2>Broadcasts</h2>

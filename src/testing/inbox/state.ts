@@ -13,6 +13,8 @@ export type InboxMembers = FakeMembers;
 
 /** A reply typed in the page as a user, and what the webhook receiver answered. */
 export interface InboxReply {
+  /** The username of the account the user wrote to. */
+  account: string;
   user_id: string;
   kind: 'text' | 'image' | 'video' | 'audio';
   text?: string;
@@ -75,8 +77,12 @@ interface TimelineEntry {
   routine?: string;
 }
 
-/** What the page receives. */
+/** What the page receives: the state of one account, and the list of all. */
 export interface InboxState {
+  /** The username of the account shown. */
+  account: string;
+  /** Every account of the fake, first one first, with how many conversations and requests each has. */
+  accounts: { username: string; users: number; requests: number }[];
   users: { user_id: string; count: number; last: number }[];
   conversations: Record<string, ConversationEntry[]>;
   broadcasts: {
@@ -120,7 +126,7 @@ function ownPath(url: string, fake: FakeOA): string | undefined {
   return sameHost && given.port === own.port ? given.pathname : undefined;
 }
 
-function mediaSource(item: Record<string, unknown>, fake: FakeOA): Partial<ViewItem> {
+function mediaSource(item: Record<string, unknown>, fake: FakeOA, media: string): Partial<ViewItem> {
   const msg = typeof item.msg === 'string' ? item.msg : '';
   const path = ownPath(msg, fake);
   const urls = (u: StoredUpload) => [u.result.url, u.result.audio_url].filter((v) => typeof v === 'string');
@@ -129,7 +135,7 @@ function mediaSource(item: Record<string, unknown>, fake: FakeOA): Partial<ViewI
       ? u.result.ticket_id === msg
       : urls(u).some((url) => url === msg || (path !== undefined && ownPath(String(url), fake) === path));
   const index = fake.uploads.findIndex(matches);
-  const view: Partial<ViewItem> = index >= 0 ? { src: `${MEDIA_PREFIX}${index}` } : {};
+  const view: Partial<ViewItem> = index >= 0 ? { src: `${MEDIA_PREFIX}${index}${media}` } : {};
   if (item.type === 'video') view.transcode = fake.transcodeStatus(msg) ?? 'unknown';
   else if (index < 0 && msg !== '') {
     view.externalUrl = msg;
@@ -138,9 +144,10 @@ function mediaSource(item: Record<string, unknown>, fake: FakeOA): Partial<ViewI
   return view;
 }
 
-function viewItem(item: Record<string, unknown>, fake: FakeOA): ViewItem {
+function viewItem(item: Record<string, unknown>, fake: FakeOA, query: string): ViewItem {
   const type = String(item.type);
-  const media = ['image', 'oa_image_link', 'video', 'audio'].includes(type) ? mediaSource(item, fake) : {};
+  const isMedia = ['image', 'oa_image_link', 'video', 'audio'].includes(type);
+  const media = isMedia ? mediaSource(item, fake, query) : {};
   return { ...item, type, ...media };
 }
 
@@ -213,33 +220,46 @@ function faultView(injected: InjectedFault): InboxState['faults'][number] {
   return view;
 }
 
-/** Builds what the page shows from the fake's records, its members and the replies typed so far. */
+/** The users with a conversation in an account: those it knows, its members, those sent to. */
+function usersOf(fake: FakeOA, replies: readonly InboxReply[]): Set<string> {
+  const { members } = fake;
+  return new Set([
+    ...(fake.knownUsers ?? []),
+    ...(members.all ?? []),
+    ...Object.values(members.groups ?? {}).flat(),
+    ...Object.values(members.memberSessions ?? {}).flat(),
+    ...fake.deliveries.flatMap((d) => d.user_ids),
+    ...replies.filter((r) => r.account === fake.username).map((r) => r.user_id),
+  ]);
+}
+
+/**
+ * Builds what the page shows of one account (`fake.account(name)`; the first by default) from its
+ * records, its members and the replies typed to it so far. Its media are served at
+ * `/_inbox/media/N`, with `?account=NAME` for an account other than the first.
+ */
 export function buildInboxState(
-  fake: FakeOA,
-  replies: readonly InboxReply[],
+  root: FakeOA,
+  allReplies: readonly InboxReply[],
   webhookUrl: string,
+  account?: string,
 ): InboxState {
+  const fake = root.account(account);
+  const first = root.accounts[0] === fake;
+  const query = first ? '' : `?account=${encodeURIComponent(fake.username)}`;
+  const replies = allReplies.filter((r) => r.account === fake.username);
   const members = fake.members;
   const conversations: Record<string, ConversationEntry[]> = {};
   const into = (user: string) => {
     conversations[user] ??= [];
     return conversations[user];
   };
-  for (const user of fake.knownUsers ?? []) into(user);
-  for (const user of members.all ?? []) into(user);
-  for (const list of [
-    ...Object.values(members.groups ?? {}),
-    ...Object.values(members.memberSessions ?? {}),
-  ]) {
-    for (const user of list) into(user);
-  }
-  for (const d of fake.deliveries) for (const user of d.user_ids) into(user);
-  for (const r of replies) into(r.user_id);
+  for (const user of usersOf(fake, replies)) into(user);
 
   const broadcasts: InboxState['broadcasts'] = [];
   let converting = false;
   for (const d of fake.deliveries) {
-    const items = d.items.map((item) => viewItem(item, fake));
+    const items = d.items.map((item) => viewItem(item, fake, query));
     converting ||= items.some((item) => item.transcode === 'converting');
     const recipients = d.recipients;
     items.forEach((item, i) => {
@@ -282,6 +302,12 @@ export function buildInboxState(
     .sort((a, b) => a.user_id.localeCompare(b.user_id, 'en', { numeric: true }));
   const rows = timeline(fake.requests);
   const state: InboxState = {
+    account: fake.username,
+    accounts: root.accounts.map((a) => ({
+      username: a.username,
+      users: usersOf(a, allReplies).size,
+      requests: a.requests.length,
+    })),
     users,
     conversations,
     broadcasts,

@@ -10,6 +10,8 @@ import type { PageRequest, PageState } from './types.js';
 const API_PREFIX = '/api/v2/public/';
 
 let state: PageState | null = null;
+/** The account shown (its username); `''`: the first, until the server says its name. */
+let account = decodeURIComponent(/account=([^&]*)/.exec(location.hash)?.[1] ?? '');
 let selected = decodeURIComponent(/user=([^&]*)/.exec(location.hash)?.[1] ?? '');
 /** Kept at the newest message while the reader is there. */
 let stick = true;
@@ -43,9 +45,54 @@ function renderUsers(s: PageState): void {
   sync($('users'), entries);
 }
 
+/** The page's address: the account (when there are several) and the conversation shown. */
+function remember(): void {
+  const several = (state?.accounts.length ?? 0) > 1;
+  const parts = [
+    several && account ? `account=${encodeURIComponent(account)}` : '',
+    selected ? `user=${encodeURIComponent(selected)}` : '',
+  ].filter(Boolean);
+  history.replaceState(null, '', `#${parts.join('&')}`);
+}
+
+/** The account list, shown when the fake serves several: a click shows that account's inbox. */
+function renderAccounts(s: PageState): void {
+  $('accounts-section').hidden = s.accounts.length < 2;
+  sync(
+    $('accounts'),
+    s.accounts.map((a) => ({
+      key: a.username,
+      sig: `${a.users} ${a.requests}${a.username === s.account ? '*' : ''}`,
+      build: () => {
+        const li = h(
+          'li',
+          { 'data-account': a.username, className: a.username === s.account ? 'selected' : '' },
+          h('span', { text: a.username }),
+          h('span', { className: 'count', text: `${a.users} users · ${a.requests} requests` }),
+        );
+        li.addEventListener('click', () => showAccount(a.username));
+        return li;
+      },
+    })),
+  );
+}
+
+/** Shows another account: its conversations, broadcasts, faults and timeline, live. */
+function showAccount(username: string): void {
+  if (username === state?.account) return;
+  account = username;
+  selected = '';
+  remember();
+  const box = $('messages');
+  box.replaceChildren();
+  forget(box);
+  stick = true;
+  connect();
+}
+
 function select(user: string): void {
   selected = user;
-  history.replaceState(null, '', `#user=${encodeURIComponent(user)}`);
+  remember();
   const box = $('messages');
   box.replaceChildren();
   forget(box);
@@ -199,6 +246,7 @@ function renderTimeline(s: PageState): void {
 
 function render(): void {
   if (!state) return;
+  renderAccounts(state);
   renderUsers(state);
   renderConversation(state);
   renderBroadcasts(state);
@@ -211,6 +259,9 @@ function render(): void {
 
 let again: ReturnType<typeof setTimeout> | null = null;
 function receive(next: PageState): void {
+  // An update of the account shown before a switch, still on its way: not this account's.
+  if (account !== '' && next.account !== account) return;
+  account = next.account;
   state = next;
   render();
   // A transcode ends with time, not with a request: look again while something converts.
@@ -223,7 +274,7 @@ function receive(next: PageState): void {
 }
 
 function refresh(): void {
-  fetch('/_inbox/state')
+  fetch(`/_inbox/state${accountQuery()}`)
     .then((r) => r.json() as Promise<PageState>)
     .then(receive)
     .catch(() => {});
@@ -232,11 +283,15 @@ function refresh(): void {
 /** The answer of a POST to the inbox's own API. */
 type Answer = { error?: string; status?: number; answer?: string };
 
+/** The query naming the account shown, for the inbox's own requests. */
+const accountQuery = () => (account ? `?account=${encodeURIComponent(account)}` : '');
+
 async function post(path: string, body: object = {}): Promise<Answer> {
   const r = await fetch(`/_inbox/${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
+    // Every change the page makes is to the account shown (a fault, a reply as its user ...).
+    body: JSON.stringify(account ? { ...body, account } : body),
   });
   const j = (await r.json()) as Answer;
   if (!r.ok) throw new Error(j.error || String(r.status));
@@ -246,8 +301,10 @@ async function post(path: string, body: object = {}): Promise<Answer> {
 /** Why a post failed, in words. */
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+let events: EventSource | null = null;
 function connect(): void {
-  const events = new EventSource('/_inbox/events');
+  events?.close();
+  events = new EventSource(`/_inbox/events${accountQuery()}`);
   events.onopen = () => {
     $('live').textContent = 'live';
     $('live').className = 'on';

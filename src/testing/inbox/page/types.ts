@@ -59,8 +59,12 @@ export interface PageRequest {
   routine?: string | undefined;
 }
 
-/** Everything the page draws. */
+/** Everything the page draws: one account's state, and the list of every account. */
 export interface PageState {
+  /** The username of the account shown. */
+  account: string;
+  /** Every account of the fake, first one first. */
+  accounts: readonly { username: string; users: number; requests: number }[];
   users: readonly { user_id: string; count: number }[];
   conversations: Readonly<Record<string, readonly (PageOAEntry | PageUserEntry)[]>>;
   broadcasts: readonly {

@@ -1,11 +1,12 @@
 /**
- * SHA-256 off Node: the Web Crypto digest, which takes its bytes whole, so the parts are kept until
- * `digest()` (a file of up to the upload's limit, once). No Node built-in here.
+ * The SHA-256 behind the reuse of uploads, off Node (package.json `imports`: `#video-runtime`): the Web
+ * Crypto digest, which takes its bytes whole, so the parts are kept until `digest()` (a file of up to
+ * the upload's limit, once). No Node built-in here.
  */
-import type { Sha256 } from '../platform/types.js';
 import { concatBytes } from '../uploads/chunks.js';
 
-export function webSha256(): Sha256 {
+/** A SHA-256 in progress: parts in, then the hex digest (64 lowercase hex digits) once. */
+export function sha256(): { update(bytes: Uint8Array): void; digest(): Promise<string> } {
   const parts: Uint8Array[] = [];
   let total = 0;
   return {
