@@ -7,9 +7,9 @@ import { OAClient } from '../client.js';
 import { MemoryTokenStore } from '../core/auth.js';
 import type { OACredentials } from '../core/credentials.js';
 import type { OAClientOptions } from '../core/options.js';
+import { SharedPool } from '../core/shared-pool.js';
 import { OAConfigError } from '../errors.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
-import { SharedPool } from './shared-pool.js';
 
 /**
  * Your store of connected accounts: the api key and secret of `account`, or `undefined`/`null` when

@@ -1,6 +1,7 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type * as z from 'zod/mini';
 import { runtime } from '#core-runtime';
+import { OAConfigError } from '../errors.js';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
 import { checkConfig } from '../schemas/option-checks.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';

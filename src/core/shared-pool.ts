@@ -3,9 +3,9 @@
  * plain client would make for itself, pooling connections per origin) for every client that was given
  * none; elsewhere there is nothing to share: the global `fetch` pools already.
  */
-import { platform } from '#platform';
-import { proxyFromEnv } from '../core/options.js';
-import type { DispatcherLike, Transport } from '../core/transport.js';
+import { defaultTransport } from '#core-runtime';
+import { proxyFromEnv } from './options.js';
+import type { DispatcherLike, Transport } from './transport.js';
 
 /** The default transport on Node, which makes its dispatcher on first use (undici loaded then). */
 interface DispatchingTransport extends Transport {
@@ -24,7 +24,7 @@ export class SharedPool {
   readonly #early: DispatcherLike;
 
   constructor() {
-    this.#transport = platform.defaultTransport(undefined, proxyFromEnv());
+    this.#transport = defaultTransport(undefined, proxyFromEnv());
     const transport = this.#transport;
     this.#early = {
       dispatch: (options, handler) => {
