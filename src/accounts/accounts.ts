@@ -62,6 +62,11 @@ export interface OAAccounts<E = WebhookEvent> {
    * naming no account throws `OAConfigError`.
    */
   forEvent(event: E): OAClient;
+  /**
+   * The account id of an inbound event, as the `accountOf` option gives it (by default its `username`);
+   * `undefined` when it names none.
+   */
+  accountOf(event: E): string | undefined;
   /** How many clients are kept now. */
   readonly size: number;
   /** Closes every kept client (calls in flight through them reject) and the shared connection pool. */
@@ -156,6 +161,11 @@ class Accounts<E> implements OAAccounts<E> {
       throw new OAConfigError('forEvent: the event names no account (accountOf gave none)');
     }
     return this.client(account);
+  }
+
+  accountOf(event: E): string | undefined {
+    const account = this.#accountOf(event);
+    return typeof account === 'string' && account !== '' ? account : undefined;
   }
 
   async close(): Promise<void> {
