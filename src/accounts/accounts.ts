@@ -47,6 +47,14 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    * @default 1000
    */
   maxClients?: number | undefined;
+  /**
+   * The secret each account's webhook path token is derived from (HMAC-SHA-256 of the account id):
+   * see {@link OAAccounts.webhookPath}. Keep it as you keep an api secret; a new one changes every
+   * account's path. At least 16 characters.
+   * @default undefined (no webhook paths: `webhookPath` throws, and a webhook handler given these
+   * accounts refuses every request)
+   */
+  webhookSecret?: string | undefined;
 }
 
 /** The accounts of {@link createAccounts}. */
@@ -67,6 +75,21 @@ export interface OAAccounts<E = WebhookEvent> {
    * `undefined` when it names none.
    */
   accountOf(event: E): string | undefined;
+  /**
+   * The webhook path of `account`: `/<account, URL-encoded>/<token>`, the token an unguessable
+   * HMAC-SHA-256 of the account id under `webhookSecret` (43 characters, base64url). Append it to
+   * your receiver's route and give the whole URL as that account's webhook: a handler given these
+   * accounts (`createWebhookHandler({ accounts, onEvent })`) takes only requests whose path ends with
+   * a valid one, and only events of that path's account. Without `webhookSecret`: `OAConfigError`.
+   * @example const url = `https://hooks.example.com/oa${await accounts.webhookPath('shop-42')}`;
+   */
+  webhookPath(account: string): Promise<string>;
+  /**
+   * The account whose {@link OAAccounts.webhookPath} `path` ends with (a query is ignored), the token
+   * compared in constant time; `undefined` for a path that ends with none (no token, a wrong one, no
+   * `webhookSecret`). What the webhook handlers check; a receiver of its own may call it too.
+   */
+  webhookAccount(path: string): Promise<string | undefined>;
   /** How many clients are kept now. */
   readonly size: number;
   /** Closes every kept client (calls in flight through them reject) and the shared connection pool. */
@@ -106,6 +129,8 @@ class Accounts<E> implements OAAccounts<E> {
   /** The account used last: using it again moves nothing. */
   #newest: string | undefined;
   #closed = false;
+  /** The HMAC key of `webhookSecret`, imported at its first use. */
+  readonly #webhookKey: (() => Promise<CryptoKey>) | undefined;
 
   constructor(options: CreateAccountsOptions<E>) {
     if (typeof options?.credentials !== 'function') {
@@ -124,6 +149,21 @@ class Accounts<E> implements OAAccounts<E> {
           `createAccounts: clientOptions.${name} names one account; the credentials resolver gives each its own`,
         );
       }
+    }
+    const { webhookSecret } = options;
+    if (webhookSecret !== undefined && (typeof webhookSecret !== 'string' || webhookSecret.length < 16)) {
+      throw new OAConfigError('createAccounts: webhookSecret must be a string of at least 16 characters');
+    }
+    if (webhookSecret !== undefined) {
+      let key: Promise<CryptoKey> | undefined;
+      this.#webhookKey = () =>
+        (key ??= crypto.subtle.importKey(
+          'raw',
+          new TextEncoder().encode(webhookSecret),
+          { name: 'HMAC', hash: 'SHA-256' },
+          false,
+          ['sign'],
+        ));
     }
     this.#resolve = options.credentials;
     this.#accountOf = accountOf ?? byUsername;
@@ -166,6 +206,44 @@ class Accounts<E> implements OAAccounts<E> {
   accountOf(event: E): string | undefined {
     const account = this.#accountOf(event);
     return typeof account === 'string' && account !== '' ? account : undefined;
+  }
+
+  async webhookPath(account: string): Promise<string> {
+    if (typeof account !== 'string' || account === '') {
+      throw new OAConfigError('accounts.webhookPath: the account must be a non-empty string');
+    }
+    if (!this.#webhookKey) {
+      throw new OAConfigError('accounts.webhookPath needs createAccounts({ webhookSecret })');
+    }
+    return `/${encodeURIComponent(account)}/${await this.#token(this.#webhookKey, account)}`;
+  }
+
+  async webhookAccount(path: string): Promise<string | undefined> {
+    if (!this.#webhookKey || typeof path !== 'string') return undefined;
+    const parts = path.split('?')[0]?.split('/') ?? [];
+    const given = parts.at(-1) ?? '';
+    let account: string;
+    try {
+      account = decodeURIComponent(parts.at(-2) ?? '');
+    } catch {
+      return undefined; // not percent-encoding: no path of ours
+    }
+    if (account === '') return undefined;
+    const expected = await this.#token(this.#webhookKey, account);
+    // Constant time: every character compared whatever differs, so timing tells nothing of the token.
+    let differ = given.length ^ expected.length;
+    for (let i = 0; i < expected.length; i++) differ |= expected.charCodeAt(i) ^ given.charCodeAt(i);
+    return differ === 0 ? account : undefined;
+  }
+
+  async #token(key: () => Promise<CryptoKey>, account: string): Promise<string> {
+    const mac = new Uint8Array(
+      await crypto.subtle.sign('HMAC', await key(), new TextEncoder().encode(account)),
+    );
+    return btoa(String.fromCharCode(...mac))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
   }
 
   async close(): Promise<void> {
