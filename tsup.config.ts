@@ -88,7 +88,7 @@ async function writeNotices(folder: string, bundled: readonly string[], skip: re
 }
 
 /** The examples `oa example NAME` writes: those that run with the package alone (and, for campaign, Redis). */
-export const EXAMPLES = ['quickstart', 'webhook-receiver', 'campaign', 'support-bot'];
+export const EXAMPLES = ['quickstart', 'webhook-receiver', 'accounts', 'campaign', 'support-bot'];
 const BLANK = '//__blank_line__';
 
 /**

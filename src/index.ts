@@ -11,8 +11,16 @@
  *
  * @module oa-messaging
  */
+export {
+  type AccountClientOptions,
+  type AccountCredentialsResolver,
+  type CreateAccountsOptions,
+  createAccounts,
+  type OAAccounts,
+} from './accounts/accounts.js';
 export { OAClient, type SendFileOptions, type SendVideoOptions } from './client.js';
 export { MemoryTokenStore, type StoredToken, type TokenStore } from './core/auth.js';
+export type { CredentialsProvider, OACredentials } from './core/credentials.js';
 export type {
   OAClientEventName,
   OAClientEvents,

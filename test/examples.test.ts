@@ -160,6 +160,20 @@ describe('examples (each as a child process, against the fake)', () => {
     60_000,
   );
 
+  it('accounts: each account answers through itself, a forged event refused, a campaign each', async () => {
+    const { code, output } = await run('accounts');
+    expect(output).toMatch(/^shop-a: webhook http:\/\/127\.0\.0\.1:\d+\/oa\/webhook\/shop-a\/[\w-]{6}…/m);
+    expect(output).toContain(
+      '   shop-a -> user-1: shop-a here: "where is my order?" is your message #2 to us.',
+    );
+    expect(output).toContain('   shop-b -> user-1: shop-b here: "hello" is your message #1 to us.');
+    expect(output).toContain("an event for shop-b posted to shop-a's URL: 403 (refused)");
+    expect(output).toContain("The fake's shop-a received 3 messages and 1 login");
+    expect(output).toContain("The fake's shop-b received 2 messages and 1 login");
+    expectNoSecrets(output);
+    expect(code).toBe(0);
+  }, 60_000);
+
   it('support-bot: a menu, an order kept in the session, a photo answered, through the fake', async () => {
     const { code, output } = await run('support-bot');
     expect(output).toContain(

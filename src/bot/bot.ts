@@ -11,7 +11,6 @@ import {
   isObject,
   optionsOf,
   positive,
-  required,
 } from '../schemas/option-checks.js';
 import { isMessageEvent, type WebhookEvent } from '../webhook/schemas.js';
 import { BotContext, type BotOutbox, watchContext } from './context.js';
@@ -43,10 +42,32 @@ export type BotHearsHandler<S, M extends RegExpMatchArray | string = RegExpMatch
   next: () => Promise<void>,
 ) => unknown;
 
-/** Options of {@link createBot}. */
+/**
+ * What a bot needs of many accounts: the `OAAccounts` of `createAccounts` (`oa-messaging`) is one.
+ */
+export interface BotAccounts {
+  /** The client of the account that received `event`. */
+  forEvent(event: WebhookEvent): OAClient;
+  /** The account id of `event`, `undefined` when it names none. */
+  accountOf(event: WebhookEvent): string | undefined;
+}
+
+/** Options of {@link createBot}: `client` (one account) or `accounts` (many), exactly one of them. */
 export interface BotOptions<S> {
-  /** The client that sends the replies (and uploads their files). */
-  client: OAClient;
+  /**
+   * The client that sends the replies (and uploads their files), for a bot of one account.
+   * @default undefined (then `accounts` is required)
+   */
+  client?: OAClient | undefined;
+  /**
+   * Many accounts (`createAccounts` of `oa-messaging`), instead of `client`: each event is answered
+   * through the account that received it (`accounts.forEvent(event)`, `ctx.client`), and sessions and
+   * the order of a user's events are that account's (the same user id in two accounts is two users).
+   * An event that names no account fails with `OAConfigError`. Not with `outbox` yet: replies are sent
+   * at once.
+   * @default undefined (then `client` is required)
+   */
+  accounts?: BotAccounts | undefined;
   /**
    * An outbox (`createOutbox` of `oa-messaging/queue`): every reply is added to it under the key of the
    * event (its MsgKey and a hash of its whole dedupe identity: account, callback, sender, recipient,
@@ -119,12 +140,17 @@ export interface Bot<S = Record<string, unknown>> {
 
 const DAY_MS = 86_400_000;
 
-const NEEDS_CLIENT = 'createBot needs { client }: the OAClient that sends the replies';
+const NEEDS_CLIENT =
+  'createBot needs { client } (the OAClient that sends the replies) or { accounts } (createAccounts), one of them';
 
 /** What {@link BotOptions} takes, checked once by `createBot`. */
 const BotOptionsSchema = optionsOf(
   {
-    client: required(isObject, NEEDS_CLIENT),
+    client: checked(isObject, 'must be an OAClient'),
+    accounts: checked(
+      (v) => isObject(v) && typeof v.forEvent === 'function' && typeof v.accountOf === 'function',
+      'must be the accounts of createAccounts',
+    ),
     outbox: checked(
       (v) => isObject(v) && typeof v.add === 'function',
       'must be an outbox of createOutbox (oa-messaging/queue)',
@@ -202,7 +228,20 @@ function heard(trigger: string | RegExp, text: string): RegExpMatchArray | strin
  */
 export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): Bot<S> {
   checkConfig(BotOptionsSchema, options, 'createBot');
-  const { client, outbox } = options;
+  const { client, accounts, outbox } = options;
+  if ((client === undefined) === (accounts === undefined)) throw new OAConfigError(NEEDS_CLIENT);
+  if (accounts && outbox) {
+    // Its jobs name no account yet: a worker would send every account's replies through one client.
+    throw new OAConfigError('createBot: accounts with an outbox is not supported yet; give one of them');
+  }
+  /** The account of an event in the keys of its sessions and order: its username, or its account id. */
+  const accountKey = (event: WebhookEvent): string => {
+    if (!accounts) return event.username ?? '';
+    const account = accounts.accountOf(event);
+    if (account === undefined)
+      throw new OAConfigError('bot.handle: the event names no account (accountOf gave none)');
+    return account;
+  };
   const store = options.sessions === false ? undefined : (options.sessions ?? new MemorySessionStore());
   const initial = options.initialSession ?? (() => ({}) as S);
   const ttlMs = options.sessionTtlMs ?? 7 * DAY_MS;
@@ -257,8 +296,6 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
       return narrowed(ctx, overrides, (leave) => run(chain, 0, ctx, () => leave(next)));
     };
 
-  const sessionKey = (event: WebhookEvent, from: string) => `${event.username ?? ''}:${from}`;
-
   /**
    * Saves the session of `ctx` if a handler touched it and it changed. Under an inbox turn, only while
    * this worker holds the sender, and with its fence: a newer holder's session is never written over.
@@ -297,10 +334,11 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
     from: string | undefined,
     turn: InboxTurn | undefined,
   ): Promise<void> => {
-    const key = store && from !== undefined ? sessionKey(event, from) : undefined;
+    const key = store && from !== undefined ? `${accountKey(event)}:${from}` : undefined;
+    const replier = accounts ? accounts.forEvent(event) : (client as OAClient);
     const stored = key === undefined ? undefined : await store?.get(key);
     const session = stored === undefined ? initial() : (JSON.parse(stored) as S);
-    const ctx = new BotContext<S>(event, client, outbox, session);
+    const ctx = new BotContext<S>(event, replier, outbox, session);
     // What the session was before any handler touched it: the stored text, or a new user's initial
     // session as JSON (taken at the first touch, before a handler can change it in place).
     let before = stored;
@@ -344,12 +382,19 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
     }
     const turn = turnOf(context);
     const data = (event as { data?: { From_Account?: unknown } }).data;
-    const sender = typeof data?.From_Account === 'string' ? data.From_Account : undefined;
-    if (!sender) return handleOne(event, undefined, turn);
+    const from = typeof data?.From_Account === 'string' ? data.From_Account : undefined;
+    if (!from) return handleOne(event, undefined, turn);
+    let sender: string;
+    try {
+      // One user of one account: the same user id in another account is another user.
+      sender = `${accountKey(event)}:${from}`;
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const previous = running.get(sender) ?? Promise.resolve();
     const current = previous.then(
-      () => handleOne(event, sender, turn),
-      () => handleOne(event, sender, turn),
+      () => handleOne(event, from, turn),
+      () => handleOne(event, from, turn),
     );
     const settled = current.then(
       () => {},

@@ -15,6 +15,7 @@
  */
 export {
   type Bot,
+  type BotAccounts,
   type BotFilterHandler,
   type BotHearsHandler,
   type BotMiddleware,

@@ -4,8 +4,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createAccounts } from '../accounts/accounts.js';
 import type { Bot } from '../bot/index.js';
-import { OAClient } from '../client.js';
+import { OAConfigError } from '../errors.js';
 import type { MockServer } from '../testing/index.js';
 import { createWebhookHandler } from '../webhook/index.js';
 import { examplesFolder } from './commands/example.js';
@@ -46,7 +47,9 @@ function errorLines(error: unknown, depth = 0): string[] {
 
 /**
  * Loads the bot module (its default export: `(client) => bot`, given a client of the fake), serves
- * `bot.handle` as a webhook on loopback and points the fake's web inbox at it.
+ * `bot.handle` as a webhook on loopback and points the fake's web inbox at it. A fake of several
+ * accounts gets one bot per account, each made with that account's client (`createAccounts`), and each
+ * event goes to the bot of the account that received it, which answers through that account.
  */
 export async function runBot(
   name: string,
@@ -66,17 +69,37 @@ export async function runBot(
   if (typeof loaded.default !== 'function') {
     throw new UsageError(`--bot ${name}: its default export must be a function (client) => bot (createBot)`);
   }
-  const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
-  const bot = (await loaded.default(client)) as Partial<Bot>;
-  if (typeof bot?.handle !== 'function') {
-    await client.close();
-    throw new UsageError(`--bot ${name}: its default export returned no bot (createBot of oa-messaging/bot)`);
+  const served = mock.accounts;
+  const accounts = createAccounts({
+    credentials: (account) => {
+      const found = served.find((a) => a.username === account);
+      return found && { apiKey: found.apiKey, apiSecret: found.apiSecret };
+    },
+    clientOptions: { baseUrl: mock.url },
+  });
+  const bots = new Map<string, Partial<Bot>>();
+  for (const { username } of served) {
+    const bot = (await loaded.default(accounts.client(username))) as Partial<Bot>;
+    if (typeof bot?.handle !== 'function') {
+      await accounts.close();
+      throw new UsageError(
+        `--bot ${name}: its default export returned no bot (createBot of oa-messaging/bot)`,
+      );
+    }
+    bots.set(username, bot);
   }
+  const onEvent: Bot['handle'] = (event, context) => {
+    const bot = bots.get(accounts.accountOf(event) ?? '');
+    if (!bot?.handle) {
+      return Promise.reject(new OAConfigError(`no account '${String(event.username)}' in this fake`));
+    }
+    return bot.handle(event, context);
+  };
   const print = (message: string, details?: Record<string, unknown>) => {
     log(`bot: ${message}`);
     if (details?.error !== undefined) for (const line of errorLines(details.error)) log(`  ${line}`);
   };
-  const handler = createWebhookHandler({ onEvent: bot.handle, logger: { warn: print, error: print } });
+  const handler = createWebhookHandler({ onEvent, logger: { warn: print, error: print } });
   const server = createServer((req, res) => void handler(req, res));
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oa/webhook`;
@@ -86,7 +109,7 @@ export async function runBot(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
-      await client.close();
+      await accounts.close();
     },
   };
 }

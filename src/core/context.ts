@@ -6,7 +6,7 @@
 import type * as z from 'zod/mini';
 import { defaultTransport } from '#core-runtime';
 import { type Endpoint, endpoints } from '../endpoints.js';
-import { OAValidationError } from '../errors.js';
+import { OAUnauthorizedError, OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
 import { clientTelemetry } from '../telemetry/runtime.js';
@@ -16,6 +16,7 @@ import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../up
 import { UploadReuse } from '../video/upload-reuse.js';
 import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
+import { CredentialSource, type OACredentials } from './credentials.js';
 import { ClientEvents } from './events.js';
 import { FetchTransport } from './fetch-transport.js';
 import { type CallHooks, joinHooks } from './hooks.js';
@@ -35,8 +36,9 @@ import type { Transport } from './transport.js';
 
 /** One client's {@link PipelineContext}. */
 export class ClientContext implements PipelineContext, TokenEndpoints {
-  readonly apiKey: string;
-  readonly #apiSecret: string;
+  /** What the token pair, the limits, ready videos and upload answers are keyed by (`account`, else the api key). */
+  readonly stateKey: string;
+  readonly #credentials: CredentialSource;
   readonly baseUrl: URL;
   readonly urls = new Map<string, URL>();
   readonly headers: RequestHeaders;
@@ -56,21 +58,25 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
 
   constructor(options: OAClientOptions) {
     const resolved = resolveOptions(options);
-    const { apiKey, rateLimit } = resolved;
+    const { apiKey, apiSecret, stateKey, rateLimit } = resolved;
     const { coordination } = options;
-    this.apiKey = apiKey;
-    this.#apiSecret = resolved.apiSecret;
+    this.stateKey = stateKey;
+    this.#credentials = new CredentialSource(
+      options.credentials ? undefined : { apiKey, apiSecret },
+      options.credentials,
+      options.account,
+    );
     this.baseUrl = resolved.baseUrl;
     this.logger = loggerFor(options.logger, options.logLevel);
     this.events = new ClientEvents(this.logger);
     // No limiter starts a timer before its first request.
     this.limiter = rateLimit
-      ? (coordination?.createLimiter(apiKey, rateLimit) ?? new RateLimiter(rateLimit))
+      ? (coordination?.createLimiter(stateKey, rateLimit) ?? new RateLimiter(rateLimit))
       : undefined;
     this.tokens = new TokenManager({
       store: coordination?.tokenStore ?? options.tokenStore ?? new MemoryTokenStore(),
       lock: coordination,
-      key: apiKey,
+      key: stateKey,
       endpoints: this,
       refreshBeforeExpiryMs: resolved.refreshBeforeExpiryMs,
       logger: this.logger,
@@ -95,13 +101,36 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   }
 
   secrets(): string[] {
-    return [this.#apiSecret, ...this.tokens.knownSecrets()];
+    const held = this.#credentials.held;
+    return held ? [held.apiSecret, ...this.tokens.knownSecrets()] : this.tokens.knownSecrets();
   }
 
-  /** Endpoint 1 for a renewal: one exchange, no retry loop of its own (see `tokenExchange`). */
-  login(slot: Permit | undefined): Promise<TokenPair> {
-    const params = { api_key: this.apiKey, api_secret: this.#apiSecret };
-    return tokenExchange(this, endpoints.generateToken, params, slot);
+  /**
+   * Endpoint 1 for a renewal: one exchange, no retry loop of its own (see `tokenExchange`). Refused
+   * credentials from a provider are asked for again once, and a changed answer logs in at once.
+   */
+  async login(slot: Permit | undefined): Promise<TokenPair> {
+    const used = await this.#credentials.current();
+    try {
+      return await this.#loginWith(used, slot);
+    } catch (error) {
+      if (!(error instanceof OAUnauthorizedError)) throw error;
+      const changed = await this.#credentials.refused(used, error, true);
+      if (!changed) throw error;
+      try {
+        return await this.#loginWith(changed, undefined);
+      } catch (again) {
+        if (again instanceof OAUnauthorizedError) await this.#credentials.refused(changed, again, false);
+        throw again;
+      }
+    }
+  }
+
+  async #loginWith(credentials: OACredentials, slot: Permit | undefined): Promise<TokenPair> {
+    const params = { api_key: credentials.apiKey, api_secret: credentials.apiSecret };
+    const pair = await tokenExchange(this, endpoints.generateToken, params, slot);
+    this.#credentials.accepted();
+    return pair;
   }
 
   /** Endpoint 2 for a renewal, the same way. */
@@ -111,7 +140,8 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
 
   /** `generateToken()`: endpoint 1 as a call of the caller's; the client keeps the pair. */
   async generateToken(options: RequestOptions | undefined): Promise<TokenPair> {
-    const params = { api_key: this.apiKey, api_secret: this.#apiSecret };
+    const { apiKey, apiSecret } = await this.#credentials.current();
+    const params = { api_key: apiKey, api_secret: apiSecret };
     const pair = await call(this, endpoints.generateToken, params, options);
     await this.tokens.save(pair);
     return pair;

@@ -1,6 +1,7 @@
 /** The client's options and each call's, checked and filled in once, before anything is sent. */
 import type * as z from 'zod/mini';
 import { runtime } from '#core-runtime';
+import { OAConfigError } from '../errors.js';
 import { OAClientOptionsSchema } from '../schemas/client-options.js';
 import type { OAHooks } from '../schemas/hooks.js';
 import { checkConfig } from '../schemas/option-checks.js';
@@ -12,6 +13,7 @@ import type { ReadyVideos } from '../video/ready-videos.js';
 import { UPLOAD_ANSWER_TTL_MS, type UploadAnswers } from '../video/upload-reuse.js';
 import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
+import type { CredentialsProvider } from './credentials.js';
 import type { Logger, LogLevel } from './logger.js';
 import { type Limiter, type RateLimitOptions, type RateLimits, resolveRateLimit } from './rate-limit.js';
 import type { DispatcherLike, FetchLike, TransportResponse } from './transport.js';
@@ -42,6 +44,25 @@ export interface OAClientOptions {
    * @default process.env.OA_API_SECRET
    */
   apiSecret?: string | undefined;
+  /**
+   * The OA account this client speaks for, in a service that connects many (see `createAccounts`): the
+   * key of its token pair, rate limits, ready video tickets and upload answers (in `tokenStore` and a
+   * `coordination`, so that accounts sharing a store never share a token or a quota), the `oa.account`
+   * attribute of its spans, and named in its errors. Any non-empty string: your id for the account.
+   * @default none: the client's state is keyed by its api key
+   */
+  account?: string | undefined;
+  /**
+   * Where the api key and secret come from, in place of `apiKey` and `apiSecret` (which it excludes):
+   * your store of connected accounts, a secrets manager. Asked when the client first logs in (once,
+   * however many calls wait), and again once after a login is refused, so that a rotated secret costs
+   * one refused login. Refused logins are then spaced out (1 s, doubling up to 30 s: calls in between
+   * fail at once with the refusal, nothing sent). An answer of `undefined` or `null`: every call rejects
+   * with `OAConfigError`, nothing sent; a provider that throws: the call rejects with an `OAError` whose
+   * `cause` is its error. Needs `account` (the key of the client's state).
+   * @default none: `apiKey` and `apiSecret`
+   */
+  credentials?: CredentialsProvider | undefined;
   /**
    * Per-attempt limit in ms, from sending to the last byte of the answer.
    * @default 30_000
@@ -178,8 +199,11 @@ export interface OAClientOptions {
 
 export interface ResolvedOptions {
   baseUrl: URL;
+  /** Empty when the credentials come from a provider. */
   apiKey: string;
   apiSecret: string;
+  /** What the client's token pair, limits, ready videos and upload answers are keyed by. */
+  stateKey: string;
   timeoutMs: number;
   uploadTimeoutMs: number;
   maxRetries: number;
@@ -197,19 +221,27 @@ export function resolveOptions(
   options: OAClientOptions,
   env: Record<string, string | undefined> = globalThis.process?.env ?? {},
 ): ResolvedOptions {
+  const provided = options.credentials !== undefined;
+  if (provided) credentialOptionsProblem(options);
+  else if (options.account !== undefined && (typeof options.account !== 'string' || options.account === '')) {
+    throw new OAConfigError('account must be a non-empty string (your id for the OA account)');
+  }
   const given = {
     ...options,
     baseUrl: options.baseUrl ?? env.OA_BASE_URL,
-    apiKey: options.apiKey ?? env.OA_API_KEY,
-    apiSecret: options.apiSecret ?? env.OA_API_SECRET,
+    // A provider's credentials are checked when it answers; these stand in for the schema's checks.
+    apiKey: provided ? PROVIDED : (options.apiKey ?? env.OA_API_KEY),
+    apiSecret: provided ? PROVIDED : (options.apiSecret ?? env.OA_API_SECRET),
   };
   checkConfig(OAClientOptionsSchema, given);
   // The schema refused a missing one.
   const { baseUrl, apiKey, apiSecret } = given as { baseUrl: string; apiKey: string; apiSecret: string };
   return {
     baseUrl: new URL(baseUrl),
-    apiKey,
-    apiSecret,
+    apiKey: provided ? '' : apiKey,
+    apiSecret: provided ? '' : apiSecret,
+    // An account's state is kept apart from any api key's (`account/` cannot begin an api key's key).
+    stateKey: options.account === undefined ? apiKey : `account/${options.account}`,
     timeoutMs: options.timeoutMs ?? 30_000,
     uploadTimeoutMs: options.uploadTimeoutMs ?? 600_000,
     maxRetries: Math.floor(options.maxRetries ?? 2),
@@ -220,8 +252,33 @@ export function resolveOptions(
       options.reuseUploads === false
         ? false
         : ((options.reuseUploads === true ? undefined : options.reuseUploads?.ttlMs) ?? UPLOAD_ANSWER_TTL_MS),
-    proxyFromEnv: Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy),
+    proxyFromEnv: proxyFromEnv(env),
   };
+}
+
+/** Stands in for a provider's api key and secret in the schema's checks. */
+const PROVIDED = '(from the credentials provider)';
+
+/** Whether the environment names a proxy, which the default dispatcher then goes through. */
+export function proxyFromEnv(
+  env: Record<string, string | undefined> = globalThis.process?.env ?? {},
+): boolean {
+  return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
+}
+
+/** Refuses a `credentials` provider given with the key or secret, or without an `account`. */
+function credentialOptionsProblem(options: OAClientOptions): void {
+  if (typeof options.credentials !== 'function') {
+    throw new OAConfigError('credentials must be a function answering { apiKey, apiSecret } (or undefined)');
+  }
+  if (options.apiKey !== undefined || options.apiSecret !== undefined) {
+    throw new OAConfigError('credentials replaces apiKey and apiSecret: give one or the other');
+  }
+  if (typeof options.account !== 'string' || options.account === '') {
+    throw new OAConfigError(
+      "credentials needs account (a non-empty string): the key of the client's token pair and limits",
+    );
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../errors.js';
 import { formatIssues, invalid, zodIssues } from '../schemas/validate.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
-import type { CallControl } from './call-control.js';
+import { type CallControl, sleep } from './call-control.js';
 import { runAround, runBeforeSend, tellNotDelivered } from './hooks.js';
 import { answerOf, checkOptions, type RequestHeaders, type RequestOptions, tellResponse } from './options.js';
 import { type Permit, SlotLoan } from './rate-limit.js';
@@ -384,7 +384,12 @@ async function renewalExchange<R extends z.ZodMiniType>(
 ): Promise<z.output<R>> {
   try {
     call.permit = slot ?? (await takeSlot(call, true));
-    return await exchange(call);
+    const pair = await exchange(call);
+    // The calls waiting for this token would otherwise be dispatched before the pool takes back the
+    // socket of the answer just read (a fresh connection is reusable only on a later turn of the event
+    // loop): each would open a socket of its own, and a client's first call would hold two.
+    await sleep(0, undefined, 'the token answer').done;
+    return pair;
   } finally {
     call.control.end();
   }

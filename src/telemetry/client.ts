@@ -71,6 +71,8 @@ export class ClientTelemetry {
   readonly #instruments: Instruments | undefined;
   readonly #key: symbol;
   readonly #server: Attributes;
+  /** The client's `account` option, on every span it opens. */
+  readonly #account: string | undefined;
   /** Request times per rate-limit bucket in the last window, for the utilisation gauge. */
   readonly #sent = { general: [] as number[], upload: [] as number[] };
   readonly #limits: RateLimits | false;
@@ -111,6 +113,7 @@ export class ClientTelemetry {
     this.#metered = meter !== undefined;
     this.#key = api.createContextKey('oa-messaging call');
     this.#limits = limits;
+    this.#account = options.account;
     const port = baseUrl.port || (baseUrl.protocol === 'https:' ? '443' : '80');
     this.#server = { 'server.address': baseUrl.hostname, 'server.port': Number(port) };
     this.#instruments = meter && this.#makeInstruments(meter);
@@ -189,7 +192,10 @@ export class ClientTelemetry {
       token ? 'oa token' : `oa ${endpoint.name}`,
       {
         kind: token ? api.SpanKind.INTERNAL : api.SpanKind.CLIENT,
-        attributes: { 'oa.method': endpoint.name, 'oa.endpoint': endpoint.path },
+        attributes:
+          this.#account === undefined
+            ? { 'oa.method': endpoint.name, 'oa.endpoint': endpoint.path }
+            : { 'oa.method': endpoint.name, 'oa.endpoint': endpoint.path, 'oa.account': this.#account },
       },
       active,
     );

@@ -10,6 +10,8 @@ import type { OAMeterProvider, OATracerProvider } from './api.js';
 export interface TelemetryOptions {
   tracerProvider?: OATracerProvider | undefined;
   meterProvider?: OAMeterProvider | undefined;
+  /** The client's OA account: the `oa.account` attribute of its spans (never a metric's: unbounded). */
+  account?: string | undefined;
 }
 
 /** Whether providers were passed, having checked that each one passed is one. */

@@ -60,7 +60,8 @@ class MemoryUploadAnswers implements UploadAnswers {
 
 /** What the reuse needs of its client. */
 export interface UploadReuseContext {
-  readonly apiKey: string;
+  /** The key of the client's state: its `account`, else its api key. */
+  readonly stateKey: string;
   readonly baseUrl: URL;
   readonly logger: Logger;
 }
@@ -102,7 +103,7 @@ export class UploadReuse {
     send: () => Promise<z.output<R>>,
   ): Promise<z.output<R>> {
     const { digest, size } = await hashOf(upload, control);
-    const key = `${this.#ctx.apiKey}:${new URL(endpoint.path, this.#ctx.baseUrl).href}:${digest}`;
+    const key = `${this.#ctx.stateKey}:${new URL(endpoint.path, this.#ctx.baseUrl).href}:${digest}`;
     for (let running = this.#running.get(key); running; running = this.#running.get(key)) {
       try {
         return copyOf(await control.wait(running.promise, WAITING)) as z.output<R>;

@@ -110,7 +110,7 @@ export class VideoReadiness {
    * reached costs a probe later, never a failed send.
    */
   async markReady(ticket_id: string): Promise<void> {
-    const key = this.#ctx.apiKey;
+    const key = this.#ctx.stateKey;
     await this.#local.markReady(key, ticket_id);
     try {
       await this.#shared?.markReady(key, ticket_id);
@@ -123,7 +123,7 @@ export class VideoReadiness {
 
   /** Whether a ticket is known ready, here or in the shared memory. */
   async isReady(ticket_id: string): Promise<boolean> {
-    const key = this.#ctx.apiKey;
+    const key = this.#ctx.stateKey;
     const local = this.#local;
     if (await local.isReady(key, ticket_id)) return true;
     if (!this.#shared || !(await this.#shared.isReady(key, ticket_id))) return false;

@@ -13,6 +13,7 @@ import {
   aLogger,
   checkConfig,
   checked,
+  isObject,
   optionsOf,
   positiveInteger,
   required,
@@ -43,6 +44,22 @@ export interface WebhookEventContext<Req> {
    * event's `msgKey`), never passed on to the platform.
    */
   waitUntil?: WaitUntil | undefined;
+  /**
+   * With the handler's `accounts`: the account whose webhook path the request came to, which is the
+   * event's own (`accounts.forEvent(event)` is its client).
+   */
+  account?: string | undefined;
+}
+
+/**
+ * What a webhook handler needs of many accounts: the `OAAccounts` of `createAccounts({ webhookSecret })`
+ * is one (`oa-messaging`).
+ */
+export interface WebhookAccounts {
+  /** The account whose webhook path `path` ends with, `undefined` for none. */
+  webhookAccount(path: string): Promise<string | undefined>;
+  /** The account id of an event. */
+  accountOf(event: WebhookEvent): string | undefined;
 }
 
 /**
@@ -110,6 +127,14 @@ export interface WebhookHandlerOptions<Req> {
    * @default undefined (every request is accepted)
    */
   verify?: ((request: Req, rawBody: Uint8Array | undefined) => boolean | Promise<boolean>) | undefined;
+  /**
+   * Many accounts behind one receiver (`createAccounts({ webhookSecret })` of `oa-messaging`): a
+   * request is taken only when its path ends with an account's `accounts.webhookPath(id)` (the token
+   * checked in constant time; else 404), and its event only when it is that account's (`accountOf`;
+   * else 403, `onEvent` not run, nothing deduplicated). `context.account` names the account.
+   * @default undefined (one account: any path)
+   */
+  accounts?: WebhookAccounts | undefined;
   /**
    * Where refusals (`warn`), failures of `onEvent`, `store`, work handed to `waitUntil` or the dedupe
    * store (`error`) and skipped
@@ -235,18 +260,25 @@ const WebhookOptionsSchema = optionsOf(
       ),
     ),
     verify: aFunction,
+    accounts: checked(
+      (v) => isObject(v) && typeof v.webhookAccount === 'function' && typeof v.accountOf === 'function',
+      'must be the accounts of createAccounts',
+    ),
     logger: aLogger,
   },
   NEEDS_ON_EVENT,
 );
 
 /** Builds the core for one handler. Throws at once on options that cannot work. */
-export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): WebhookCore<Req> {
+export function createWebhookCore<Req>(
+  options: WebhookHandlerOptions<Req>,
+  pathOf: (request: Req) => string,
+): WebhookCore<Req> {
   checkConfig(WebhookOptionsSchema, options, 'webhook handler');
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   // `true`: the handler keeps the work itself; handOff already tracks it for close().
   const optionWaitUntil: WaitUntil | undefined = options.waitUntil === true ? () => {} : options.waitUntil;
-  const { onEvent, verify, store } = options;
+  const { onEvent, verify, store, accounts } = options;
   // A broken logger (one that throws or rejects) must not cost the sender its answer.
   const logger = containLogger(options.logger ?? {});
   const deliverOnce = options.dedupe
@@ -309,6 +341,11 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
     try {
       // A body parser that ran before us may have had a higher limit than ours.
       if ('raw' in body && body.raw.byteLength > maxBodyBytes) return tooLarge();
+      const account = accounts && (await accounts.webhookAccount(pathOf(request)));
+      if (accounts && account === undefined) {
+        logger.warn?.("oa-messaging webhook: the path is no account's webhook path (404)");
+        return answer(404, { error: 'Not found' });
+      }
       if (verify) {
         let allowed: boolean;
         try {
@@ -332,6 +369,10 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
         return answer(400, { error: error.message });
       }
       note?.event(event);
+      if (accounts && accounts.accountOf(event) !== account) {
+        logger.warn?.(`oa-messaging webhook: an event for another account on ${account}'s path (403)`);
+        return answer(403, { error: "The event is not this path's account's" });
+      }
       if (event.issues.length > 0) {
         // Paths and reasons only, never values: the event itself still reaches onEvent.
         logger.debug?.(`oa-messaging webhook: event accepted with ${event.issues.length} issue(s)`, {
@@ -361,6 +402,7 @@ export function createWebhookCore<Req>(options: WebhookHandlerOptions<Req>): Web
       const context: WebhookEventContext<Req> = waitUntil
         ? { request, waitUntil: (promise) => handOff(Promise.resolve(promise), 'work handed to waitUntil') }
         : { request };
+      if (account !== undefined) context.account = account;
       // The step the answer depends on, and the one deduplication guards: `store` when there is one.
       // Either may answer synchronously (no promise): then so does deduplication with a memory store.
       const decisive = store ? () => store(event, context) : () => onEvent(event, context);

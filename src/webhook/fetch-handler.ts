@@ -75,7 +75,7 @@ function waitUntilOf(platform: unknown): WaitUntil | undefined {
  * ```
  */
 export function createFetchWebhookHandler(options: WebhookHandlerOptions<Request>): FetchWebhookHandler {
-  const core = createWebhookCore(options);
+  const core = createWebhookCore(options, (request) => request.url);
 
   async function respond(request: Request, platform: unknown): Promise<WebhookResult> {
     const declared = request.headers.get('content-length');

@@ -25,6 +25,7 @@ export {
   DEFAULT_CLOSE_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   type WaitUntil,
+  type WebhookAccounts,
   type WebhookCloseOptions,
   type WebhookEventContext,
   type WebhookHandlerClose,

@@ -137,7 +137,7 @@ function send(req: IncomingMessage, res: ServerResponse, result: WebhookResult):
 export function createWebhookHandler<Req extends IncomingMessage = IncomingMessage>(
   options: WebhookHandlerOptions<Req>,
 ): NodeWebhookHandler<Req> {
-  const core = createWebhookCore(options);
+  const core = createWebhookCore(options, (req) => req.url ?? '');
 
   async function respond(req: Req): Promise<WebhookResult> {
     const early = core.precheck(req.method, req.headers['content-length']);

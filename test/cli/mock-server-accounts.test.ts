@@ -3,11 +3,13 @@
  * credentials, and a send with one account's keys lands in that account; `oa inbound --account`
  * posts that account's event, shown in that account's conversation of the web inbox.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { createWebhookHandler, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
-import { fakeServer, oa, startOa } from './run-oa.js';
+import { fakeServer, oa, startOa, workDir } from './run-oa.js';
 
 const waitFor = (read: () => string, text: string | RegExp) =>
   expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
@@ -77,5 +79,44 @@ describe.concurrent('the CLI with several accounts', { timeout: 60_000 }, () => 
     const other = await oa(['inbound', 'text', 'Hi C', '--to', to, '--account', 'shop-c'], { env });
     expect(other.code).toBe(0);
     expect(other.stderr).toMatch(/did not take the message into its web inbox \(400\)/);
+  });
+});
+
+describe('oa mock-server --accounts --bot', { timeout: 60_000 }, () => {
+  it('oa mock-server --accounts 2 --bot: each account answers its users through itself', async ({
+    onTestFinished,
+  }) => {
+    const module = join(workDir, 'accounts-echo-bot.mjs');
+    await writeFile(
+      module,
+      `export default (client) => ({
+        handle: (event) => client.sendText({ user_id: event.data.From_Account, msg: event.username + ' echo' }),
+      });\n`,
+    );
+    const running = startOa(['mock-server', '--accounts', '2', '--no-demo', '--bot', module]);
+    onTestFinished(() => void running.child.kill('SIGKILL'));
+    await waitFor(running.stderr, /Press Ctrl\+C/);
+    const url = /^Fake OA API listening at (\S+)$/m.exec(running.stdout())?.[1] ?? '';
+    const typed = await request(`${url}/_inbox/reply`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ account: 'oa-account-2', user_id: 'u-1', kind: 'text', text: 'hi' }),
+    });
+    expect(typed.statusCode).toBe(200);
+    await expect
+      .poll(
+        async () => (await inboxState(url, 'oa-account-2')).conversations['u-1']?.map((e) => e.item?.msg),
+        {
+          timeout: 10_000,
+          interval: 100,
+        },
+      )
+      .toContain('oa-account-2 echo');
+    expect((await inboxState(url, 'oa-account-1')).conversations).toEqual({});
+    // The send went out with account 2's key: its request line names it.
+    await waitFor(
+      running.stderr,
+      /POST \/api\/v2\/public\/webhook\/broadcast-message 201 .*\(oa-account-2\)$/m,
+    );
   });
 });

@@ -20,6 +20,10 @@ const EXAMPLES: Record<string, { shows: string; needs?: string }> = {
   'support-bot': {
     shows: 'a bot (oa-messaging/bot): a menu, an order lookup kept in the session, a photo answered',
   },
+  accounts: {
+    shows:
+      'many OA accounts (createAccounts): credentials from a database, a webhook path per account, a bot answering through each, a campaign per account',
+  },
   campaign: {
     shows: 'a campaign queued in Redis (oa-messaging/queue), every message delivered at most once',
     needs: 'npm install bullmq ioredis, and a redis-server at REDIS_URL (default redis://127.0.0.1:6379)',

@@ -88,7 +88,8 @@ export function mockServerCommand(): Command {
       .option(
         '--bot <module>',
         'answer the web inbox with a bot: support-bot (the example), or a module whose default export ' +
-          'is (client) => bot (createBot of oa-messaging/bot)',
+          'is (client) => bot (createBot of oa-messaging/bot); with --accounts, one bot per account, ' +
+          'each answering through its own account',
       )
       .option('--user <user_id>', 'a user of the OA: who --target all reaches (repeatable)', collect)
       .option('--group <id=users>', 'a group and its members: ID=USER,USER (repeatable)', idWithUsers)
@@ -109,10 +110,6 @@ export function mockServerCommand(): Command {
         throw new UsageError('--bot and --webhook both say where replies go: give one');
       }
       const accounts = options.accounts === undefined ? undefined : testAccounts(options.accounts);
-      // The bot runner makes one client, of one account: it would answer every account's users as that one.
-      if (options.bot !== undefined && accounts !== undefined && accounts.length > 1) {
-        throw new UsageError('--bot answers as one account: give it without --accounts (or --accounts 1)');
-      }
       const members = membersFrom(options);
       const several = accounts !== undefined && accounts.length > 1;
       const mock = await createMockServer({

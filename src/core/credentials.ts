@@ -1,0 +1,150 @@
+/**
+ * The api key and secret a client logs in with: given once (`apiKey`, `apiSecret`), or read from the
+ * caller's provider (`credentials`) when the client first needs them and again once after a refused
+ * login, so that a rotated secret costs one refused login. Refused logins are spaced out (one attempt
+ * per backoff), since the provider's store may learn the new secret seconds after the OA refuses the
+ * old one.
+ */
+import { OAConfigError, OAError, type OAUnauthorizedError, reissued } from '../errors.js';
+import { MIN_SECRET_LENGTH } from '../schemas/option-values.js';
+
+/** What a {@link CredentialsProvider} answers for an OA account. */
+export interface OACredentials {
+  /** The account's api key. */
+  apiKey: string;
+  /** The account's api secret: at least 6 characters. */
+  apiSecret: string;
+}
+
+/**
+ * Where a client's api key and secret come from (the `credentials` client option): your store of
+ * connected accounts, a secrets manager. `undefined` or `null`: no such account (its calls reject with
+ * `OAConfigError`, nothing sent).
+ */
+export type CredentialsProvider = () =>
+  | OACredentials
+  | undefined
+  | null
+  | Promise<OACredentials | undefined | null>;
+
+/** The wait after a refused login before the next one, doubled at each refusal up to the most. */
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/** A login that was refused, and when the next one may be tried. */
+interface Refusal {
+  error: OAUnauthorizedError;
+  retryAt: number;
+  backoffMs: number;
+}
+
+/** A client's credentials (see the file's comment). */
+export class CredentialSource {
+  readonly #provider: CredentialsProvider | undefined;
+  /** How messages name the account: ` of OA account shop-42`, or nothing for a plain client. */
+  readonly #whose: string;
+  readonly #account: string | undefined;
+  #held: OACredentials | undefined;
+  #asking: Promise<OACredentials> | undefined;
+  #refusal: Refusal | undefined;
+  /** The provider must be asked before the next login (the last one was refused). */
+  #stale = false;
+
+  constructor(given: OACredentials | undefined, provider: CredentialsProvider | undefined, account?: string) {
+    this.#held = given;
+    this.#provider = provider;
+    this.#account = account;
+    this.#whose = account === undefined ? '' : ` of OA account ${account}`;
+  }
+
+  /** The credentials last read (for scrubbing), if any. */
+  get held(): OACredentials | undefined {
+    return this.#held;
+  }
+
+  /**
+   * The credentials to log in with: those held, else the provider's answer (one question however many
+   * calls wait). While refused logins are backing off, the last refusal again, at once: nothing sent.
+   */
+  current(now = Date.now()): OACredentials | Promise<OACredentials> {
+    const refusal = this.#refusal;
+    if (refusal && now < refusal.retryAt) {
+      const waitMs = refusal.retryAt - now;
+      throw reissued(refusal.error, {
+        message: `${refusal.error.message} (login${this.#whose} refused; the next attempt in ${waitMs} ms: nothing sent)`,
+      });
+    }
+    if (this.#held && !this.#stale) return this.#held;
+    if (!this.#provider) {
+      // Only a provider's credentials are ever dropped; a plain client keeps what it was given.
+      return this.#held as OACredentials;
+    }
+    this.#asking ??= this.#ask().finally(() => {
+      this.#asking = undefined;
+    });
+    return this.#asking;
+  }
+
+  /**
+   * A login with `used` was refused (401). With a provider, asks it again once: a changed answer is
+   * returned, to log in with at once. Otherwise the refused logins back off (with a provider only:
+   * a plain client's behaviour is unchanged) and `undefined` is returned: the refusal is final.
+   */
+  async refused(
+    used: OACredentials,
+    error: OAUnauthorizedError,
+    askAgain: boolean,
+  ): Promise<OACredentials | undefined> {
+    if (!this.#provider) return undefined;
+    if (askAgain) {
+      this.#stale = true;
+      const fresh = await this.current();
+      if (fresh.apiKey !== used.apiKey || fresh.apiSecret !== used.apiSecret) return fresh;
+    }
+    const backoffMs = Math.min(
+      MAX_BACKOFF_MS,
+      this.#refusal ? this.#refusal.backoffMs * 2 : FIRST_BACKOFF_MS,
+    );
+    this.#refusal = { error, retryAt: Date.now() + backoffMs, backoffMs };
+    // The next login, after the backoff, asks the provider first: it may have learnt the new secret.
+    this.#stale = true;
+    return undefined;
+  }
+
+  /** A login succeeded: refusals are forgotten. */
+  accepted(): void {
+    this.#refusal = undefined;
+  }
+
+  async #ask(): Promise<OACredentials> {
+    let answer: OACredentials | undefined | null;
+    try {
+      answer = await (this.#provider as CredentialsProvider)();
+    } catch (error) {
+      throw new OAError(
+        `The credentials${this.#whose} could not be read: ${error instanceof Error ? error.message : String(error)}; nothing was sent`,
+        { cause: error },
+      );
+    }
+    if (answer === undefined || answer === null) {
+      const which =
+        this.#account === undefined ? 'Unknown OA account' : `Unknown OA account ${this.#account}`;
+      throw new OAConfigError(`${which}: the credentials provider has none for it; nothing was sent`);
+    }
+    const { apiKey, apiSecret } = answer as Partial<OACredentials>;
+    if (
+      typeof apiKey !== 'string' ||
+      apiKey === '' ||
+      typeof apiSecret !== 'string' ||
+      apiSecret.length < MIN_SECRET_LENGTH
+    ) {
+      throw new OAConfigError(
+        `The credentials${this.#whose} are unusable: they need an apiKey and an apiSecret of at least ${MIN_SECRET_LENGTH} characters; nothing was sent`,
+      );
+    }
+    const fresh = { apiKey, apiSecret };
+    this.#held = fresh;
+    this.#stale = false;
+    return fresh;
+  }
+}

@@ -1,0 +1,47 @@
+// Two processes serving the same OA accounts through one Redis: each account logs in once across them.
+import { afterEach, expect, it } from 'vitest';
+import { runScript } from '../helpers/run-script.js';
+import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import type { AccountWorkerConfig } from './account-worker.js';
+import { type AccountsServer, startAccountsServer } from './accounts-server.js';
+
+const SERVED = ['shop-1', 'shop-2', 'shop-3'].map((username, i) => ({
+  username,
+  apiKey: `key-${i + 1}`,
+  apiSecret: `secret-${i + 1}-abcdef`,
+}));
+
+const shared = REDIS_SERVER ? useRedisServer() : undefined;
+let server: AccountsServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+it.skipIf(!REDIS_SERVER)(
+  'two processes sharing Redis log each account in once, and each sends land in their account',
+  async () => {
+    server = await startAccountsServer(SERVED);
+    const config = (name: string): AccountWorkerConfig => ({
+      name,
+      redisUrl: shared?.server.url ?? '',
+      baseUrl: server?.url ?? '',
+      accounts: SERVED,
+      texts: 4,
+    });
+    const script = new URL('./account-worker.ts', import.meta.url);
+    const runs = await Promise.all(
+      ['a', 'b'].map((name) => runScript(script, [JSON.stringify(config(name))], 30_000)),
+    );
+    for (const run of runs) {
+      expect(run.code, run.output).toBe(0);
+      expect(run.output).toContain('"ok":12,"failures":[]');
+    }
+    for (const { username } of SERVED) {
+      const record = server.accounts.get(username);
+      expect(record?.logins).toBe(1);
+      expect(record?.sends).toHaveLength(8);
+      expect(record?.sends.every((s) => s.msg.includes(username))).toBe(true);
+    }
+  },
+);
