@@ -1,10 +1,11 @@
+import { LOG_LEVELS, type LogLevel } from '../schemas/option-values.js';
+
+export type { LogLevel };
+
 /**
  * Where the SDK reports what it does: requests, retries, token renewals. Any of the four methods may be
  * left out; `console` fits. The SDK never passes a secret (key secret, token, auth header) to it.
  */
-import { LOG_LEVELS, type LogLevel } from '../schemas/option-values.js';
-
-export type { LogLevel };
 export interface Logger {
   /** Each request and answer. */
   debug?: ((message: string, details?: Record<string, unknown>) => void) | undefined;

@@ -117,7 +117,8 @@ export class Call<R extends z.ZodMiniType> {
     this.isSend = endpoint.isSend;
     this.usesToken = endpoint.auth;
     // The client's hooks as they are, unless the call brings its own: no allocation per call without.
-    this.hooks = joinHooks(ctx.hooks, options.hooks);
+    // A call without hooks of its own runs the client's as they are (nothing joined on the warm path).
+    this.hooks = options.hooks === undefined ? ctx.hooks : joinHooks(ctx.hooks, options.hooks);
     // Read only where `hooks` is (a JSON call's params, as checked; the client's own renewal).
     this.state = (this.hooks && callState(endpoint, params, renewal)) as OACallState;
     this.onResponse = options.onResponse;

@@ -4,11 +4,11 @@
  * no zod into a bundle.
  */
 
-/** What `logLevel` takes, lowest first: a level and the ones above it reach the logger, or nothing. */
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'off'] as const;
-
 /** How much a logger receives: a level and the ones above it, or nothing (`off`). */
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+/** What `logLevel` takes, lowest first: a level and the ones above it reach the logger, or nothing. */
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'off'];
 
 /**
  * The shortest api secret the client takes, and the shortest text the SDK removes wherever it appears
