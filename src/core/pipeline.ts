@@ -89,6 +89,8 @@ function run<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
 
 async function retried<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
   try {
+    const { prepare } = call.ctx;
+    if (prepare) await call.control.wait(prepare(), "reading the account's credentials");
     return await withRetries(call, attemptOnce);
   } finally {
     call.control.end();
