@@ -46,6 +46,8 @@ export interface SharedClientParts {
   /** Where an account whose credentials name no base URL sends; `undefined`: each must name one. */
   readonly baseUrl: URL | undefined;
   readonly headers: RequestHeaders;
+  /** Each endpoint's URL at `baseUrl`, for every account that sends there. */
+  readonly urls: Map<string, URL>;
   readonly logger: Logger;
   /** Every account's transport (one pool per origin); no client closes it. */
   readonly transport: Transport;
@@ -68,7 +70,8 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   readonly stateKey: string;
   readonly #credentials: CredentialSource;
   baseUrl: URL;
-  readonly urls = new Map<string, URL>();
+  /** Each endpoint's URL at `baseUrl`: the accounts' own map while an account's client sends there. */
+  urls: Map<string, URL>;
   /**
    * Set while an account's client does not know where to send (its credentials, which may name a base
    * URL, not read yet): each call awaits it first, within its deadline.
@@ -113,6 +116,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       );
     this.#defaultBaseUrl = shared ? shared.baseUrl : resolved.baseUrl;
     this.baseUrl = this.#defaultBaseUrl ?? NO_BASE_URL;
+    this.urls = shared?.urls ?? new Map();
     this.#ownsTransport = shared === undefined;
     this.#provided = account !== undefined || options.credentials !== undefined;
     if (this.#provided) {
@@ -195,7 +199,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     }
     if (target.href === this.baseUrl.href) return;
     this.baseUrl = target;
-    this.urls.clear();
+    this.urls = new Map();
   }
 
   async #loginWith(credentials: OACredentials, slot: Permit | undefined): Promise<TokenPair> {

@@ -34,6 +34,7 @@ export function sharedClientParts(
     resolved,
     baseUrl: baseUrl === undefined ? undefined : resolved.baseUrl,
     headers: requestHeaders(options.appInfo, options.defaultHeaders),
+    urls: new Map(),
     logger: loggerFor(options.logger, options.logLevel),
     transport: options.fetch
       ? new FetchTransport(options.fetch)
