@@ -16,12 +16,13 @@ import { type BenchReport, table } from './support.js';
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
 /**
- * In the order of the summary: per call (on Node, then on Bun and Deno), a large broadcast, uploads,
+ * In the order of the summary: per call (on Node, many accounts, then on Bun and Deno), a large broadcast, uploads,
  * webhooks (parsing, then throughput on Node, then on Bun and Deno), the limiter, an outbox campaign,
  * the ordered inbox, import.
  */
 const BENCHES = [
   'overhead.bench.ts',
+  'accounts.bench.ts',
   'runtimes.bench.ts',
   'broadcast.bench.ts',
   'upload-memory.bench.ts',

@@ -1,4 +1,4 @@
-import { ClientContext } from './core/context.js';
+import { type AccountClientParts, ClientContext } from './core/context.js';
 import type { OAClientEventName, OAClientListener } from './core/events.js';
 import type { OAClientOptions, RequestOptions } from './core/options.js';
 import { call } from './core/pipeline.js';
@@ -16,6 +16,33 @@ import {
 import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from './video/video-ready.js';
 
 export type { SendFileOptions, SendVideoOptions } from './video/send-file.js';
+
+/** The parts of the account's client being constructed by {@link accountClient}; unset otherwise. */
+let constructing: AccountClientParts | undefined;
+
+/**
+ * One account's client for `createAccounts`: its context (limiter, token manager, events ...) is made
+ * when it is first needed, from what the accounts share, so that a client never used costs little.
+ */
+export function accountClient(parts: AccountClientParts): OAClient {
+  constructing = parts;
+  try {
+    return new OAClient();
+  } finally {
+    constructing = undefined;
+  }
+}
+
+/**
+ * Closes an account's client once no call of it is in flight (a client dropped beyond `maxClients`):
+ * its timers and limiter released, without failing a call.
+ */
+export function retireClient(client: OAClient): Promise<void> {
+  return retire(client);
+}
+
+/** {@link retireClient}, which reads the client's context: set by the class. */
+let retire: (client: OAClient) => Promise<void>;
 
 declare global {
   interface SymbolConstructor {
@@ -37,12 +64,50 @@ declare global {
  * await client.sendText({ user_id: 'u-1', msg: 'Hello' });
  */
 export class OAClient {
-  readonly #ctx: ClientContext;
-  readonly #videos: VideoReadiness;
+  #context: ClientContext | undefined;
+  #videoReadiness: VideoReadiness | undefined;
+  /** An account's client whose context is not made yet: what it is made from. */
+  #account: AccountClientParts | undefined;
+  /** Closed before its context was made: the context is made closed. */
+  #closedUnused = false;
+
+  static {
+    retire = async (client) => {
+      const ctx = client.#context;
+      if (ctx) await ctx.calls.whenIdle();
+      await client.close();
+    };
+  }
 
   constructor(options: OAClientOptions = {}) {
-    this.#ctx = new ClientContext(options);
-    this.#videos = new VideoReadiness(this.#ctx, options);
+    const account = constructing;
+    constructing = undefined;
+    if (account) {
+      this.#account = account;
+      return;
+    }
+    this.#context = new ClientContext(options);
+    this.#videoReadiness = new VideoReadiness(this.#context, options);
+  }
+
+  get #ctx(): ClientContext {
+    return this.#context ?? this.#made();
+  }
+
+  get #videos(): VideoReadiness {
+    if (!this.#videoReadiness) this.#made();
+    return this.#videoReadiness as VideoReadiness;
+  }
+
+  /** An account's client's context, made on its first need. */
+  #made(): ClientContext {
+    const account = this.#account as AccountClientParts;
+    const ctx = new ClientContext(account.shared.options, account);
+    this.#context = ctx;
+    this.#videoReadiness = new VideoReadiness(ctx, account.shared.options);
+    this.#account = undefined;
+    if (this.#closedUnused) ctx.calls.closeAll();
+    return ctx;
   }
 
   /**
@@ -215,6 +280,11 @@ export class OAClient {
    * `close()` reject. A script that simply ends needs no `close()`.
    */
   close(): Promise<void> {
+    // Never used: nothing to release, and a context made later is made closed.
+    if (!this.#context) {
+      this.#closedUnused = true;
+      return Promise.resolve();
+    }
     // Every wait ends now (queue, token, backoff, transcode), and requests in flight are aborted: a
     // call that never sent its request says so (`deliveryUnknown: false`).
     return this.#ctx.close();

@@ -3,18 +3,29 @@
  * of credentials, kept while it is used (least recently used dropped beyond `maxClients`), sharing one
  * connection pool and one token store; inbound events routed to the client of their account.
  */
-import { OAClient } from '../client.js';
+import * as z from 'zod/mini';
+import { accountClient, type OAClient, retireClient } from '../client.js';
 import { MemoryTokenStore } from '../core/auth.js';
-import type { OACredentials } from '../core/credentials.js';
+import type { SharedClientParts } from '../core/context.js';
+import { CredentialSource, type OACredentials } from '../core/credentials.js';
 import type { OAClientOptions } from '../core/options.js';
-import { SharedPool } from '../core/shared-pool.js';
+import { sharedClientParts } from '../core/shared-pool.js';
 import { OAConfigError } from '../errors.js';
+import {
+  aFunction,
+  checkConfig,
+  checked,
+  optionsOf,
+  positiveInteger,
+  required,
+} from '../schemas/option-checks.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 
 /**
- * Your store of connected accounts: the api key and secret of `account`, or `undefined`/`null` when
- * there is no such account. Called when the account's client first logs in (once, however many calls
- * wait), and again once after its login was refused (a rotated secret).
+ * Your store of connected accounts: the api key and secret of `account` (and its `baseUrl` when its
+ * API is elsewhere than `clientOptions.baseUrl`), or `undefined`/`null` when there is no such account.
+ * Called before the account's client first sends (once, however many calls wait), and again once
+ * after its login was refused (a rotated secret).
  */
 export type AccountCredentialsResolver = (
   account: string,
@@ -30,7 +41,8 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
   /**
    * The options of every account's client: `baseUrl`, `coordination` (then all processes share each
    * account's token pair and limits), `logger`, `rateLimit` (each account's own) ... With neither
-   * `dispatcher` nor `fetch`, the clients share one connection pool.
+   * `dispatcher` nor `fetch`, the clients share the accounts' connection pools (see `maxConnections`).
+   * Without a `baseUrl` (nor `OA_BASE_URL`), each account's credentials must name theirs.
    * @default {} (the base URL from `OA_BASE_URL`)
    */
   clientOptions?: AccountClientOptions | undefined;
@@ -41,9 +53,10 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    */
   accountOf?: ((event: E) => string | undefined) | undefined;
   /**
-   * How many clients are kept: beyond it, the least recently used one is dropped. A dropped client
-   * holds no socket (the pool is shared) and its token pair stays in the shared store, so the
-   * account's next client logs in no sooner; calls already made through it finish.
+   * How many clients are kept: beyond it, the least recently used one is dropped, and closed (its
+   * timers and limiter released) once its calls in flight have ended: none fails because of it. Its
+   * token pair stays in the shared store and its credentials with the accounts, so the account's next
+   * client (a new instance) neither logs in nor asks the resolver again.
    * @default 1000
    */
   maxClients?: number | undefined;
@@ -55,7 +68,45 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    * accounts refuses every request)
    */
   webhookSecret?: string | undefined;
+  /**
+   * The most sockets the accounts' clients keep open to one base URL, all accounts together (each base
+   * URL has its own pool). A request beyond waits for a free socket; the wait counts in its attempt's
+   * `timeoutMs` and the call's deadline, and a send given up before it left is classed not sent
+   * (`deliveryUnknown: false`), never sent later. With `clientOptions.dispatcher` (yours to size) or
+   * `fetch`, unused.
+   * @default 64
+   */
+  maxConnections?: number | undefined;
 }
+
+/** The clients' options that name one account: the resolver gives each account its own. */
+const ONE_ACCOUNT = 'must not be given (it names one account: the credentials resolver gives each its own)';
+
+/** What `createAccounts` takes, checked once by it (the rules every entry point uses). */
+const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
+  {
+    credentials: required((v) => typeof v === 'function', 'must be a function of the account id'),
+    clientOptions: z.optional(
+      optionsOf(
+        {
+          apiKey: checked((v) => v === undefined, ONE_ACCOUNT),
+          apiSecret: checked((v) => v === undefined, ONE_ACCOUNT),
+          credentials: checked((v) => v === undefined, ONE_ACCOUNT),
+          account: checked((v) => v === undefined, ONE_ACCOUNT),
+        },
+        'createAccounts: clientOptions must be an object of OAClient options',
+      ),
+    ),
+    accountOf: aFunction,
+    maxClients: positiveInteger,
+    maxConnections: positiveInteger,
+    webhookSecret: checked(
+      (v) => typeof v === 'string' && v.length >= 16,
+      'must be a string of at least 16 characters',
+    ),
+  },
+  'createAccounts needs { credentials }: a function that gives an account id its credentials',
+);
 
 /** The accounts of {@link createAccounts}. */
 export interface OAAccounts<E = WebhookEvent> {
@@ -92,7 +143,10 @@ export interface OAAccounts<E = WebhookEvent> {
   webhookAccount(path: string): Promise<string | undefined>;
   /** How many clients are kept now. */
   readonly size: number;
-  /** Closes every kept client (calls in flight through them reject) and the shared connection pool. */
+  /**
+   * Closes every client (calls in flight through them reject) and the accounts' connection pools. A
+   * single client's `close()` leaves the pools to the others.
+   */
   close(): Promise<void>;
 }
 
@@ -118,14 +172,23 @@ export function createAccounts<E = WebhookEvent>(options: CreateAccountsOptions<
   return new Accounts(options);
 }
 
+/** How many accounts' credentials are kept beyond their clients, per client kept (see `maxClients`). */
+const CREDENTIALS_PER_CLIENT = 2;
+
 class Accounts<E> implements OAAccounts<E> {
   readonly #resolve: AccountCredentialsResolver;
   readonly #accountOf: (event: E) => string | undefined;
   readonly #maxClients: number;
-  readonly #shared: AccountClientOptions;
-  readonly #pool: SharedPool | undefined;
+  readonly #shared: SharedClientParts;
   /** Kept clients, least recently used first (a use moves a client to the end). */
   readonly #clients = new Map<string, OAClient>();
+  /**
+   * Each account's credentials, least recently used first, kept beyond its client (to twice
+   * `maxClients`): a client made again for an account asks no one.
+   */
+  readonly #credentials = new Map<string, CredentialSource>();
+  /** Clients dropped beyond maxClients, closing once their calls end. */
+  readonly #retiring = new Set<OAClient>();
   /** The account used last: using it again moves nothing. */
   #newest: string | undefined;
   #closed = false;
@@ -133,27 +196,8 @@ class Accounts<E> implements OAAccounts<E> {
   readonly #webhookKey: (() => Promise<CryptoKey>) | undefined;
 
   constructor(options: CreateAccountsOptions<E>) {
-    if (typeof options?.credentials !== 'function') {
-      throw new OAConfigError('createAccounts: credentials must be a function of the account id');
-    }
-    const { maxClients = 1000, clientOptions = {}, accountOf } = options;
-    if (!Number.isInteger(maxClients) || maxClients < 1) {
-      throw new OAConfigError('createAccounts: maxClients must be a whole number from 1');
-    }
-    if (accountOf !== undefined && typeof accountOf !== 'function') {
-      throw new OAConfigError('createAccounts: accountOf must be a function of an inbound event');
-    }
-    for (const name of ['apiKey', 'apiSecret', 'credentials', 'account'] as const) {
-      if ((clientOptions as OAClientOptions)[name] !== undefined) {
-        throw new OAConfigError(
-          `createAccounts: clientOptions.${name} names one account; the credentials resolver gives each its own`,
-        );
-      }
-    }
-    const { webhookSecret } = options;
-    if (webhookSecret !== undefined && (typeof webhookSecret !== 'string' || webhookSecret.length < 16)) {
-      throw new OAConfigError('createAccounts: webhookSecret must be a string of at least 16 characters');
-    }
+    checkConfig(AccountsOptionsSchema, options, 'createAccounts');
+    const { maxClients = 1000, maxConnections = 64, clientOptions = {}, accountOf, webhookSecret } = options;
     if (webhookSecret !== undefined) {
       let key: Promise<CryptoKey> | undefined;
       this.#webhookKey = () =>
@@ -168,11 +212,11 @@ class Accounts<E> implements OAAccounts<E> {
     this.#resolve = options.credentials;
     this.#accountOf = accountOf ?? byUsername;
     this.#maxClients = maxClients;
-    const ownPool = clientOptions.dispatcher === undefined && clientOptions.fetch === undefined;
-    this.#pool = ownPool ? new SharedPool() : undefined;
     // One in-memory store for every account (keyed by account): a dropped client's pair is not lost.
     const shareTokens = clientOptions.coordination === undefined && clientOptions.tokenStore === undefined;
-    this.#shared = shareTokens ? { ...clientOptions, tokenStore: new MemoryTokenStore() } : clientOptions;
+    const shared = shareTokens ? { ...clientOptions, tokenStore: new MemoryTokenStore() } : clientOptions;
+    const baseUrl = clientOptions.baseUrl ?? globalThis.process?.env?.OA_BASE_URL;
+    this.#shared = sharedClientParts(shared, baseUrl, maxConnections);
   }
 
   get size(): number {
@@ -248,11 +292,13 @@ class Accounts<E> implements OAAccounts<E> {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const clients = [...this.#clients.values()];
+    const clients = [...this.#clients.values(), ...this.#retiring];
     this.#clients.clear();
+    this.#retiring.clear();
+    this.#credentials.clear();
     this.#newest = undefined;
     await Promise.all(clients.map((client) => client.close()));
-    await this.#pool?.close();
+    await this.#shared.transport.close();
   }
 
   #make(account: string): OAClient {
@@ -260,26 +306,44 @@ class Accounts<E> implements OAAccounts<E> {
       throw new OAConfigError('accounts.client: the account must be a non-empty string');
     }
     if (this.#closed) throw new OAConfigError(`accounts.client(${account}): the accounts are closed`);
-    const pool = this.#pool;
-    const resolve = this.#resolve;
-    const client = new OAClient({
-      ...this.#shared,
-      ...(pool?.dispatcher ? { dispatcher: pool.dispatcher } : {}),
+    const client = accountClient({
+      shared: this.#shared,
       account,
-      credentials: async () => {
-        const answer = await resolve(account);
-        // The first request of a client made before the shared pool was ready waits for it here.
-        await pool?.ready();
-        return answer;
-      },
+      credentials: this.#credentialsOf(account),
     });
     this.#clients.set(account, client);
     this.#newest = account;
-    // Dropped, not closed: a call in flight through it finishes (it holds no socket of its own).
     while (this.#clients.size > this.#maxClients) {
-      const oldest = this.#clients.keys().next().value as string;
+      const [oldest, dropped] = this.#clients.entries().next().value as [string, OAClient];
       this.#clients.delete(oldest);
+      this.#retire(dropped);
     }
     return client;
+  }
+
+  /** The account's credentials: those kept, else a new source that asks the resolver when needed. */
+  #credentialsOf(account: string): CredentialSource {
+    let source = this.#credentials.get(account);
+    if (source) {
+      this.#credentials.delete(account);
+    } else {
+      const resolve = this.#resolve;
+      const allowInsecureHttp = this.#shared.options.allowInsecureHttp;
+      source = new CredentialSource(undefined, () => resolve(account), account, allowInsecureHttp);
+    }
+    this.#credentials.set(account, source);
+    while (this.#credentials.size > this.#maxClients * CREDENTIALS_PER_CLIENT) {
+      this.#credentials.delete(this.#credentials.keys().next().value as string);
+    }
+    return source;
+  }
+
+  /** Closes a dropped client once its calls in flight have ended. */
+  #retire(client: OAClient): void {
+    this.#retiring.add(client);
+    retireClient(client).then(
+      () => this.#retiring.delete(client),
+      () => this.#retiring.delete(client),
+    );
   }
 }

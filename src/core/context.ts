@@ -6,7 +6,7 @@
 import type * as z from 'zod/mini';
 import { defaultTransport } from '#core-runtime';
 import { type Endpoint, endpoints } from '../endpoints.js';
-import { OAUnauthorizedError, OAValidationError } from '../errors.js';
+import { OAConfigError, OAUnauthorizedError, OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
 import { clientTelemetry } from '../telemetry/runtime.js';
@@ -26,6 +26,7 @@ import {
   type OAClientOptions,
   type RequestHeaders,
   type RequestOptions,
+  type ResolvedOptions,
   requestHeaders,
   resolveOptions,
 } from './options.js';
@@ -34,13 +35,54 @@ import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
 import type { PipelineContext } from './retry.js';
 import type { Transport } from './transport.js';
 
+/**
+ * What the clients of `createAccounts` share, made once from its `clientOptions` (checked there): the
+ * options as resolved, the headers, the logger and the transport with its connection pools.
+ */
+export interface SharedClientParts {
+  /** The accounts' client options, their token store filled in. */
+  readonly options: OAClientOptions;
+  readonly resolved: ResolvedOptions;
+  /** Where an account whose credentials name no base URL sends; `undefined`: each must name one. */
+  readonly baseUrl: URL | undefined;
+  readonly headers: RequestHeaders;
+  /** Each endpoint's URL at `baseUrl`, for every account that sends there. */
+  readonly urls: Map<string, URL>;
+  readonly logger: Logger;
+  /** Every account's transport (one pool per origin); no client closes it. */
+  readonly transport: Transport;
+}
+
+/** One account's client of `createAccounts`: the shared parts, its id and its credentials. */
+export interface AccountClientParts {
+  readonly shared: SharedClientParts;
+  readonly account: string;
+  /** Kept by the accounts beyond the client: a client made again for the account asks no one. */
+  readonly credentials: CredentialSource;
+}
+
+/** Stands for the base URL of an account that must name its own, until its credentials do. */
+const NO_BASE_URL = new URL('https://base-url.invalid');
+
 /** One client's {@link PipelineContext}. */
 export class ClientContext implements PipelineContext, TokenEndpoints {
   /** What the token pair, the limits, ready videos and upload answers are keyed by (`account`, else the api key). */
   readonly stateKey: string;
   readonly #credentials: CredentialSource;
-  readonly baseUrl: URL;
-  readonly urls = new Map<string, URL>();
+  baseUrl: URL;
+  /** Each endpoint's URL at `baseUrl`: the accounts' own map while an account's client sends there. */
+  urls: Map<string, URL>;
+  /**
+   * Set while an account's client does not know where to send (its credentials, which may name a base
+   * URL, not read yet): each call awaits it first, within its deadline.
+   */
+  prepare: (() => Promise<void>) | undefined;
+  /** The transport is the client's own, closed by {@link close}; not the accounts' shared one. */
+  readonly #ownsTransport: boolean;
+  /** The credentials come from a provider, whose answer may name a base URL. */
+  readonly #provided: boolean;
+  /** The base URL of the accounts, when the credentials name none. */
+  readonly #defaultBaseUrl: URL | undefined;
   readonly headers: RequestHeaders;
   readonly timeoutMs: number;
   readonly uploadTimeoutMs: number;
@@ -56,18 +98,34 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   /** The reuse of upload answers for the same bytes (`reuseUploads`), unless turned off. */
   readonly #uploadReuse: UploadReuse | undefined;
 
-  constructor(options: OAClientOptions) {
-    const resolved = resolveOptions(options);
-    const { apiKey, apiSecret, stateKey, rateLimit } = resolved;
+  /** A client of its own options, or (`account`) one account's client of `createAccounts`. */
+  constructor(options: OAClientOptions, account?: AccountClientParts) {
+    const shared = account?.shared;
+    const resolved = shared?.resolved ?? resolveOptions(options);
+    const { apiKey, apiSecret, rateLimit } = resolved;
+    const stateKey = account ? `account/${account.account}` : resolved.stateKey;
     const { coordination } = options;
     this.stateKey = stateKey;
-    this.#credentials = new CredentialSource(
-      options.credentials ? undefined : { apiKey, apiSecret },
-      options.credentials,
-      options.account,
-    );
-    this.baseUrl = resolved.baseUrl;
-    this.logger = loggerFor(options.logger, options.logLevel);
+    this.#credentials =
+      account?.credentials ??
+      new CredentialSource(
+        options.credentials ? undefined : { apiKey, apiSecret },
+        options.credentials,
+        options.account,
+        options.allowInsecureHttp,
+      );
+    this.#defaultBaseUrl = shared ? shared.baseUrl : resolved.baseUrl;
+    this.baseUrl = this.#defaultBaseUrl ?? NO_BASE_URL;
+    this.urls = shared?.urls ?? new Map();
+    this.#ownsTransport = shared === undefined;
+    this.#provided = account !== undefined || options.credentials !== undefined;
+    if (this.#provided) {
+      this.prepare = async () => {
+        this.#sendTo(await this.#credentials.current());
+        this.prepare = undefined;
+      };
+    }
+    this.logger = shared?.logger ?? loggerFor(options.logger, options.logLevel);
     this.events = new ClientEvents(this.logger);
     // No limiter starts a timer before its first request.
     this.limiter = rateLimit
@@ -82,16 +140,20 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       logger: this.logger,
       events: this.events,
     });
-    this.headers = requestHeaders(options.appInfo, options.defaultHeaders);
+    this.headers = shared?.headers ?? requestHeaders(options.appInfo, options.defaultHeaders);
     // The caller's fetch on any runtime; else undici on Node and the global fetch elsewhere.
-    this.transport = options.fetch
-      ? new FetchTransport(options.fetch)
-      : defaultTransport(options.dispatcher, resolved.proxyFromEnv);
+    this.transport =
+      shared?.transport ??
+      (options.fetch
+        ? new FetchTransport(options.fetch)
+        : defaultTransport(options.dispatcher, resolved.proxyFromEnv));
     this.timeoutMs = resolved.timeoutMs;
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-    const telemetry = clientTelemetry(options, this.events, this.baseUrl, rateLimit, this.logger);
+    // An account's client names its account on its spans (the shared options name none).
+    const traced = account ? { ...options, account: account.account } : options;
+    const telemetry = clientTelemetry(traced, this.events, this.baseUrl, rateLimit, this.logger);
     // The client's tracing is hooks like any other, ahead of the caller's: one seam around a call.
     this.hooks = joinHooks(telemetry?.hooks, options.hooks);
     this.#uploadReuse =
@@ -126,7 +188,24 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     }
   }
 
+  /**
+   * Sends where `credentials` say (their base URL, else the accounts' own): an account's credentials
+   * read again after a refusal may name another.
+   */
+  #sendTo(credentials: OACredentials): void {
+    const target = credentials.baseUrl === undefined ? this.#defaultBaseUrl : new URL(credentials.baseUrl);
+    if (!target) {
+      throw new OAConfigError(
+        `OA account ${this.#credentials.account ?? ''} has no base URL: its credentials name none, and createAccounts was given none (clientOptions.baseUrl, OA_BASE_URL); nothing was sent`,
+      );
+    }
+    if (target.href === this.baseUrl.href) return;
+    this.baseUrl = target;
+    this.urls = new Map();
+  }
+
   async #loginWith(credentials: OACredentials, slot: Permit | undefined): Promise<TokenPair> {
+    if (this.#provided) this.#sendTo(credentials);
     const params = { api_key: credentials.apiKey, api_secret: credentials.apiSecret };
     const pair = await tokenExchange(this, endpoints.generateToken, params, slot);
     this.#credentials.accepted();
@@ -140,8 +219,9 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
 
   /** `generateToken()`: endpoint 1 as a call of the caller's; the client keeps the pair. */
   async generateToken(options: RequestOptions | undefined): Promise<TokenPair> {
-    const { apiKey, apiSecret } = await this.#credentials.current();
-    const params = { api_key: apiKey, api_secret: apiSecret };
+    const credentials = await this.#credentials.current();
+    if (this.#provided) this.#sendTo(credentials);
+    const params = { api_key: credentials.apiKey, api_secret: credentials.apiSecret };
     const pair = await call(this, endpoints.generateToken, params, options);
     await this.tokens.save(pair);
     return pair;
@@ -206,12 +286,13 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
 
   /**
    * Stops every call (each wait ends now; requests in flight are aborted, and a call that never sent
-   * its request says so) and releases the client's own sockets.
+   * its request says so) and releases the client's own sockets (an account's client has none: the
+   * accounts' pool is closed by `accounts.close()`).
    */
   async close(): Promise<void> {
     if (this.calls.closed) return;
     this.calls.closeAll();
     this.limiter?.stop();
-    await this.transport.close();
+    if (this.#ownsTransport) await this.transport.close();
   }
 }

@@ -6,6 +6,7 @@
  * old one.
  */
 import { OAConfigError, OAError, type OAUnauthorizedError, reissued } from '../errors.js';
+import { baseUrlProblem } from '../schemas/client-options.js';
 import { MIN_SECRET_LENGTH } from '../schemas/option-values.js';
 
 /** What a {@link CredentialsProvider} answers for an OA account. */
@@ -14,6 +15,12 @@ export interface OACredentials {
   apiKey: string;
   /** The account's api secret: at least 6 characters. */
   apiSecret: string;
+  /**
+   * Where the account's API is, when not at the client's `baseUrl`: checked as that option is (https,
+   * or plain http on loopback or with `allowInsecureHttp`).
+   * @default the client's `baseUrl`
+   */
+  baseUrl?: string | undefined;
 }
 
 /**
@@ -44,17 +51,29 @@ export class CredentialSource {
   /** How messages name the account: ` of OA account shop-42`, or nothing for a plain client. */
   readonly #whose: string;
   readonly #account: string | undefined;
+  readonly #allowInsecureHttp: boolean;
   #held: OACredentials | undefined;
   #asking: Promise<OACredentials> | undefined;
   #refusal: Refusal | undefined;
   /** The provider must be asked before the next login (the last one was refused). */
   #stale = false;
 
-  constructor(given: OACredentials | undefined, provider: CredentialsProvider | undefined, account?: string) {
+  constructor(
+    given: OACredentials | undefined,
+    provider: CredentialsProvider | undefined,
+    account?: string,
+    allowInsecureHttp = false,
+  ) {
     this.#held = given;
     this.#provider = provider;
     this.#account = account;
+    this.#allowInsecureHttp = allowInsecureHttp;
     this.#whose = account === undefined ? '' : ` of OA account ${account}`;
+  }
+
+  /** The client's `account`, if any. */
+  get account(): string | undefined {
+    return this.#account;
   }
 
   /** The credentials last read (for scrubbing), if any. */
@@ -99,7 +118,13 @@ export class CredentialSource {
     if (askAgain) {
       this.#stale = true;
       const fresh = await this.current();
-      if (fresh.apiKey !== used.apiKey || fresh.apiSecret !== used.apiSecret) return fresh;
+      if (
+        fresh.apiKey !== used.apiKey ||
+        fresh.apiSecret !== used.apiSecret ||
+        fresh.baseUrl !== used.baseUrl
+      ) {
+        return fresh;
+      }
     }
     const backoffMs = Math.min(
       MAX_BACKOFF_MS,
@@ -131,7 +156,7 @@ export class CredentialSource {
         this.#account === undefined ? 'Unknown OA account' : `Unknown OA account ${this.#account}`;
       throw new OAConfigError(`${which}: the credentials provider has none for it; nothing was sent`);
     }
-    const { apiKey, apiSecret } = answer as Partial<OACredentials>;
+    const { apiKey, apiSecret, baseUrl } = answer as Partial<OACredentials>;
     if (
       typeof apiKey !== 'string' ||
       apiKey === '' ||
@@ -142,7 +167,13 @@ export class CredentialSource {
         `The credentials${this.#whose} are unusable: they need an apiKey and an apiSecret of at least ${MIN_SECRET_LENGTH} characters; nothing was sent`,
       );
     }
-    const fresh = { apiKey, apiSecret };
+    const problem =
+      baseUrl === undefined ? undefined : baseUrlProblem(String(baseUrl), this.#allowInsecureHttp);
+    if (problem) {
+      throw new OAConfigError(`The credentials${this.#whose} are unusable: ${problem}; nothing was sent`);
+    }
+    const fresh: OACredentials =
+      baseUrl === undefined ? { apiKey, apiSecret } : { apiKey, apiSecret, baseUrl };
     this.#held = fresh;
     this.#stale = false;
     return fresh;

@@ -54,8 +54,9 @@ export interface OAClientOptions {
   account?: string | undefined;
   /**
    * Where the api key and secret come from, in place of `apiKey` and `apiSecret` (which it excludes):
-   * your store of connected accounts, a secrets manager. Asked when the client first logs in (once,
-   * however many calls wait), and again once after a login is refused, so that a rotated secret costs
+   * your store of connected accounts, a secrets manager; an answer may also name the account's
+   * `baseUrl` (checked as that option is). Asked before the client first sends (once, however many
+   * calls wait), and again once after a login is refused, so that a rotated secret costs
    * one refused login. Refused logins are then spaced out (1 s, doubling up to 30 s: calls in between
    * fail at once with the refusal, nothing sent). An answer of `undefined` or `null`: every call rejects
    * with `OAConfigError`, nothing sent; a provider that throws: the call rejects with an `OAError` whose
@@ -260,9 +261,7 @@ export function resolveOptions(
 const PROVIDED = '(from the credentials provider)';
 
 /** Whether the environment names a proxy, which the default dispatcher then goes through. */
-export function proxyFromEnv(
-  env: Record<string, string | undefined> = globalThis.process?.env ?? {},
-): boolean {
+function proxyFromEnv(env: Record<string, string | undefined> = globalThis.process?.env ?? {}): boolean {
   return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
 }
 

@@ -103,6 +103,8 @@ function inside<T>(call: Call<z.ZodMiniType>, around: boolean, fn: () => Promise
 
 async function retried<R extends z.ZodMiniType>(call: Call<R>): Promise<z.output<R>> {
   try {
+    const { prepare } = call.ctx;
+    if (prepare) await call.control.wait(prepare(), "reading the account's credentials");
     return await withRetries(call, attemptOnce);
   } finally {
     call.control.end();

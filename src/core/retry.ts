@@ -46,6 +46,11 @@ export interface PipelineContext {
   readonly hooks: CallHooks | undefined;
   /** Credentials to scrub from anything that leaves the SDK (messages, logs, error bodies). */
   secrets(): Iterable<string | undefined>;
+  /**
+   * Set while the client does not yet know where to send (an account's client before its credentials,
+   * which may name a base URL, were read): a call awaits it before its first attempt.
+   */
+  readonly prepare?: (() => Promise<void>) | undefined;
 }
 
 /** What one attempt sends: the same JSON text each time, or a fresh multipart body. */

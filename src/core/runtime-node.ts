@@ -10,7 +10,15 @@ export function runtime(): string {
   return `node/${process.version}`;
 }
 
-/** The transport of a client given no `fetch`: undici, with the caller's `dispatcher`, else its own. */
-export function defaultTransport(dispatcher: DispatcherLike | undefined, proxyFromEnv: boolean): Transport {
-  return new UndiciTransport(dispatcher, proxyFromEnv);
+/**
+ * The transport of a client given no `fetch`: undici, with the caller's `dispatcher`, else its own,
+ * keeping at most `connectionsPerOrigin` sockets per origin when given (the pool `createAccounts`
+ * shares), else as many as its requests in flight.
+ */
+export function defaultTransport(
+  dispatcher: DispatcherLike | undefined,
+  proxyFromEnv: boolean,
+  connectionsPerOrigin?: number,
+): Transport {
+  return new UndiciTransport(dispatcher, proxyFromEnv, connectionsPerOrigin);
 }

@@ -38,7 +38,14 @@ function denoSendsOnFreshConnections(): FetchTransportOptions {
   };
 }
 
-/** The transport of a client given no `fetch`: the global `fetch` (a `dispatcher` is refused). */
-export function defaultTransport(dispatcher: DispatcherLike | undefined, _proxyFromEnv: boolean): Transport {
+/**
+ * The transport of a client given no `fetch`: the global `fetch` (a `dispatcher` is refused), whose
+ * runtime pools and bounds its connections itself.
+ */
+export function defaultTransport(
+  dispatcher: DispatcherLike | undefined,
+  _proxyFromEnv: boolean,
+  _connectionsPerOrigin?: number,
+): Transport {
   return fetchTransport(dispatcher, denoSendsOnFreshConnections);
 }

@@ -1,64 +1,47 @@
 /**
- * The connection pool the clients of many accounts share. On Node, one undici dispatcher (the one a
- * plain client would make for itself, pooling connections per origin) for every client that was given
- * none; elsewhere there is nothing to share: the global `fetch` pools already.
+ * What the clients of `createAccounts` share, made once from its `clientOptions`: the options checked
+ * and resolved, the headers, the logger, and one transport whose connection pools (one per origin,
+ * capped) every account's client sends through. On Node that is undici (the caller's `dispatcher`, else
+ * an Agent of its own); elsewhere the global `fetch` (or the caller's), which pools by itself.
  */
 import { defaultTransport } from '#core-runtime';
-import { proxyFromEnv } from './options.js';
-import type { DispatcherLike, Transport } from './transport.js';
+import type { SharedClientParts } from './context.js';
+import { FetchTransport } from './fetch-transport.js';
+import { loggerFor } from './logger.js';
+import { type OAClientOptions, requestHeaders, resolveOptions } from './options.js';
 
-/** The default transport on Node, which makes its dispatcher on first use (undici loaded then). */
-interface DispatchingTransport extends Transport {
-  dispatcher(): DispatcherLike | Promise<DispatcherLike>;
-}
+/** Stands in for the accounts' credentials while their shared options are checked. */
+const noCredentials = () => undefined;
 
-const dispatches = (transport: Transport): transport is DispatchingTransport =>
-  typeof (transport as Partial<DispatchingTransport>).dispatcher === 'function';
-
-export class SharedPool {
-  readonly #transport: Transport;
-  #dispatcher: DispatcherLike | undefined;
-  /** undici loaded and the dispatcher made; `undefined` off Node. */
-  readonly #ready: Promise<DispatcherLike> | undefined;
-  /** Hands requests to the dispatcher for clients made before it was ready (see {@link dispatcher}). */
-  readonly #early: DispatcherLike;
-
-  constructor() {
-    this.#transport = defaultTransport(undefined, proxyFromEnv());
-    const transport = this.#transport;
-    this.#early = {
-      dispatch: (options, handler) => {
-        // Every account's first request follows its credentials, which wait for `ready()`.
-        if (!this.#dispatcher) throw new Error('the shared connection pool is still loading');
-        return this.#dispatcher.dispatch(options, handler);
-      },
-    };
-    if (dispatches(transport)) {
-      this.#ready = Promise.resolve(transport.dispatcher()).then((made) => {
-        this.#dispatcher = made;
-        return made;
-      });
-      // Awaited by every first login; a failure to load undici shows there.
-      this.#ready.catch(() => {});
-    }
-  }
-
-  /**
-   * The `dispatcher` option of a new account's client: the shared dispatcher itself once it is made,
-   * else a stand-in that hands it every request; `undefined` where the global `fetch` pools.
-   */
-  get dispatcher(): DispatcherLike | undefined {
-    if (!this.#ready) return undefined;
-    return this.#dispatcher ?? this.#early;
-  }
-
-  /** Resolves once the shared dispatcher can take requests. */
-  ready(): Promise<unknown> | undefined {
-    return this.#ready;
-  }
-
-  /** Closes the shared sockets. */
-  close(): Promise<void> {
-    return this.#transport.close();
-  }
+/**
+ * The parts every account's client shares. `baseUrl`: the accounts' own (clientOptions or
+ * `OA_BASE_URL`), else `undefined` (each account's credentials must then name one).
+ */
+export function sharedClientParts(
+  options: OAClientOptions,
+  baseUrl: string | undefined,
+  connectionsPerOrigin: number,
+): SharedClientParts {
+  // Checked as a client's options are, once for every account (a stand-in base URL when none is given).
+  const resolved = resolveOptions({
+    ...options,
+    baseUrl: baseUrl ?? 'https://base-url.invalid',
+    credentials: noCredentials,
+    account: 'accounts',
+  });
+  return {
+    options,
+    resolved,
+    baseUrl: baseUrl === undefined ? undefined : resolved.baseUrl,
+    headers: requestHeaders(options.appInfo, options.defaultHeaders),
+    urls: new Map(),
+    logger: loggerFor(options.logger, options.logLevel),
+    transport: options.fetch
+      ? new FetchTransport(options.fetch)
+      : defaultTransport(
+          options.dispatcher,
+          resolved.proxyFromEnv,
+          options.dispatcher ? undefined : connectionsPerOrigin,
+        ),
+  };
 }

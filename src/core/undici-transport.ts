@@ -54,11 +54,18 @@ async function loadUndici(): Promise<Undici> {
 export class UndiciTransport implements Transport {
   readonly #given: DispatcherLike | undefined;
   readonly #proxyFromEnv: boolean;
+  readonly #connections: number | undefined;
   #own: Dispatcher | undefined;
 
-  constructor(given: DispatcherLike | undefined, proxyFromEnv: boolean) {
+  /**
+   * `connections`: the most sockets its own dispatcher keeps per origin (a request beyond waits for one
+   * in undici's queue, which its attempt's time and the call's deadline bound; see {@link send});
+   * `undefined`: no cap.
+   */
+  constructor(given: DispatcherLike | undefined, proxyFromEnv: boolean, connections?: number) {
     this.#given = given;
     this.#proxyFromEnv = proxyFromEnv;
+    this.#connections = connections;
   }
 
   /** The dispatcher, loading undici first when it is not loaded yet. */
@@ -69,7 +76,7 @@ export class UndiciTransport implements Transport {
   }
 
   #ownDispatcher(loaded: Undici): Dispatcher {
-    this.#own ??= defaultDispatcher(loaded, this.#proxyFromEnv);
+    this.#own ??= defaultDispatcher(loaded, this.#proxyFromEnv, this.#connections);
     return this.#own;
   }
 
@@ -98,7 +105,9 @@ export class UndiciTransport implements Transport {
  * Sends one request and reads the answer, mapping every failure to an SDK error. It goes through
  * `Dispatcher.dispatch` with a handler that collects the body: no response stream and no abort
  * emitter per request; the attempt's timer and the call's stop conditions abort through the
- * controller undici hands over.
+ * controller undici hands over. A request waiting for a socket of a capped pool has not started: the
+ * attempt's timer and the call's deadline run while it waits, a failure there is classed not sent, and
+ * the request, given up, is aborted by `onRequestStart` before undici writes a byte of it.
  */
 function send(
   req: TransportRequest,
@@ -239,10 +248,17 @@ function mapFailure(error: unknown, req: TransportRequest, started: boolean): OA
  * The client's own dispatcher when none is given: a keep-alive Agent, or, when `HTTPS_PROXY` or
  * `HTTP_PROXY` is set, undici's `EnvHttpProxyAgent` (which honours `NO_PROXY`), as curl and most SDKs
  * do. The client's own per-attempt timer bounds every request; undici's idle timers would cut a long
- * upload short.
+ * upload short. With `connections`, each origin's pool keeps at most that many sockets.
  */
-function defaultDispatcher(undici: typeof import('undici'), proxyFromEnv: boolean): Dispatcher {
-  const options = { headersTimeout: 0, bodyTimeout: 0 };
+function defaultDispatcher(
+  undici: typeof import('undici'),
+  proxyFromEnv: boolean,
+  connections: number | undefined,
+): Dispatcher {
+  const options =
+    connections === undefined
+      ? { headersTimeout: 0, bodyTimeout: 0 }
+      : { headersTimeout: 0, bodyTimeout: 0, connections };
   return proxyFromEnv ? new undici.EnvHttpProxyAgent(options) : new undici.Agent(options);
 }
 

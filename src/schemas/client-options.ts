@@ -158,8 +158,11 @@ export const OAClientOptionsSchema = z
     ),
   );
 
-/** Why `raw` cannot be the base URL, or `undefined` when it can. */
-function baseUrlProblem(raw: string, allowInsecureHttp: boolean): string | undefined {
+/**
+ * Why `raw` cannot be the base URL, or `undefined` when it can: https, or plain http on loopback or
+ * with `allowInsecureHttp`. Also checks the base URL a credentials provider names.
+ */
+export function baseUrlProblem(raw: string, allowInsecureHttp: boolean): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);

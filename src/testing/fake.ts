@@ -78,8 +78,10 @@ function jsonObject(body: Uint8Array): Record<string, unknown> | undefined {
 export class FakeOA {
   /** The api key endpoint 1 accepts (for this account). */
   readonly apiKey: string;
-  /** The api secret endpoint 1 accepts (for this account). */
-  readonly apiSecret: string;
+  /** The api secret endpoint 1 accepts (for this account); {@link FakeOA.rotateSecret} changes it. */
+  get apiSecret(): string {
+    return this.#apiSecret;
+  }
   /** The OA account's username: the `username` of its inbound events. */
   readonly username: string;
   /** Every request received, oldest first (in flight ones included, with `outcome: 'pending'`). */
@@ -95,6 +97,7 @@ export class FakeOA {
   /** Who the broadcasts that name no users reach (see `FakeOAOptions.members`); may be changed. */
   members: FakeMembers;
 
+  #apiSecret: string;
   readonly #now: () => number;
   readonly #retryAfter: boolean;
   readonly #jobMs: number;
@@ -126,7 +129,7 @@ export class FakeOA {
       }
     }
     this.apiKey = first?.apiKey ?? '';
-    this.apiSecret = first?.apiSecret ?? '';
+    this.#apiSecret = first?.apiSecret ?? '';
     this.username = first?.username ?? '';
     this.greeting = options.greeting === undefined ? structuredClone(DEFAULT_GREETING) : options.greeting;
     this.knownUsers = options.knownUsers ? new Set(options.knownUsers) : undefined;
@@ -336,6 +339,21 @@ export class FakeOA {
       account.#held.releaseAll();
     }
     this.#root.changed();
+  }
+
+  /**
+   * A new api secret for this account, as when its owner rotates it in the OA's settings: from now on
+   * endpoint 1 refuses the old one (401 `UNAUTHORIZED`, recorded with the request's `status`), and
+   * every token issued so far stops working, as {@link revokeTokens}. Call it on the account:
+   * `fake.account('shop-b').rotateSecret('new-secret')`.
+   * @example fake.account('shop-b').rotateSecret('s3cret-2'); // then the platform's store learns it
+   */
+  rotateSecret(apiSecret: string): void {
+    if (typeof apiSecret !== 'string' || apiSecret === '') {
+      throw new TypeError('rotateSecret needs the new api secret (a non-empty string)');
+    }
+    this.#apiSecret = apiSecret;
+    this.revokeTokens();
   }
 
   /** Makes every access and refresh token issued so far invalid (401 from then on). */

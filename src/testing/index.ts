@@ -23,7 +23,13 @@ export {
 } from './inbound.js';
 export type { InboxMembers } from './inbox/state.js';
 export { DEMO_MEMBERS } from './members.js';
-export { createMockServer, type MockSayOptions, MockServer, type MockServerOptions } from './server.js';
+export {
+  createMockServer,
+  type MockSayOptions,
+  MockServer,
+  type MockServerConnections,
+  type MockServerOptions,
+} from './server.js';
 export type { FakeTokenPair } from './tokens.js';
 export {
   type Delivery,

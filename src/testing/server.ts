@@ -48,6 +48,14 @@ export interface MockSayOptions extends Omit<InboundMessageOptions, 'from'> {
   timeoutMs?: number | undefined;
 }
 
+/** What {@link MockServer.connections} counts. */
+export interface MockServerConnections {
+  /** Every connection accepted since the server started. */
+  accepted: number;
+  /** The connections open now. */
+  open: number;
+}
+
 /** Bodies larger than the largest upload plus room for the multipart envelope are refused with 413. */
 const MAX_BODY_BYTES = Math.max(...Object.values(UPLOAD_RULES).map((r) => r.maxBytes)) + 1024 * 1024;
 
@@ -137,6 +145,8 @@ export class MockServer extends FakeOA {
   readonly #onRequest: ((request: RecordedRequest, account: string) => void) | undefined;
   readonly #afterRequest = new Set<() => void>();
   #url = '';
+  #connectionsAccepted = 0;
+  #connectionsOpen = 0;
   #closing: Promise<void> | undefined;
 
   /** Use {@link createMockServer}, which also starts listening. */
@@ -151,6 +161,20 @@ export class MockServer extends FakeOA {
         else res.destroy();
       });
     });
+    this.#server.on('connection', (socket) => {
+      this.#connectionsAccepted++;
+      this.#connectionsOpen++;
+      socket.once('close', () => this.#connectionsOpen--);
+    });
+  }
+
+  /**
+   * The TCP connections the server has taken, of every account and the web inbox: how many it
+   * accepted since it started, and how many are open now. Shows how many sockets a client (or a pool
+   * of clients) holds.
+   */
+  get connections(): MockServerConnections {
+    return { accepted: this.#connectionsAccepted, open: this.#connectionsOpen };
   }
 
   /** Handles one request as {@link FakeOA.handle} does; open web inboxes see it arrive and end. */

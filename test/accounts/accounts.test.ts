@@ -1,24 +1,20 @@
-// createAccounts against a loopback server of several accounts behind one base URL: routing by key
-// at login and by token after, one client per account, its credentials read once, unknown accounts.
+// createAccounts against the fake OA server serving several accounts behind one base URL (routing by
+// key at login and by token after): one client per account, its credentials read once, unknown accounts.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type CreateAccountsOptions,
   createAccounts,
   type OAAccounts,
   OAConfigError,
-  type OACredentials,
   OAError,
 } from '../../src/index.js';
+import { createMockServer, type FakeAccountOptions, type MockServer } from '../../src/testing/index.js';
 import { rejectsWithin, settleWithin } from '../helpers/bounded.js';
-import { type AccountsServer, type ServedAccount, startAccountsServer } from './accounts-server.js';
+import { accountStore, logins, servedAccounts, texts, tokenAccount } from './support.js';
 
-const SERVED: ServedAccount[] = ['shop-1', 'shop-2', 'shop-3'].map((username, i) => ({
-  username,
-  apiKey: `key-${i + 1}`,
-  apiSecret: `secret-${i + 1}-abcdef`,
-}));
+const SERVED = servedAccounts(3);
 
-let server: AccountsServer | undefined;
+let server: MockServer | undefined;
 let accounts: OAAccounts | undefined;
 afterEach(async () => {
   await accounts?.close();
@@ -27,23 +23,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** The platform's store of connected accounts, and what it was asked. */
-function store(entries: ServedAccount[] = SERVED) {
-  const db = new Map<string, OACredentials>(
-    entries.map((a) => [a.username, { apiKey: a.apiKey, apiSecret: a.apiSecret }]),
-  );
-  const asked: string[] = [];
-  const credentials = async (account: string) => {
-    asked.push(account);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    return db.get(account);
-  };
-  return { db, asked, credentials };
-}
-
-async function start(options: Partial<CreateAccountsOptions> = {}, served = SERVED) {
-  server = await startAccountsServer(served);
-  const db = store(served);
+async function start(options: Partial<CreateAccountsOptions> = {}, served: FakeAccountOptions[] = SERVED) {
+  server = await createMockServer({ accounts: served });
+  const db = accountStore(served, 5);
   accounts = createAccounts({
     credentials: db.credentials,
     clientOptions: { baseUrl: server.url },
@@ -63,10 +45,10 @@ describe('one client per account', () => {
       ),
     );
     for (const { username } of SERVED) {
-      const record = server.accounts.get(username);
-      expect(record?.logins).toBe(1);
-      expect(record?.sends.map((s) => s.msg).sort()).toEqual([`${username} 1`, `${username} 2`]);
-      expect(new Set(record?.sends.map((s) => s.token))).toEqual(new Set(record?.tokens));
+      expect(logins(server, username)).toBe(1);
+      expect(texts(server, username).sort()).toEqual([`${username} 1`, `${username} 2`]);
+      const sends = server.account(username).requests.filter((r) => r.path.endsWith('/broadcast-message'));
+      expect(sends.map((r) => tokenAccount(r.headers.authorization))).toEqual([username, username]);
     }
   });
 
@@ -78,8 +60,8 @@ describe('one client per account', () => {
     const outcome = await settleWithin(Promise.all(sends), 10_000, 'the 50 sends');
     expect(outcome.ok).toBe(true);
     expect(db.asked).toEqual(['shop-2']);
-    expect(server.accounts.get('shop-2')?.logins).toBe(1);
-    expect(server.accounts.get('shop-2')?.sends).toHaveLength(50);
+    expect(logins(server, 'shop-2')).toBe(1);
+    expect(texts(server, 'shop-2')).toHaveLength(50);
   });
 
   it('the same client while it is kept; forEvent is the client of event.username, or of accountOf', async () => {
@@ -101,7 +83,8 @@ describe('one client per account', () => {
     const { server, accounts, db } = await start({ maxClients: 2 });
     const one = accounts.client('shop-1');
     await one.sendText({ user_id: 'u', msg: 'first' });
-    server.hold();
+    // Its next send is answered only after the client was dropped.
+    server.account('shop-1').injectFault({ kind: 'delay', delayMs: 300 }, { path: '/broadcast-message' });
     const inFlight = one.sendText({ user_id: 'u', msg: 'in flight' });
     accounts.client('shop-2');
     accounts.client('shop-1'); // used again: shop-2 is now the least recently used
@@ -112,29 +95,24 @@ describe('one client per account', () => {
     accounts.client('shop-3'); // shop-1 is now the least recently used: dropped, with a send in flight
     const fresh = accounts.client('shop-1');
     expect(fresh).not.toBe(one);
-    server.release();
     expect((await settleWithin(inFlight, 5000, 'the send in flight')).ok).toBe(true);
     await fresh.sendText({ user_id: 'u', msg: 'after' });
-    expect(server.accounts.get('shop-1')?.logins).toBe(1);
-    expect(server.accounts.get('shop-1')?.sends.map((s) => s.msg)).toEqual(['first', 'in flight', 'after']);
+    expect(logins(server, 'shop-1')).toBe(1);
+    expect(texts(server, 'shop-1')).toEqual(['first', 'in flight', 'after']);
     // Its token pair was still fresh in the shared store: no login, no second question.
     expect(db.asked.filter((a) => a === 'shop-1')).toHaveLength(1);
   });
 
   it('the accounts share one connection pool: 20 accounts sending in turn use one socket', async () => {
-    const served = Array.from({ length: 20 }, (_, i) => ({
-      username: `oa-${i}`,
-      apiKey: `key-${i}`,
-      apiSecret: `secret-${i}-abcdef`,
-    }));
+    const served = servedAccounts(20, 'oa');
     const { server, accounts } = await start({}, served);
     for (const { username } of served) await accounts.client(username).sendText({ user_id: 'u', msg: 'hi' });
-    expect(server.connections()).toBe(1);
+    expect(server.connections.accepted).toBe(1);
     await Promise.all(
       served.map((a) => accounts.client(a.username).sendText({ user_id: 'u', msg: 'again' })),
     );
     // At once: at most one socket per request in flight, in one pool, never one pool per client.
-    expect(server.connections()).toBeLessThanOrEqual(1 + served.length);
+    expect(server.connections.accepted).toBeLessThanOrEqual(1 + served.length);
   });
 });
 
@@ -148,11 +126,12 @@ describe('unknown and broken accounts', () => {
       expect((error as Error).message).toContain('shop-404');
     }
     await expect(client.generateToken()).rejects.toBeInstanceOf(OAConfigError);
-    expect(server.connections()).toBe(0);
+    expect(server.connections.accepted).toBe(0);
+    expect(server.accounts.flatMap((a) => a.requests)).toEqual([]);
   });
 
   it("a resolver that throws: an OAError whose cause is the resolver's error, nothing sent", async () => {
-    server = await startAccountsServer(SERVED);
+    server = await createMockServer({ accounts: SERVED });
     const down = new Error('database unreachable');
     accounts = createAccounts({
       credentials: () => Promise.reject(down),
@@ -161,7 +140,7 @@ describe('unknown and broken accounts', () => {
     const error = await rejectsWithin(accounts.client('shop-1').sendText({ user_id: 'u', msg: 'hi' }), 5000);
     expect(error).toBeInstanceOf(OAError);
     expect((error as Error).cause).toBe(down);
-    expect(server.connections()).toBe(0);
+    expect(server.connections.accepted).toBe(0);
   });
 
   it('refuses options naming one account, and a bad maxClients', () => {

@@ -1,18 +1,15 @@
 // Two processes serving the same OA accounts through one Redis: each account logs in once across them.
 import { afterEach, expect, it } from 'vitest';
+import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { runScript } from '../helpers/run-script.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import type { AccountWorkerConfig } from './account-worker.js';
-import { type AccountsServer, startAccountsServer } from './accounts-server.js';
+import { logins, servedAccounts, texts } from './support.js';
 
-const SERVED = ['shop-1', 'shop-2', 'shop-3'].map((username, i) => ({
-  username,
-  apiKey: `key-${i + 1}`,
-  apiSecret: `secret-${i + 1}-abcdef`,
-}));
+const SERVED = servedAccounts(3);
 
 const shared = REDIS_SERVER ? useRedisServer() : undefined;
-let server: AccountsServer | undefined;
+let server: MockServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -21,7 +18,7 @@ afterEach(async () => {
 it.skipIf(!REDIS_SERVER)(
   'two processes sharing Redis log each account in once, and each sends land in their account',
   async () => {
-    server = await startAccountsServer(SERVED);
+    server = await createMockServer({ accounts: SERVED });
     const config = (name: string): AccountWorkerConfig => ({
       name,
       redisUrl: shared?.server.url ?? '',
@@ -38,10 +35,9 @@ it.skipIf(!REDIS_SERVER)(
       expect(run.output).toContain('"ok":12,"failures":[]');
     }
     for (const { username } of SERVED) {
-      const record = server.accounts.get(username);
-      expect(record?.logins).toBe(1);
-      expect(record?.sends).toHaveLength(8);
-      expect(record?.sends.every((s) => s.msg.includes(username))).toBe(true);
+      expect(logins(server, username)).toBe(1);
+      expect(texts(server, username)).toHaveLength(8);
+      expect(texts(server, username).every((msg) => msg.includes(username))).toBe(true);
     }
   },
 );

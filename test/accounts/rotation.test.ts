@@ -1,16 +1,14 @@
-// Credentials that change, and quotas per account, through createAccounts against a loopback server
-// of several accounts.
+// Credentials that change, and quotas per account, through createAccounts against the fake OA server
+// serving several accounts.
 import { afterEach, expect, it } from 'vitest';
-import { createAccounts, type OAAccounts, type OACredentials, OAUnauthorizedError } from '../../src/index.js';
+import { createAccounts, type OAAccounts, OAUnauthorizedError } from '../../src/index.js';
+import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { rejectsWithin, settleWithin } from '../helpers/bounded.js';
-import { type AccountsServer, startAccountsServer } from './accounts-server.js';
+import { accountStore, logins, refusedLogins, servedAccounts, texts, tooManyRequests } from './support.js';
 
-const SERVED = [
-  { username: 'shop-1', apiKey: 'key-1', apiSecret: 'secret-1-abcdef' },
-  { username: 'shop-2', apiKey: 'key-2', apiSecret: 'secret-2-abcdef' },
-];
+const SERVED = servedAccounts(2);
 
-let server: AccountsServer | undefined;
+let server: MockServer | undefined;
 let accounts: OAAccounts | undefined;
 afterEach(async () => {
   await accounts?.close();
@@ -19,21 +17,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(limit = Number.POSITIVE_INFINITY) {
-  server = await startAccountsServer(SERVED, { limit });
-  const db = new Map<string, OACredentials>(
-    SERVED.map((a) => [a.username, { apiKey: a.apiKey, apiSecret: a.apiSecret }]),
-  );
-  const asked: string[] = [];
-  return {
-    server,
-    db,
-    asked,
-    credentials: (account: string) => {
-      asked.push(account);
-      return db.get(account);
-    },
-  };
+async function start(general?: number) {
+  server = await createMockServer({
+    accounts: SERVED,
+    rateLimit: general === undefined ? false : { general: { max: general, windowMs: 60_000 } },
+  });
+  return { server, ...accountStore(SERVED) };
 }
 
 it('a rotated secret costs one refused login: the resolver is asked again and the new secret used at once', async () => {
@@ -41,13 +30,12 @@ it('a rotated secret costs one refused login: the resolver is asked again and th
   accounts = createAccounts({ credentials, clientOptions: { baseUrl: server.url } });
   const client = accounts.client('shop-1');
   await client.sendText({ user_id: 'u', msg: 'before' });
-  server.rotate('shop-1', 'rotated-secret-1');
-  db.set('shop-1', { apiKey: 'key-1', apiSecret: 'rotated-secret-1' });
+  server.account('shop-1').rotateSecret('rotated-secret-1');
+  db.set('shop-1', { apiKey: 'key-shop-1', apiSecret: 'rotated-secret-1' });
   await Promise.all([1, 2, 3].map((n) => client.sendText({ user_id: 'u', msg: `after ${n}` })));
-  const record = server.accounts.get('shop-1');
-  expect(record?.refusedLogins).toBe(1);
-  expect(record?.logins).toBe(2);
-  expect(record?.sends).toHaveLength(4);
+  expect(refusedLogins(server, 'shop-1')).toBe(1);
+  expect(logins(server, 'shop-1')).toBe(2);
+  expect(texts(server, 'shop-1')).toHaveLength(4);
   expect(asked).toEqual(['shop-1', 'shop-1']);
 });
 
@@ -56,14 +44,14 @@ it('a secret the store learns seconds later: OAUnauthorizedError, no burst of re
   accounts = createAccounts({ credentials, clientOptions: { baseUrl: server.url } });
   const client = accounts.client('shop-1');
   await client.sendText({ user_id: 'u', msg: 'before' });
-  server.rotate('shop-1', 'rotated-secret-1');
+  server.account('shop-1').rotateSecret('rotated-secret-1');
   // A queue of sends meets the refusal: one refused login, the rest refused at once.
   for (let n = 0; n < 20; n++) {
     const error = await rejectsWithin(client.sendText({ user_id: 'u', msg: `queued ${n}` }), 5000);
     expect(error).toBeInstanceOf(OAUnauthorizedError);
   }
-  expect(server.accounts.get('shop-1')?.refusedLogins).toBe(1);
-  db.set('shop-1', { apiKey: 'key-1', apiSecret: 'rotated-secret-1' });
+  expect(refusedLogins(server, 'shop-1')).toBe(1);
+  db.set('shop-1', { apiKey: 'key-shop-1', apiSecret: 'rotated-secret-1' });
   // After the backoff (1 s), the next login asks the store first.
   const started = Date.now();
   let sent = false;
@@ -72,8 +60,8 @@ it('a secret the store learns seconds later: OAUnauthorizedError, no burst of re
     if (!sent) await new Promise((resolve) => setTimeout(resolve, 200));
   }
   expect(sent).toBe(true);
-  expect(server.accounts.get('shop-1')?.refusedLogins).toBe(1);
-  expect(server.accounts.get('shop-2')?.refusedLogins).toBe(0);
+  expect(refusedLogins(server, 'shop-1')).toBe(1);
+  expect(refusedLogins(server, 'shop-2')).toBe(0);
 });
 
 it("a saturated account never delays another's sends (and no 429 anywhere)", async () => {
@@ -105,12 +93,12 @@ it("a saturated account never delays another's sends (and no 429 anywhere)", asy
     "shop-2's sends while shop-1 waits",
   );
   expect(outcome.ok).toBe(true);
-  expect(server.accounts.get('shop-2')?.sends).toHaveLength(2);
-  expect(server.accounts.get('shop-1')?.sends).toHaveLength(2);
+  expect(texts(server, 'shop-2')).toHaveLength(2);
+  expect(texts(server, 'shop-1')).toHaveLength(2);
   // shop-1's two sends are still waiting for their window; shop-2's never waited.
   expect(stuckSettled).toBe(false);
   expect(waits).toEqual([]);
-  for (const record of server.accounts.values()) expect(record.tooMany).toBe(0);
+  expect(tooManyRequests(server)).toBe(0);
   await accounts.close();
   await stuck;
 });

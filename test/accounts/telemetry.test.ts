@@ -1,11 +1,11 @@
 // Spans of an account's client carry oa.account; metrics do not (their attribute set stays bounded).
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { createAccounts, type OAAccounts } from '../../src/index.js';
+import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { everyMetricAttributeValue, telemetry, useContext } from '../telemetry/otel.js';
-import { type AccountsServer, startAccountsServer } from './accounts-server.js';
 
 beforeAll(useContext);
-let server: AccountsServer | undefined;
+let server: MockServer | undefined;
 let accounts: OAAccounts | undefined;
 afterEach(async () => {
   await accounts?.close();
@@ -13,7 +13,9 @@ afterEach(async () => {
 });
 
 it("every span of an account's client carries oa.account; no metric names the account", async () => {
-  server = await startAccountsServer([{ username: 'shop-7', apiKey: 'key-7', apiSecret: 'secret-7-abcdef' }]);
+  server = await createMockServer({
+    accounts: [{ username: 'shop-7', apiKey: 'key-7', apiSecret: 'secret-7-abcdef' }],
+  });
   const otel = telemetry();
   accounts = createAccounts({
     credentials: () => ({ apiKey: 'key-7', apiSecret: 'secret-7-abcdef' }),

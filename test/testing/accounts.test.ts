@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OAJobBusyError, OANotFoundError, OARateLimitError } from '../../src/index.js';
+import { OAJobBusyError, OANotFoundError, OARateLimitError, OAUnauthorizedError } from '../../src/index.js';
 import { createMockServer, type FakeAccountOptions } from '../../src/testing/index.js';
 import { mockServerFixture, post } from './support.js';
 
@@ -150,6 +150,30 @@ describe('a fake server of several accounts', () => {
     await mock.say('u8', 'hi', { webhookUrl: receiver.url }); // the first account by default
     expect(events.map((e) => e.username)).toEqual(['shop-b', 'shop-a']);
     expect(() => mock.account('shop-c')).toThrow(/no account 'shop-c' \(its accounts: shop-a, shop-b\)/);
+  });
+
+  it("rotates one account's secret: the old one and its tokens refused, the other account untouched; counts connections", async () => {
+    const mock = await start({ accounts: [SHOP_A, SHOP_B] });
+    const a = connect(mock, as(SHOP_A));
+    const b = connect(mock, as(SHOP_B));
+    await a.sendText({ user_id: 'u1', msg: 'before' });
+    await b.sendText({ user_id: 'u1', msg: 'before' });
+    // Two clients, each on its own keep-alive socket.
+    expect(mock.connections).toEqual({ accepted: 2, open: 2 });
+    mock.account('shop-a').rotateSecret('secret-a-789');
+    expect(mock.account('shop-a').apiSecret).toBe('secret-a-789');
+    await expect(a.sendText({ user_id: 'u1', msg: 'after' })).rejects.toBeInstanceOf(OAUnauthorizedError);
+    await b.sendText({ user_id: 'u1', msg: 'after' });
+    const renewed = connect(mock, { apiKey: 'key-a', apiSecret: 'secret-a-789' });
+    await renewed.sendText({ user_id: 'u1', msg: 'with the new secret' });
+    const logins = mock.account('shop-a').requests.filter((r) => r.path.endsWith('/auth/token'));
+    expect(logins.map((r) => r.status)).toEqual([201, 401, 201]);
+    expect(mock.account('shop-a').deliveries.map((d) => d.items[0]?.msg)).toEqual([
+      'before',
+      'with the new secret',
+    ]);
+    expect(mock.account('shop-b').deliveries).toHaveLength(2);
+    expect(() => mock.rotateSecret('')).toThrow(TypeError);
   });
 
   it('resets every account from the mock, one from its account; refuses unclear options', async () => {
