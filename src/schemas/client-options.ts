@@ -56,10 +56,11 @@ const DefaultHeadersSchema = z.optional(
  */
 export const OAClientOptionsSchema = z
   .looseObject({
-    baseUrl: checked((v) => typeof v === 'string', 'must be a string'),
-    apiKey: checked((v) => typeof v === 'string', 'must be a string'),
-    // Whatever it is, it is not repeated.
-    apiSecret: checked((v) => typeof v === 'string', 'apiSecret (OA_API_SECRET) must be a string'),
+    // zod's own type checks: their messages follow the app's zod locale (`z.config`), and never repeat
+    // the value.
+    baseUrl: z.optional(z.string()),
+    apiKey: z.optional(z.string()),
+    apiSecret: z.optional(z.string()),
     timeoutMs: ms('above 0'),
     uploadTimeoutMs: ms('above 0'),
     maxRetries: checked(

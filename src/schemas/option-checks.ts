@@ -95,7 +95,13 @@ export function checkConfig<T>(schema: z.ZodMiniType, options: T, where?: string
   const result = schema.safeParse(options);
   if (result.success) return options;
   const lines = result.error.issues.map((issue) => {
-    if (!issue.message.startsWith('must') || issue.path.length === 0) return issue.message;
+    if (issue.path.length === 0) return issue.message;
+    if (!issue.message.startsWith('must')) {
+      // zod's own checks (a type) speak in the app's zod locale: the option's name goes before it.
+      if (issue.code === 'custom') return issue.message;
+      const line = `${issue.path.map(String).join('.')}: ${issue.message}`;
+      return where ? `${where}: ${line}` : line;
+    }
     const name = issue.path.map(String).join('.');
     let value: unknown = options;
     for (const key of issue.path) value = isObject(value) ? value[key as string] : undefined;
