@@ -240,8 +240,8 @@ class Accounts<E> implements OAAccounts<E> {
   }
 
   forEvent(event: E): OAClient {
-    const account = this.#accountOf(event);
-    if (typeof account !== 'string' || account === '') {
+    const account = this.accountOf(event);
+    if (account === undefined) {
       throw new OAConfigError('forEvent: the event names no account (accountOf gave none)');
     }
     return this.client(account);

@@ -62,7 +62,25 @@ export interface AccountClientParts {
 }
 
 /** Stands for the base URL of an account that must name its own, until its credentials do. */
-const NO_BASE_URL = new URL('https://base-url.invalid');
+export const NO_BASE_URL = new URL('https://base-url.invalid');
+
+/**
+ * The transport a client sends with: the caller's `fetch` on any runtime; else undici on Node (the
+ * caller's `dispatcher`, else an Agent of its own, its pools capped at `connectionsPerOrigin` when
+ * given) and the global `fetch` elsewhere.
+ */
+export function clientTransport(
+  options: Pick<OAClientOptions, 'fetch' | 'dispatcher'>,
+  proxyFromEnv: boolean,
+  connectionsPerOrigin?: number,
+): Transport {
+  if (options.fetch) return new FetchTransport(options.fetch);
+  return defaultTransport(
+    options.dispatcher,
+    proxyFromEnv,
+    options.dispatcher ? undefined : connectionsPerOrigin,
+  );
+}
 
 /** One client's {@link PipelineContext}. */
 export class ClientContext implements PipelineContext, TokenEndpoints {
@@ -141,12 +159,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
       events: this.events,
     });
     this.headers = shared?.headers ?? requestHeaders(options.appInfo, options.defaultHeaders);
-    // The caller's fetch on any runtime; else undici on Node and the global fetch elsewhere.
-    this.transport =
-      shared?.transport ??
-      (options.fetch
-        ? new FetchTransport(options.fetch)
-        : defaultTransport(options.dispatcher, resolved.proxyFromEnv));
+    this.transport = shared?.transport ?? clientTransport(options, resolved.proxyFromEnv);
     this.timeoutMs = resolved.timeoutMs;
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;

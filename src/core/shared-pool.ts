@@ -4,9 +4,7 @@
  * capped) every account's client sends through. On Node that is undici (the caller's `dispatcher`, else
  * an Agent of its own); elsewhere the global `fetch` (or the caller's), which pools by itself.
  */
-import { defaultTransport } from '#core-runtime';
-import type { SharedClientParts } from './context.js';
-import { FetchTransport } from './fetch-transport.js';
+import { clientTransport, NO_BASE_URL, type SharedClientParts } from './context.js';
 import { loggerFor } from './logger.js';
 import { type OAClientOptions, requestHeaders, resolveOptions } from './options.js';
 
@@ -25,7 +23,7 @@ export function sharedClientParts(
   // Checked as a client's options are, once for every account (a stand-in base URL when none is given).
   const resolved = resolveOptions({
     ...options,
-    baseUrl: baseUrl ?? 'https://base-url.invalid',
+    baseUrl: baseUrl ?? NO_BASE_URL.href,
     credentials: noCredentials,
     account: 'accounts',
   });
@@ -36,12 +34,6 @@ export function sharedClientParts(
     headers: requestHeaders(options.appInfo, options.defaultHeaders),
     urls: new Map(),
     logger: loggerFor(options.logger, options.logLevel),
-    transport: options.fetch
-      ? new FetchTransport(options.fetch)
-      : defaultTransport(
-          options.dispatcher,
-          resolved.proxyFromEnv,
-          options.dispatcher ? undefined : connectionsPerOrigin,
-        ),
+    transport: clientTransport(options, resolved.proxyFromEnv, connectionsPerOrigin),
   };
 }
