@@ -129,11 +129,13 @@ describe('sockets and timers', () => {
     );
     const script = fileURLToPath(new URL('../helpers/one-call.ts', import.meta.url));
     for (const mode of ['end', 'close']) {
-      const started = Date.now();
       const child = spawn(process.execPath, ['--import', 'tsx', script, server.url, mode], { stdio: 'pipe' });
       let out = '';
+      // From the call's answer on: the child's own start (tsx) is not what is measured.
+      let answeredAt = Number.NaN;
       child.stdout.on('data', (d) => {
         out += d;
+        if (Number.isNaN(answeredAt) && out.includes('success')) answeredAt = Date.now();
       });
       child.stderr.on('data', (d) => {
         out += d;
@@ -142,7 +144,7 @@ describe('sockets and timers', () => {
       expect(out).toContain('success');
       expect(code).toBe(0);
       // The server keeps connections alive for 5 s; the child must not wait for that.
-      expect(Date.now() - started).toBeLessThan(4000);
+      expect(Date.now() - answeredAt).toBeLessThan(4000);
     }
   });
 });

@@ -98,6 +98,9 @@ describe.skipIf(!REDIS_SERVER)('outbox retries', () => {
       if (Date.now() - start > 10_000) throw new Error('no 429 within 10 s');
       await new Promise((r) => setTimeout(r, 25));
     }
+    // The fake logs the 429 as it answers: give the client time to read it and begin its 5 s wait, so
+    // that close() does not cut the request itself short (that one would rightly be unknown).
+    await new Promise((r) => setTimeout(r, 500));
     // A shutdown: the app closes its client, then its worker.
     await client.close();
     const [first] = await until(1);

@@ -61,11 +61,12 @@ describe.skipIf(!REDIS_SERVER)('many processes share one api key through Redis',
     }
 
     // 82 requests at 20 per 2 s: the last one can go no sooner than 8 s after the first. Kept windows
-    // full means within 5% of that (each slot also waits for its request's latency and the margin).
+    // full means using at least 0.9 of them, the bar of test/core/rate-limit.timing.test.ts (each slot
+    // also waits for its request's latency and the margin, and three child processes share two cores).
     const times = requests.map((r) => r.at).sort((x, y) => x - y);
     const span = (times.at(-1) ?? 0) - (times[0] ?? 0);
     expect(span).toBeGreaterThanOrEqual(8000);
-    expect(span).toBeLessThan(8000 / 0.95);
+    expect(span).toBeLessThan(8000 / 0.9);
   }, 30_000);
 
   it('a worker killed while it holds the renewal lock delays the others by at most the lock ttl', async () => {

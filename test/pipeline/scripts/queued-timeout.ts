@@ -1,6 +1,7 @@
 /**
- * Four sends against a limiter of three per 20 s, each with timeoutMs 500: the fourth times out in the
- * queue. The script does not close the client: it must still end at once, not a window later.
+ * Four sends against a limiter of three per 20 s, each with timeoutMs 2000 (not less: on a loaded
+ * machine the login and the first sends take a while): the fourth times out in the queue. The script
+ * does not close the client: it must still end at once, not a window later.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +23,7 @@ const client = new OAClient({
   rateLimit: { general: { max: 3, windowMs: 20_000 } },
 });
 const results = await Promise.allSettled(
-  [1, 2, 3, 4].map((i) => client.sendText({ user_id: `u${i}`, msg: 'hi' }, { timeoutMs: 500 })),
+  [1, 2, 3, 4].map((i) => client.sendText({ user_id: `u${i}`, msg: 'hi' }, { timeoutMs: 2000 })),
 );
 console.log(results.map((r) => r.status).join(' '));
 server.close();
