@@ -6,7 +6,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { isOAError, OAConnectionError, type OAError, OATimeoutError } from '../errors.js';
-import { streamingMultipart } from '../uploads/node-multipart.js';
 import type { PreparedUpload, UploadBody, UploadProgress } from '../uploads/types.js';
 import type { CallControl } from './call-control.js';
 import {
@@ -92,7 +91,10 @@ export class UndiciTransport implements Transport {
     upload: PreparedUpload,
     onProgress: ((progress: UploadProgress) => void) | undefined,
   ): Promise<UploadBody> {
-    return streamingMultipart(upload, onProgress);
+    // Loaded by the first upload, as form-data is: importing the SDK does not load node:stream.
+    return import('../uploads/node-multipart.js').then(({ streamingMultipart }) =>
+      streamingMultipart(upload, onProgress),
+    );
   }
 
   /** Releases the transport's own sockets; a dispatcher the caller gave stays open. */
