@@ -56,6 +56,10 @@ export default defineConfig({
   // not the built one (which would bring a second copy of the error classes).
   resolve: { alias: nodeRuntimeSources() },
   test: {
+    // Two files at a time on the 2-core machines the suite runs on (the default, one less than the
+    // cores, leaves one idle while a file waits on a server or a child process); the timing project
+    // below still runs its files one by one, after the others.
+    maxWorkers: 2,
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
