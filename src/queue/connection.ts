@@ -3,6 +3,7 @@
 import * as z from 'zod/mini';
 import type { IORedis, RedisClient } from '../redis/client.js';
 import { RedisConnection } from '../redis/connection.js';
+import { queueKeyName } from '../redis/keys.js';
 import { isObject, judged, optionsOf } from '../schemas/option-checks.js';
 
 /** How long a producer call waits for Redis: to be connected, then for each answer. */
@@ -92,6 +93,14 @@ export class QueueConnection {
       timeoutMs,
       copyClient,
     });
+  }
+
+  /**
+   * The BullMQ name of the queue `name` on this connection: `{name}` on a Redis Cluster (one hash slot
+   * per queue), `name` on a single Redis (see `queueKeyName`).
+   */
+  queueName(name: string): string {
+    return queueKeyName(name, this.#producer.isCluster);
   }
 
   /** A new connection of this module's own that waits through reconnections (closed by `close()`), or the caller's client. */

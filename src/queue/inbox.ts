@@ -125,7 +125,7 @@ export function createInbox(options: InboxOptions): Inbox {
   const queue = new LazyQueue(connection, name, 'inbox');
   // The dead letter of `order: 'sender'`: a queue nobody works.
   const dead = new LazyQueue(connection, `${name}-dead`, 'inbox');
-  const keyPrefix = `bull:${name}:`;
+  const keyPrefix = `bull:${connection.queueName(name)}:`;
 
   const store = async (event: WebhookEvent) => {
     if (typeof event !== 'object' || event === null) throw new OAConfigError('inbox.store needs an event');

@@ -213,7 +213,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const name = options.name ?? 'oa-outbox';
   const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
   const attempts = Math.ceil(options.attempts ?? 12);
-  const keyPrefix = `bull:${name}:`;
+  const keyPrefix = `bull:${connection.queueName(name)}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
   const subscription = new OutboxSubscription(connection, name, loadBullMQ);

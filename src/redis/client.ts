@@ -43,6 +43,12 @@ export interface IORedis extends RedisClient {
 /** ioredis's `Redis` class, as far as it is used here. */
 type RedisConstructor = new (url: string, options: Record<string, unknown>) => IORedis;
 
+/** ioredis's `Cluster` class, as far as it is used here. */
+type ClusterConstructor = new (
+  nodes: { host: string; port: number }[],
+  options: Record<string, unknown>,
+) => IORedis;
+
 /** The entry point that needs ioredis, and what to install for it. */
 const INSTALL = {
   'oa-messaging/redis': 'npm install ioredis',
@@ -66,13 +72,23 @@ export function missingPackage(entry: RedisEntry, name: string, cause?: unknown)
  * again.
  */
 export async function loadIoredis(entry: RedisEntry): Promise<RedisConstructor> {
-  let mod: { default?: unknown; Redis?: unknown };
+  return (await ioredis(entry)).Redis as RedisConstructor;
+}
+
+/** ioredis's `Cluster` class, imported on first use (as {@link loadIoredis}). */
+export async function loadIoredisCluster(entry: RedisEntry): Promise<ClusterConstructor> {
+  return (await ioredis(entry)).Cluster as ClusterConstructor;
+}
+
+async function ioredis(entry: RedisEntry): Promise<{ Redis: unknown; Cluster: unknown }> {
+  let mod: { default?: { Cluster?: unknown }; Redis?: unknown; Cluster?: unknown };
   try {
-    mod = (await import('ioredis')) as { default?: unknown; Redis?: unknown };
+    mod = (await import('ioredis')) as typeof mod;
   } catch (error) {
     throw missingPackage(entry, 'ioredis', error);
   }
   const Redis = mod.Redis ?? mod.default;
-  if (typeof Redis !== 'function') throw missingPackage(entry, 'ioredis');
-  return Redis as RedisConstructor;
+  const Cluster = mod.Cluster ?? mod.default?.Cluster;
+  if (typeof Redis !== 'function' || typeof Cluster !== 'function') throw missingPackage(entry, 'ioredis');
+  return { Redis, Cluster };
 }

@@ -6,7 +6,13 @@
 import * as z from 'zod/mini';
 import { isOAError, OAConnectionError } from '../errors.js';
 import { aString, checked, isObject, optionsOf, positive } from '../schemas/option-checks.js';
-import { type IORedis, loadIoredis, type RedisClient, type RedisEntry } from './client.js';
+import {
+  type IORedis,
+  loadIoredis,
+  loadIoredisCluster,
+  type RedisClient,
+  type RedisEntry,
+} from './client.js';
 import { boundedOptions, Unreachable, unreachableReason, WAITING_OPTIONS, whenReady } from './reach.js';
 import { runScript, type Script } from './script.js';
 
@@ -24,6 +30,8 @@ export type RedisConnectionOptions =
   | {
       /**
        * e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`.
+       * A Redis Cluster: its nodes (some or all) separated by commas,
+       * `redis://user:pass@10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379` (an ioredis `Cluster`).
        * The connection made from it gives up on a command as soon as a reconnection attempt fails
        * (`maxRetriesPerRequest: 0`) or after `commandTimeoutMs` without an answer (`commandTimeout`),
        * and keeps reconnecting in the background, so that it works again once Redis is back.
@@ -89,6 +97,11 @@ export class RedisConnection {
     this.#dropped.catch(() => {});
   }
 
+  /** Whether it is a Redis Cluster's: a `Cluster` given, or a URL of several nodes. */
+  get isCluster(): boolean {
+    return isClusterTarget(this.#target);
+  }
+
   /** The client, opened on first use; rejects once closed. */
   client(): Promise<IORedis> {
     if (this.#closed) {
@@ -113,6 +126,20 @@ export class RedisConnection {
       const given = this.#target.client as IORedis;
       if (!copyClient || typeof given.duplicate !== 'function' || given.isCluster === true) return given;
       return this.#own(given.duplicate(options));
+    }
+    const cluster = clusterUrl(this.#target.url);
+    if (cluster) {
+      const Cluster = await loadIoredisCluster(entry);
+      const { lazyConnect: _, ...perNode } = options as { lazyConnect?: boolean };
+      return this.#own(
+        new Cluster(cluster.nodes, {
+          redisOptions: { ...cluster.options, ...perNode },
+          lazyConnect: false,
+          // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
+          // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
+          enableReadyCheck: false,
+        }),
+      );
     }
     const Redis = await loadIoredis(entry);
     return this.#own(new Redis(this.#target.url, options));
@@ -216,6 +243,36 @@ export class RedisConnection {
     this.#owned?.disconnect();
     this.#drop(new Unreachable('closed while Redis could not be reached'));
   }
+}
+
+/**
+ * The nodes and the per-node options (user, password, TLS) of a Redis Cluster's URL, one of several
+ * nodes (`redis://user:pass@host1:6379,host2:6379`), or `undefined` for the URL of one Redis.
+ */
+function clusterUrl(url: string) {
+  const match = /^(rediss?):\/\/(?:([^@/]*)@)?([^/?#]+)/.exec(url);
+  const hosts = match?.[3]?.split(',').filter((host) => host !== '');
+  if (!match || !hosts || hosts.length < 2) return undefined;
+  const [, scheme, auth] = match;
+  const nodes = hosts.map((host) => {
+    const parsed = new URL(`${scheme}://${host}`);
+    return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(parsed.port || 6379) };
+  });
+  const options: Record<string, unknown> = {};
+  if (auth !== undefined) {
+    const credentials = new URL(`${scheme}://${auth}@${hosts[0]}`);
+    if (credentials.username) options.username = decodeURIComponent(credentials.username);
+    if (credentials.password) options.password = decodeURIComponent(credentials.password);
+  }
+  if (scheme === 'rediss') options.tls = {};
+  return { nodes, options };
+}
+
+/** Whether `target` is a Redis Cluster: a `Cluster` given, or a URL of several nodes. */
+function isClusterTarget(target: { url: string } | { client: unknown }): boolean {
+  return 'url' in target
+    ? clusterUrl(target.url) !== undefined
+    : (target.client as { isCluster?: unknown } | null)?.isCluster === true;
 }
 
 /** A time in ms above 0 (rounded up where it is used: Redis takes whole milliseconds). */
