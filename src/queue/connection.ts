@@ -36,12 +36,19 @@ function clientProblem(client: unknown): string | undefined {
   if (typeof (client as IORedis | null)?.eval !== 'function') return 'must be an ioredis client';
   // BullMQ's workers and event readers refuse (or, started in the background, silently never run on)
   // a connection that gives up on commands: say so here, where the client is given.
-  const settings = (client as { options?: { maxRetriesPerRequest?: unknown; redisOptions?: unknown } })
-    .options;
-  const retries = (settings?.redisOptions as { maxRetriesPerRequest?: unknown } | undefined) ?? settings;
-  return retries !== undefined && retries.maxRetriesPerRequest !== null
-    ? 'must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })'
-    : undefined;
+  type Settings = { maxRetriesPerRequest?: unknown; keyPrefix?: unknown; redisOptions?: Settings };
+  const settings = (client as { options?: Settings }).options;
+  if (settings === undefined) return undefined;
+  const cluster = (client as IORedis).isCluster === true;
+  // A Cluster's nodes are made with its redisOptions (ioredis's default: 20 retries).
+  const perNode = cluster ? (settings.redisOptions ?? {}) : settings;
+  if (settings.keyPrefix || perNode.keyPrefix) {
+    return 'must be made without keyPrefix, which BullMQ refuses: give the queue a name (the name option) instead';
+  }
+  if (perNode.maxRetriesPerRequest === null) return undefined;
+  return cluster
+    ? 'must be made with redisOptions: { maxRetriesPerRequest: null } (a Cluster), as BullMQ requires: new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } })'
+    : 'must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })';
 }
 
 /** The rule of the `connection` option of `what` (`createOutbox`, `createInbox`). */

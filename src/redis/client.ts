@@ -36,6 +36,7 @@ export interface IORedis extends RedisClient {
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
   once(event: 'ready' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'end', listener: () => void): unknown;
 }

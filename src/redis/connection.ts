@@ -151,6 +151,13 @@ export class RedisConnection {
     client.on('error', (error) => {
       this.#lastError = error;
     });
+    // A Cluster with no slot served (its nodes never joined) reports ready and closes at once, without
+    // an error: name that as the reason its commands wait.
+    if (client.isCluster === true) {
+      client.on('ready', () => {
+        if (client.status !== 'ready') this.#lastError = new Error("Cluster isn't ready: no slot is served");
+      });
+    }
     this.#owned = client;
     return client;
   }
