@@ -2,7 +2,7 @@
 
 import * as z from 'zod/mini';
 import type { IORedis, RedisClient } from '../redis/client.js';
-import { RedisConnection } from '../redis/connection.js';
+import { processWarning, RedisConnection } from '../redis/connection.js';
 import { queueKeyName } from '../redis/keys.js';
 import { isObject, judged, optionsOf } from '../schemas/option-checks.js';
 
@@ -12,14 +12,18 @@ const REACH_MS = 5_000;
 /** Where the queue's Redis is: a URL (ioredis, loaded on first use), or an ioredis client of yours. */
 export type QueueConnectionOptions =
   | {
-      /** e.g. `redis://127.0.0.1:6379`; needs `npm install bullmq ioredis`. */
+      /**
+       * e.g. `redis://127.0.0.1:6379`, or a Redis Cluster's nodes separated by commas
+       * (`redis://10.0.0.1:6379,10.0.0.2:6379`); needs `npm install bullmq ioredis`.
+       */
       url: string;
       /** Not with `url`. */
       client?: undefined;
     }
   | {
       /**
-       * An ioredis `Redis` made with `maxRetriesPerRequest: null` (as BullMQ requires); `close()` leaves
+       * An ioredis `Redis` made with `maxRetriesPerRequest: null` (as BullMQ requires; a `Cluster` with
+       * `redisOptions: { maxRetriesPerRequest: null }`), without `keyPrefix`; `close()` leaves
        * it open. The workers use it (and BullMQ's copies of it) as it is. The calls that add or read
        * (`add`, `addMany`, `get`, `counts`, `store`) use a copy of it (`duplicate()`, closed by
        * `close()`) made to reject without Redis instead of waiting for it. A client without
@@ -99,6 +103,8 @@ export class QueueConnection {
       entry: 'oa-messaging/queue',
       timeoutMs,
       copyClient,
+      // Checked once, on the producer calls' connection.
+      warn: copyClient ? processWarning : undefined,
     });
   }
 

@@ -16,7 +16,8 @@ export interface InboxOptions {
   /** Where the events are kept. */
   connection: QueueConnectionOptions;
   /**
-   * The BullMQ queue's name, shared by every process of the receiver.
+   * The BullMQ queue's name, shared by every process of the receiver. On a Redis Cluster BullMQ keeps
+   * it as `{name}` (a hash tag: one slot per queue), unless it holds a hash tag already.
    * @default 'oa-inbox'
    */
   name?: string | undefined;

@@ -54,7 +54,9 @@ export interface OutboxOptions {
   /** Where the queue lives. */
   connection: QueueConnectionOptions;
   /**
-   * The BullMQ queue's name: processes with the same connection and name share one outbox.
+   * The BullMQ queue's name: processes with the same connection and name share one outbox. On a Redis
+   * Cluster BullMQ keeps it as `{name}` (a hash tag: one slot per queue), unless it holds a hash tag
+   * already.
    * @default 'oa-outbox'
    */
   name?: string | undefined;

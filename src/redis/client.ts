@@ -27,6 +27,9 @@ export interface IORedis extends RedisClient {
   hset(key: string, field: string, value: string): Promise<unknown>;
   xadd(key: string, ...args: (string | number)[]): Promise<unknown>;
   time(): Promise<(string | number)[]>;
+  info(section: string): Promise<string>;
+  /** A Cluster's connections to its nodes of `role`. */
+  nodes?(role: 'master'): IORedis[];
   /** `ready` once connected; `wait` (lazyConnect), `connecting`, `reconnecting`, `end`... otherwise. */
   readonly status?: string;
   connect?(): Promise<unknown>;

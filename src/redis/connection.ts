@@ -13,6 +13,7 @@ import {
   type RedisClient,
   type RedisEntry,
 } from './client.js';
+import { evictionPolicy, evictionWarning } from './eviction.js';
 import { boundedOptions, Unreachable, unreachableReason, WAITING_OPTIONS, whenReady } from './reach.js';
 import { runScript, type Script } from './script.js';
 
@@ -70,6 +71,11 @@ export interface ConnectionSettings {
    * has one (not a `Cluster`); otherwise it is used as it is.
    */
   copyClient?: boolean | undefined;
+  /**
+   * Told once, after the connection is first opened, when that Redis evicts keys (its
+   * `maxmemory-policy` is not `noeviction`), with the warning to give.
+   */
+  warn?: ((message: string) => void) | undefined;
 }
 
 /**
@@ -83,6 +89,7 @@ export class RedisConnection {
   #owned: IORedis | undefined;
   #lastError: Error | undefined;
   #closed = false;
+  #evictionChecked = false;
   /** Rejects when the connection is dropped: the calls still waiting on it fail then. */
   readonly #dropped: Promise<never>;
   #drop: (error: Error) => void = () => {};
@@ -111,6 +118,10 @@ export class RedisConnection {
     }
     if (!this.#opening) {
       const opening = this.#open();
+      opening.then(
+        (client) => this.#checkEviction(client),
+        () => {},
+      );
       opening.catch(() => {
         if (this.#opening === opening) this.#opening = undefined;
       });
@@ -143,6 +154,16 @@ export class RedisConnection {
     }
     const Redis = await loadIoredis(entry);
     return this.#own(new Redis(this.#target.url, options));
+  }
+
+  /** Warns once when this Redis evicts keys (see `evictionPolicy`). */
+  #checkEviction(client: IORedis): void {
+    const { warn, feature } = this.#settings;
+    if (!warn || this.#evictionChecked) return;
+    this.#evictionChecked = true;
+    void evictionPolicy(client).then((policy) => {
+      if (policy !== undefined && !this.#closed) warn(evictionWarning(feature, policy));
+    });
   }
 
   #own(client: IORedis): IORedis {
@@ -282,6 +303,11 @@ function isClusterTarget(target: { url: string } | { client: unknown }): boolean
     : (target.client as { isCluster?: unknown } | null)?.isCluster === true;
 }
 
+/** A warning of this SDK's Redis parts where there is no logger: a process warning (`OARedisWarning`). */
+export function processWarning(message: string): void {
+  globalThis.process?.emitWarning?.(message, 'OARedisWarning');
+}
+
 /** A time in ms above 0 (rounded up where it is used: Redis takes whole milliseconds). */
 export const REDIS_MS = positive('a positive number of ms');
 
@@ -319,10 +345,11 @@ export function redisOptionsSchema(what: string, rules: z.core.$ZodLooseShape = 
 export function connectionFrom(
   options: { url?: unknown; client?: unknown; commandTimeoutMs?: number | undefined },
   feature: string,
+  warn: (message: string) => void = processWarning,
 ): RedisConnection {
   const { url, client } = options;
   const timeoutMs = Math.ceil(options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS);
-  const settings = { feature, entry: 'oa-messaging/redis', timeoutMs } as const;
+  const settings = { feature, entry: 'oa-messaging/redis', timeoutMs, warn } as const;
   if (typeof url === 'string') return new RedisConnection({ url }, settings);
   return new RedisConnection({ client: client as RedisClient }, settings);
 }

@@ -17,7 +17,7 @@ export function hashTag(id: string): string {
 }
 
 /** Whether `name` holds a hash tag already (a `{`, then a non-empty text, then `}`). */
-export function hasHashTag(name: string): boolean {
+function hasHashTag(name: string): boolean {
   const open = name.indexOf('{');
   if (open === -1) return false;
   const close = name.indexOf('}', open + 1);
