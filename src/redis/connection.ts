@@ -149,6 +149,10 @@ export class RedisConnection {
           // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
           // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
           enableReadyCheck: false,
+          // A bounded connection's commands fail while the cluster reconnects (its nodes' bounds do
+          // not reach the Cluster's own queue, where they would wait for ever); the calls wait for it
+          // to be ready first, within their bound.
+          ...(timeoutMs === undefined ? {} : { enableOfflineQueue: false }),
         }),
       );
     }
@@ -211,6 +215,10 @@ export class RedisConnection {
     // ioredis keeps a command queued while it reconnects, and a disconnect() then does not fail it.
     const answer = (command: Promise<unknown>) => Promise.race([command, this.#dropped, late]);
     try {
+      // A Cluster made here takes no command before it is ready (see #open).
+      if (timeoutMs !== undefined && client.isCluster === true && client.status !== 'ready') {
+        await answer(whenReady(client, timeoutMs));
+      }
       return await runScript(client, script, keys, args, answer);
     } catch (error) {
       throw this.failure(error);

@@ -4,6 +4,7 @@
  * worth one warning.
  */
 import type { IORedis } from './client.js';
+import { whenReady } from './reach.js';
 
 /** How long the check may take; past it (or on any failure) nothing is said. */
 const CHECK_MS = 2_000;
@@ -14,6 +15,12 @@ const CHECK_MS = 2_000;
  * managed Redis rename `CONFIG`, not `INFO`).
  */
 export async function evictionPolicy(client: IORedis): Promise<string | undefined> {
+  // Once connected (a Cluster's nodes, asked before, would delay the first calls by a retry).
+  const ready = await whenReady(client, CHECK_MS).then(
+    () => true,
+    () => false,
+  );
+  if (!ready) return undefined;
   const nodes =
     client.isCluster === true && typeof client.nodes === 'function' ? client.nodes('master') : [client];
   let timer: NodeJS.Timeout | undefined;

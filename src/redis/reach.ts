@@ -124,7 +124,7 @@ export function unreachableReason(
   const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
   const cluster = clusterReason(error) ?? clusterReason(lastError);
   const down = socket ?? cluster ?? 'the connection is down';
-  if (typeof message === 'string' && CLUSTER_LOST.test(message)) return cluster ?? down;
+  if (typeof message === 'string' && CLUSTER_LOST.test(message)) return socket ?? cluster ?? down;
   if (name === 'MaxRetriesPerRequestError') return down;
   if (typeof message !== 'string' || !LOST.test(message)) return undefined;
   return message.startsWith('Command timed out') ? `no answer within ${timeoutMs} ms` : down;

@@ -4,7 +4,7 @@
  * redis-server (its `url` names every node: the SDK connects to it as a cluster).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort, REDIS_SERVER, type RedisServer } from './redis-server.js';
@@ -30,10 +30,21 @@ export interface RedisCluster extends RedisServer {
   failover(key: string): Promise<{ from: number; to: number }>;
 }
 
+/** redis-cli: beside the redis-server binary, else the first on PATH. */
+function redisCli(): string {
+  const beside = join(dirname(REDIS_SERVER ?? ''), 'redis-cli');
+  try {
+    accessSync(beside, constants.X_OK);
+    return beside;
+  } catch {
+    return 'redis-cli';
+  }
+}
+
 function cli(port: number, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
-      join(dirname(REDIS_SERVER ?? '/usr/bin/redis-server'), 'redis-cli'),
+      redisCli(),
       ['-h', '127.0.0.1', '-p', String(port), ...args],
       { timeout: 15_000 },
       (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
@@ -41,14 +52,14 @@ function cli(port: number, ...args: string[]): Promise<string> {
   });
 }
 
-function startNode(port: number, busPort: number, dir: string): Promise<ChildProcess> {
+function startNode(port: number, busPort: number, dir: string, appendonly: boolean): Promise<ChildProcess> {
   mkdirSync(dir, { recursive: true });
   // biome-ignore format: one option per line pair reads best
   const child = spawn(REDIS_SERVER as string, [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
     '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
     '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
-    '--appendonly', 'yes', '--appendfsync', 'always',
+    ...(appendonly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -84,8 +95,11 @@ async function untilOk(ports: readonly number[], ms = 20_000): Promise<void> {
   }
 }
 
-/** Starts 3 masters with a replica each and joins them into a cluster, within about 20 s at worst. */
-export async function startRedisCluster(): Promise<RedisCluster> {
+/**
+ * Starts 3 masters with a replica each and joins them into a cluster, within about 20 s at worst;
+ * append-only (`appendfsync always`) unless `appendonly: false`.
+ */
+export async function startRedisCluster({ appendonly = true } = {}): Promise<RedisCluster> {
   if (!REDIS_SERVER) throw new Error('no redis-server binary');
   const root = mkdtempSync(join(tmpdir(), 'oa-cluster-'));
   const ports: number[] = [];
@@ -98,7 +112,10 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   const children = new Map<number, ChildProcess>();
   const start = async (index: number) => {
     const port = ports[index] as number;
-    children.set(port, await startNode(port, busPorts[index] as number, join(root, String(port))));
+    children.set(
+      port,
+      await startNode(port, busPorts[index] as number, join(root, String(port)), appendonly),
+    );
   };
   const exit = (port: number, signal: NodeJS.Signals) =>
     new Promise<void>((resolve) => {

@@ -164,8 +164,11 @@ export function useRedisServer(): { readonly server: RedisServer; readonly redis
   let redis: Redis | undefined;
   beforeAll(async () => {
     if (ON_CLUSTER) {
-      server = await startRedisCluster();
+      // No persistence, as the single redis-server below.
+      server = await startRedisCluster({ appendonly: false });
       redis = redisClient(server.url);
+      // Connected to every master before a test (or its afterEach's flushall) uses it.
+      await redis.ping();
       return;
     }
     server = await startRedisServer();
