@@ -18,7 +18,7 @@ const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
 /**
  * In the order of the summary: per call (on Node, many accounts, then on Bun and Deno), a large broadcast, uploads,
  * webhooks (parsing, then throughput on Node, then on Bun and Deno), the limiter, an outbox campaign,
- * the ordered inbox, import.
+ * the outbox on a Redis Cluster, the ordered inbox, import.
  */
 const BENCHES = [
   'overhead.bench.ts',
@@ -31,6 +31,7 @@ const BENCHES = [
   'webhook-runtimes.bench.ts',
   'limiter.bench.ts',
   'outbox.bench.ts',
+  'cluster.bench.ts',
   'inbox-order.bench.ts',
   'import.bench.ts',
 ];

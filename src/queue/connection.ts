@@ -2,7 +2,8 @@
 
 import * as z from 'zod/mini';
 import type { IORedis, RedisClient } from '../redis/client.js';
-import { RedisConnection } from '../redis/connection.js';
+import { processWarning, RedisConnection } from '../redis/connection.js';
+import { queueKeyName } from '../redis/keys.js';
 import { isObject, judged, optionsOf } from '../schemas/option-checks.js';
 
 /** How long a producer call waits for Redis: to be connected, then for each answer. */
@@ -11,14 +12,18 @@ const REACH_MS = 5_000;
 /** Where the queue's Redis is: a URL (ioredis, loaded on first use), or an ioredis client of yours. */
 export type QueueConnectionOptions =
   | {
-      /** e.g. `redis://127.0.0.1:6379`; needs `npm install bullmq ioredis`. */
+      /**
+       * e.g. `redis://127.0.0.1:6379`, or a Redis Cluster's nodes separated by commas
+       * (`redis://10.0.0.1:6379,10.0.0.2:6379`); needs `npm install bullmq ioredis`.
+       */
       url: string;
       /** Not with `url`. */
       client?: undefined;
     }
   | {
       /**
-       * An ioredis `Redis` made with `maxRetriesPerRequest: null` (as BullMQ requires); `close()` leaves
+       * An ioredis `Redis` made with `maxRetriesPerRequest: null` (as BullMQ requires; a `Cluster` with
+       * `redisOptions: { maxRetriesPerRequest: null }`), without `keyPrefix`; `close()` leaves
        * it open. The workers use it (and BullMQ's copies of it) as it is. The calls that add or read
        * (`add`, `addMany`, `get`, `counts`, `store`) use a copy of it (`duplicate()`, closed by
        * `close()`) made to reject without Redis instead of waiting for it. A client without
@@ -35,12 +40,19 @@ function clientProblem(client: unknown): string | undefined {
   if (typeof (client as IORedis | null)?.eval !== 'function') return 'must be an ioredis client';
   // BullMQ's workers and event readers refuse (or, started in the background, silently never run on)
   // a connection that gives up on commands: say so here, where the client is given.
-  const settings = (client as { options?: { maxRetriesPerRequest?: unknown; redisOptions?: unknown } })
-    .options;
-  const retries = (settings?.redisOptions as { maxRetriesPerRequest?: unknown } | undefined) ?? settings;
-  return retries !== undefined && retries.maxRetriesPerRequest !== null
-    ? 'must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })'
-    : undefined;
+  type Settings = { maxRetriesPerRequest?: unknown; keyPrefix?: unknown; redisOptions?: Settings };
+  const settings = (client as { options?: Settings }).options;
+  if (settings === undefined) return undefined;
+  const cluster = (client as IORedis).isCluster === true;
+  // A Cluster's nodes are made with its redisOptions (ioredis's default: 20 retries).
+  const perNode = cluster ? (settings.redisOptions ?? {}) : settings;
+  if (settings.keyPrefix || perNode.keyPrefix) {
+    return 'must be made without keyPrefix, which BullMQ refuses: give the queue a name (the name option) instead';
+  }
+  if (perNode.maxRetriesPerRequest === null) return undefined;
+  return cluster
+    ? 'must be made with redisOptions: { maxRetriesPerRequest: null } (a Cluster), as BullMQ requires: new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: null } })'
+    : 'must be made with maxRetriesPerRequest: null, as BullMQ requires: new Redis(url, { maxRetriesPerRequest: null })';
 }
 
 /** The rule of the `connection` option of `what` (`createOutbox`, `createInbox`). */
@@ -91,7 +103,17 @@ export class QueueConnection {
       entry: 'oa-messaging/queue',
       timeoutMs,
       copyClient,
+      // Checked once, on the producer calls' connection.
+      warn: copyClient ? processWarning : undefined,
     });
+  }
+
+  /**
+   * The BullMQ name of the queue `name` on this connection: `{name}` on a Redis Cluster (one hash slot
+   * per queue), `name` on a single Redis (see `queueKeyName`).
+   */
+  queueName(name: string): string {
+    return queueKeyName(name, this.#producer.isCluster);
   }
 
   /** A new connection of this module's own that waits through reconnections (closed by `close()`), or the caller's client. */

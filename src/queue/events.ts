@@ -285,7 +285,7 @@ export class OutboxSubscription {
       if (this.#reader !== reader) return;
       // BullMQ reads on a duplicate of it (its own, closed with the reader): a blocking read never holds
       // the outbox's commands or the caller's client.
-      const queueEvents = new bull.QueueEvents(this.name, {
+      const queueEvents = new bull.QueueEvents(this.connection.queueName(this.name), {
         connection: redis as never,
         lastEventId: `${reader.since + skew}-0`,
       });

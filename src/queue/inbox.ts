@@ -16,7 +16,8 @@ export interface InboxOptions {
   /** Where the events are kept. */
   connection: QueueConnectionOptions;
   /**
-   * The BullMQ queue's name, shared by every process of the receiver.
+   * The BullMQ queue's name, shared by every process of the receiver. On a Redis Cluster BullMQ keeps
+   * it as `{name}` (a hash tag: one slot per queue), unless it holds a hash tag already.
    * @default 'oa-inbox'
    */
   name?: string | undefined;
@@ -125,7 +126,7 @@ export function createInbox(options: InboxOptions): Inbox {
   const queue = new LazyQueue(connection, name, 'inbox');
   // The dead letter of `order: 'sender'`: a queue nobody works.
   const dead = new LazyQueue(connection, `${name}-dead`, 'inbox');
-  const keyPrefix = `bull:${name}:`;
+  const keyPrefix = `bull:${connection.queueName(name)}:`;
 
   const store = async (event: WebhookEvent) => {
     if (typeof event !== 'object' || event === null) throw new OAConfigError('inbox.store needs an event');

@@ -54,7 +54,9 @@ export interface OutboxOptions {
   /** Where the queue lives. */
   connection: QueueConnectionOptions;
   /**
-   * The BullMQ queue's name: processes with the same connection and name share one outbox.
+   * The BullMQ queue's name: processes with the same connection and name share one outbox. On a Redis
+   * Cluster BullMQ keeps it as `{name}` (a hash tag: one slot per queue), unless it holds a hash tag
+   * already.
    * @default 'oa-outbox'
    */
   name?: string | undefined;
@@ -213,7 +215,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const name = options.name ?? 'oa-outbox';
   const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
   const attempts = Math.ceil(options.attempts ?? 12);
-  const keyPrefix = `bull:${name}:`;
+  const keyPrefix = `bull:${connection.queueName(name)}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
   const subscription = new OutboxSubscription(connection, name, loadBullMQ);

@@ -45,7 +45,7 @@ export class LazyQueue {
         // The producer calls' connection (it gives up on a lost connection), ready: BullMQ would wait for
         // a first connection without a bound.
         const redis = await this.connection.producerReady();
-        const queue = new bull.Queue(this.name, { connection: redis as never });
+        const queue = new bull.Queue(this.connection.queueName(this.name), { connection: redis as never });
         // Without a listener BullMQ prints every reconnection failure; the calls reject themselves.
         queue.on('error', () => {});
         // A queue whose first commands failed (Redis went away again) would fail every call: a new one
@@ -96,7 +96,7 @@ export class LazyQueue {
           }
         : traced;
       const own = await this.connection.open();
-      const worker = new bull.Worker(this.name, process as never, {
+      const worker = new bull.Worker(this.connection.queueName(this.name), process as never, {
         connection: own as never,
         concurrency: options.concurrency,
         lockDuration: Math.max(1, options.lockDurationMs - stalledIntervalMs),

@@ -27,6 +27,9 @@ export interface IORedis extends RedisClient {
   hset(key: string, field: string, value: string): Promise<unknown>;
   xadd(key: string, ...args: (string | number)[]): Promise<unknown>;
   time(): Promise<(string | number)[]>;
+  info(section: string): Promise<string>;
+  /** A Cluster's connections to its nodes of `role`. */
+  nodes?(role: 'master'): IORedis[];
   /** `ready` once connected; `wait` (lazyConnect), `connecting`, `reconnecting`, `end`... otherwise. */
   readonly status?: string;
   connect?(): Promise<unknown>;
@@ -36,12 +39,19 @@ export interface IORedis extends RedisClient {
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
   once(event: 'ready' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'end', listener: () => void): unknown;
 }
 
 /** ioredis's `Redis` class, as far as it is used here. */
 type RedisConstructor = new (url: string, options: Record<string, unknown>) => IORedis;
+
+/** ioredis's `Cluster` class, as far as it is used here. */
+type ClusterConstructor = new (
+  nodes: { host: string; port: number }[],
+  options: Record<string, unknown>,
+) => IORedis;
 
 /** The entry point that needs ioredis, and what to install for it. */
 const INSTALL = {
@@ -66,13 +76,23 @@ export function missingPackage(entry: RedisEntry, name: string, cause?: unknown)
  * again.
  */
 export async function loadIoredis(entry: RedisEntry): Promise<RedisConstructor> {
-  let mod: { default?: unknown; Redis?: unknown };
+  return (await ioredis(entry)).Redis as RedisConstructor;
+}
+
+/** ioredis's `Cluster` class, imported on first use (as {@link loadIoredis}). */
+export async function loadIoredisCluster(entry: RedisEntry): Promise<ClusterConstructor> {
+  return (await ioredis(entry)).Cluster as ClusterConstructor;
+}
+
+async function ioredis(entry: RedisEntry): Promise<{ Redis: unknown; Cluster: unknown }> {
+  let mod: { default?: { Cluster?: unknown }; Redis?: unknown; Cluster?: unknown };
   try {
-    mod = (await import('ioredis')) as { default?: unknown; Redis?: unknown };
+    mod = (await import('ioredis')) as typeof mod;
   } catch (error) {
     throw missingPackage(entry, 'ioredis', error);
   }
   const Redis = mod.Redis ?? mod.default;
-  if (typeof Redis !== 'function') throw missingPackage(entry, 'ioredis');
-  return Redis as RedisConstructor;
+  const Cluster = mod.Cluster ?? mod.default?.Cluster;
+  if (typeof Redis !== 'function' || typeof Cluster !== 'function') throw missingPackage(entry, 'ioredis');
+  return { Redis, Cluster };
 }

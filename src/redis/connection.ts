@@ -6,7 +6,14 @@
 import * as z from 'zod/mini';
 import { isOAError, OAConnectionError } from '../errors.js';
 import { aString, checked, isObject, optionsOf, positive } from '../schemas/option-checks.js';
-import { type IORedis, loadIoredis, type RedisClient, type RedisEntry } from './client.js';
+import {
+  type IORedis,
+  loadIoredis,
+  loadIoredisCluster,
+  type RedisClient,
+  type RedisEntry,
+} from './client.js';
+import { evictionPolicy, evictionWarning } from './eviction.js';
 import { boundedOptions, Unreachable, unreachableReason, WAITING_OPTIONS, whenReady } from './reach.js';
 import { runScript, type Script } from './script.js';
 
@@ -24,6 +31,8 @@ export type RedisConnectionOptions =
   | {
       /**
        * e.g. `redis://127.0.0.1:6379` or `rediss://user:pass@host:6380/0`; needs `npm install ioredis`.
+       * A Redis Cluster: its nodes (some or all) separated by commas,
+       * `redis://user:pass@10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379` (an ioredis `Cluster`).
        * The connection made from it gives up on a command as soon as a reconnection attempt fails
        * (`maxRetriesPerRequest: 0`) or after `commandTimeoutMs` without an answer (`commandTimeout`),
        * and keeps reconnecting in the background, so that it works again once Redis is back.
@@ -62,6 +71,11 @@ export interface ConnectionSettings {
    * has one (not a `Cluster`); otherwise it is used as it is.
    */
   copyClient?: boolean | undefined;
+  /**
+   * Told once, after the connection is first opened, when that Redis evicts keys (its
+   * `maxmemory-policy` is not `noeviction`), with the warning to give.
+   */
+  warn?: ((message: string) => void) | undefined;
 }
 
 /**
@@ -75,6 +89,7 @@ export class RedisConnection {
   #owned: IORedis | undefined;
   #lastError: Error | undefined;
   #closed = false;
+  #evictionChecked = false;
   /** Rejects when the connection is dropped: the calls still waiting on it fail then. */
   readonly #dropped: Promise<never>;
   #drop: (error: Error) => void = () => {};
@@ -89,6 +104,11 @@ export class RedisConnection {
     this.#dropped.catch(() => {});
   }
 
+  /** Whether it is a Redis Cluster's: a `Cluster` given, or a URL of several nodes. */
+  get isCluster(): boolean {
+    return isClusterTarget(this.#target);
+  }
+
   /** The client, opened on first use; rejects once closed. */
   client(): Promise<IORedis> {
     if (this.#closed) {
@@ -98,6 +118,10 @@ export class RedisConnection {
     }
     if (!this.#opening) {
       const opening = this.#open();
+      opening.then(
+        (client) => this.#checkEviction(client),
+        () => {},
+      );
       opening.catch(() => {
         if (this.#opening === opening) this.#opening = undefined;
       });
@@ -114,8 +138,36 @@ export class RedisConnection {
       if (!copyClient || typeof given.duplicate !== 'function' || given.isCluster === true) return given;
       return this.#own(given.duplicate(options));
     }
+    const cluster = clusterUrl(this.#target.url);
+    if (cluster) {
+      const Cluster = await loadIoredisCluster(entry);
+      const { lazyConnect: _, ...perNode } = options as { lazyConnect?: boolean };
+      return this.#own(
+        new Cluster(cluster.nodes, {
+          redisOptions: { ...cluster.options, ...perNode },
+          lazyConnect: false,
+          // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
+          // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
+          enableReadyCheck: false,
+          // A bounded connection's commands fail while the cluster reconnects (its nodes' bounds do
+          // not reach the Cluster's own queue, where they would wait for ever); the calls wait for it
+          // to be ready first, within their bound.
+          ...(timeoutMs === undefined ? {} : { enableOfflineQueue: false }),
+        }),
+      );
+    }
     const Redis = await loadIoredis(entry);
     return this.#own(new Redis(this.#target.url, options));
+  }
+
+  /** Warns once when this Redis evicts keys (see `evictionPolicy`). */
+  #checkEviction(client: IORedis): void {
+    const { warn, feature } = this.#settings;
+    if (!warn || this.#evictionChecked) return;
+    this.#evictionChecked = true;
+    void evictionPolicy(client).then((policy) => {
+      if (policy !== undefined && !this.#closed) warn(evictionWarning(feature, policy));
+    });
   }
 
   #own(client: IORedis): IORedis {
@@ -124,6 +176,13 @@ export class RedisConnection {
     client.on('error', (error) => {
       this.#lastError = error;
     });
+    // A Cluster with no slot served (its nodes never joined) reports ready and closes at once, without
+    // an error: name that as the reason its commands wait.
+    if (client.isCluster === true) {
+      client.on('ready', () => {
+        if (client.status !== 'ready') this.#lastError = new Error("Cluster isn't ready: no slot is served");
+      });
+    }
     this.#owned = client;
     return client;
   }
@@ -156,6 +215,10 @@ export class RedisConnection {
     // ioredis keeps a command queued while it reconnects, and a disconnect() then does not fail it.
     const answer = (command: Promise<unknown>) => Promise.race([command, this.#dropped, late]);
     try {
+      // A Cluster made here takes no command before it is ready (see #open).
+      if (timeoutMs !== undefined && client.isCluster === true && client.status !== 'ready') {
+        await answer(whenReady(client, timeoutMs));
+      }
       return await runScript(client, script, keys, args, answer);
     } catch (error) {
       throw this.failure(error);
@@ -218,6 +281,41 @@ export class RedisConnection {
   }
 }
 
+/**
+ * The nodes and the per-node options (user, password, TLS) of a Redis Cluster's URL, one of several
+ * nodes (`redis://user:pass@host1:6379,host2:6379`), or `undefined` for the URL of one Redis.
+ */
+function clusterUrl(url: string) {
+  const match = /^(rediss?):\/\/(?:([^@/]*)@)?([^/?#]+)/.exec(url);
+  const hosts = match?.[3]?.split(',').filter((host) => host !== '');
+  if (!match || !hosts || hosts.length < 2) return undefined;
+  const [, scheme, auth] = match;
+  const nodes = hosts.map((host) => {
+    const parsed = new URL(`${scheme}://${host}`);
+    return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(parsed.port || 6379) };
+  });
+  const options: Record<string, unknown> = {};
+  if (auth !== undefined) {
+    const credentials = new URL(`${scheme}://${auth}@${hosts[0]}`);
+    if (credentials.username) options.username = decodeURIComponent(credentials.username);
+    if (credentials.password) options.password = decodeURIComponent(credentials.password);
+  }
+  if (scheme === 'rediss') options.tls = {};
+  return { nodes, options };
+}
+
+/** Whether `target` is a Redis Cluster: a `Cluster` given, or a URL of several nodes. */
+function isClusterTarget(target: { url: string } | { client: unknown }): boolean {
+  return 'url' in target
+    ? clusterUrl(target.url) !== undefined
+    : (target.client as { isCluster?: unknown } | null)?.isCluster === true;
+}
+
+/** A warning of this SDK's Redis parts where there is no logger: a process warning (`OARedisWarning`). */
+export function processWarning(message: string): void {
+  globalThis.process?.emitWarning?.(message, 'OARedisWarning');
+}
+
 /** A time in ms above 0 (rounded up where it is used: Redis takes whole milliseconds). */
 export const REDIS_MS = positive('a positive number of ms');
 
@@ -255,10 +353,11 @@ export function redisOptionsSchema(what: string, rules: z.core.$ZodLooseShape = 
 export function connectionFrom(
   options: { url?: unknown; client?: unknown; commandTimeoutMs?: number | undefined },
   feature: string,
+  warn: (message: string) => void = processWarning,
 ): RedisConnection {
   const { url, client } = options;
   const timeoutMs = Math.ceil(options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS);
-  const settings = { feature, entry: 'oa-messaging/redis', timeoutMs } as const;
+  const settings = { feature, entry: 'oa-messaging/redis', timeoutMs, warn } as const;
   if (typeof url === 'string') return new RedisConnection({ url }, settings);
   return new RedisConnection({ client: client as RedisClient }, settings);
 }

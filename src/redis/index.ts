@@ -129,14 +129,14 @@ const CoordinationOptionsSchema = redisOptionsSchema('createRedisCoordination', 
  */
 export function createRedisCoordination(options: RedisCoordinationOptions): RedisCoordination {
   checkConfig(CoordinationOptionsSchema, options, 'createRedisCoordination');
-  const connection = connectionFrom(options, 'Redis coordination');
+  const logger = options.logger ?? silentLogger;
+  const connection = connectionFrom(options, 'Redis coordination', (message) => logger.warn?.(message));
   const prefix = options.prefix ?? 'oa:';
   const lockTtlMs = Math.ceil(options.lockTtlMs ?? 10_000);
   const inFlightLeaseMs = Math.ceil(options.inFlightLeaseMs ?? 30_000);
   const keep = options.keepTokenAfterExpiryMs;
   const keepTokenAfterExpiryMs = keep === false ? false : Math.ceil(keep ?? 86_400_000);
   const readyVideoTtlMs = Math.ceil(options.readyVideoTtlMs ?? READY_VIDEO_TTL_MS);
-  const logger = options.logger ?? silentLogger;
 
   const limiters = new Set<Limiter>();
   return {

@@ -13,6 +13,7 @@ import type {
 import { marginMs } from '../core/rate-limit.js';
 import { OAConnectionError } from '../errors.js';
 import type { RedisConnection } from './connection.js';
+import { hashTag } from './keys.js';
 import { ACQUIRE, ENDED, RELEASE, RENEW_LEASES } from './scripts.js';
 
 export interface SharedLimiterOptions {
@@ -108,7 +109,7 @@ export class RedisLimiter implements Limiter {
     this.#connection = connection;
     this.#options = options;
     // One hash tag for both windows: a script may touch both, and on a Redis Cluster they must share a slot.
-    const base = `${options.prefix}limit:{${key}}:`;
+    const base = `${options.prefix}limit:${hashTag(key)}:`;
     this.#general = lane([[`${base}general`, limits.general]]);
     this.#upload = lane([
       [`${base}upload`, limits.upload],

@@ -49,13 +49,16 @@ export function whenReady(client: IORedis, timeoutMs: number): Promise<void> {
       if (error) reject(error);
       else resolve();
     };
-    const onReady = () => settle();
+    // A Cluster without a served slot (never created) says ready and closes at once, again and again.
+    const onReady = () => {
+      if (client.status === 'ready' || client.status === undefined) settle();
+    };
     const onEnd = () => settle(new Unreachable('its connection is closed'));
     const timer = setTimeout(
       () => settle(new Unreachable(`not connected within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    client.once('ready', onReady);
+    client.on('ready', onReady);
     client.once('end', onEnd);
   });
 }
@@ -64,6 +67,28 @@ export function whenReady(client: IORedis, timeoutMs: number): Promise<void> {
 // retry limit above, its timeout, an aborted pipeline or transaction, a closed or unwritable connection.
 const LOST =
   /^(Command timed out|Command aborted due to connection close|Connection is closed|Stream isn't writeable)/;
+
+// What a Redis Cluster (or ioredis's `Cluster`) answers while it has no master for a slot (a failover
+// under way, a cluster that never formed) or none of its nodes can be reached.
+const CLUSTER_LOST =
+  /^(CLUSTERDOWN|TRYAGAIN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes)/;
+
+/** Why a Redis Cluster could not be used, in words that say what to check, or `undefined`. */
+function clusterReason(error: unknown): string | undefined {
+  const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
+  if (typeof message !== 'string') return undefined;
+  if (
+    name === 'ClusterAllFailedError' ||
+    /^(Failed to refresh slots cache|None of startup nodes)/.test(message)
+  ) {
+    return 'no node answered as a Redis Cluster node: check the node list, and that the servers run with cluster-enabled yes';
+  }
+  if (/^(CLUSTERDOWN|Cluster isn't ready)/.test(message)) {
+    return 'the Redis Cluster is down or was never formed (a slot without a master: CLUSTER INFO must say cluster_state:ok)';
+  }
+  if (message.startsWith('TRYAGAIN')) return 'the Redis Cluster is moving slots (TRYAGAIN)';
+  return undefined;
+}
 
 /** Why the last connection attempt failed, in words, from the socket error ioredis reported. */
 const SOCKET: Record<string, string> = {
@@ -89,12 +114,17 @@ export function unreachableReason(
   const socket = SOCKET[String((lastError as { code?: unknown } | undefined)?.code)];
   if (error instanceof Unreachable) {
     // The readiness wait ran out while ioredis kept trying: say what its last attempt met.
+    // A cluster that cannot be used queues the commands until its slots are known: say why.
+    const cluster = clusterReason(lastError);
+    if (cluster) return `${error.message}; ${cluster}`;
     return socket && error.message.startsWith('not connected')
       ? `${error.message}; ${socket}`
       : error.message;
   }
   const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
-  const down = socket ?? 'the connection is down';
+  const cluster = clusterReason(error) ?? clusterReason(lastError);
+  const down = socket ?? cluster ?? 'the connection is down';
+  if (typeof message === 'string' && CLUSTER_LOST.test(message)) return socket ?? cluster ?? down;
   if (name === 'MaxRetriesPerRequestError') return down;
   if (typeof message !== 'string' || !LOST.test(message)) return undefined;
   return message.startsWith('Command timed out') ? `no answer within ${timeoutMs} ms` : down;

@@ -4,8 +4,9 @@ import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAAbortError, OAClient, OATimeoutError, OAValidationError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
+import { queueKeyName } from '../../src/redis/keys.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { ON_CLUSTER, REDIS_SERVER, redisClient, useRedisServer } from '../redis/redis-server.js';
 
 const text = (key: string): OutboxEntry => ({ method: 'sendText', params: { user_id: 'u1', msg: key }, key });
 
@@ -113,15 +114,19 @@ describe.skipIf(!REDIS_SERVER)('outbox campaign tools', () => {
     // A plain BullMQ worker on the outbox's queue ends the jobs as a worker would whose outcome reports
     // never reach the event stream (it died after storing them): the jobs are final, no event tells it.
     const processed: string[] = [];
+    const connection = redisClient(shared.server.url, { maxRetriesPerRequest: null });
     const raw = new Worker(
-      'wait-missed',
+      queueKeyName('wait-missed', ON_CLUSTER),
       async (job) => {
         processed.push(job.data.key);
         return 'success';
       },
-      { connection: { url: shared.server.url }, autorun: false },
+      { connection, autorun: false },
     );
-    closing.push(() => raw.close());
+    closing.push(async () => {
+      await raw.close();
+      await connection.quit();
+    });
     // Cancelled once the wait has read it open (its first reads take a few ms): it is left out.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await expect(outbox.cancel('cancelled')).resolves.toEqual({ cancelled: true });

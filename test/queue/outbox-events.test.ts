@@ -1,6 +1,5 @@
 // The outbox's events against a real redis-server and the fake API: a worker's own listeners, and
 // `outbox.on` in another process than the worker's, each told every outcome once its state is stored.
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAClient, OAConfigError } from '../../src/index.js';
 import {
@@ -12,7 +11,7 @@ import {
 } from '../../src/queue/index.js';
 import { createMockServer } from '../../src/testing/index.js';
 import { settleWithin } from '../helpers/bounded.js';
-import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, redisClient, useRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
 import { kill, type Running, startScript } from './processes.js';
 
@@ -215,7 +214,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
       .filter((line) => / cmd=xread/.test(line));
 
   it("with the caller's ioredis client, the reader leaves the client free and open", async () => {
-    const redis = new Redis(shared.server.url, { maxRetriesPerRequest: null });
+    const redis = redisClient(shared.server.url, { maxRetriesPerRequest: null });
     closing.push(() => redis.quit());
     const mock = await createMockServer();
     const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
@@ -240,7 +239,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
   });
 
   it("refuses a caller's client that gives up on commands, which BullMQ's readers and workers refuse", () => {
-    const redis = new Redis(shared.server.url, { lazyConnect: true });
+    const redis = redisClient(shared.server.url, { lazyConnect: true });
     expect(() => createOutbox({ connection: { client: redis } })).toThrow(/maxRetriesPerRequest: null/);
     redis.disconnect();
   });

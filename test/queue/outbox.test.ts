@@ -10,8 +10,9 @@ import {
   type OutboxEntry,
   type OutboxEvents,
 } from '../../src/queue/index.js';
+import { queueKeyName } from '../../src/redis/keys.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { ON_CLUSTER, REDIS_SERVER, redisClient, useRedisServer } from '../redis/redis-server.js';
 
 const EMPTY: OutboxCounts = { waiting: 0, delayed: 0, active: 0, delivered: 0, failed: 0, unknown: 0 };
 
@@ -154,7 +155,8 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
       ['proto', '__proto__', {}, /__proto__/],
       ['bad-params', 'sendText', { user_id: 'u1', msg: '' }, /sendText params.*msg/],
     ];
-    const queue = new Queue('test', { connection: { host: '127.0.0.1', port: shared.server.port } });
+    const connection = redisClient(shared.server.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueKeyName('test', ON_CLUSTER), { connection });
     try {
       await queue.addBulk(
         bad.map(([key, method, params]) => ({
@@ -165,6 +167,7 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
       );
     } finally {
       await queue.close();
+      await connection.quit();
     }
     // After them (one at a time, in order): a send the worker's client must still make.
     await outbox.add('sendText', { user_id: 'u1', msg: 'still works' }, { key: 'ok' });
@@ -222,11 +225,13 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
 
   it('a job with no data at all ends failed, and its failed event is told', async () => {
     const { client, outbox } = await open();
-    const queue = new Queue('test', { connection: { host: '127.0.0.1', port: shared.server.port } });
+    const connection = redisClient(shared.server.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueKeyName('test', ON_CLUSTER), { connection });
     try {
       await queue.add('sendText', null, { jobId: 'k-nodata' });
     } finally {
       await queue.close();
+      await connection.quit();
     }
     const worker = outbox.work({ client });
     const failed: OutboxEvents['failed'][] = [];

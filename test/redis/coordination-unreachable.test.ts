@@ -1,14 +1,13 @@
 // The client's Redis coordination while Redis does not answer: a send without a per-call timeoutMs
 // still fails within seconds, as OAConnectionError with deliveryUnknown: false, having sent nothing;
 // once Redis is back, the same coordination (and client) works again.
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OAClient, OAConfigError, OAConnectionError } from '../../src/index.js';
 import { createRedisCoordination } from '../../src/redis/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { rejectsWithin, settleWithin } from '../helpers/bounded.js';
 import { OUTAGES, outage } from './outages.js';
-import { REDIS_SERVER, useRedisServer } from './redis-server.js';
+import { REDIS_SERVER, redisClient, useRedisServer } from './redis-server.js';
 
 /**
  * A send makes three attempts (maxRetries 2), each stopped by the first Redis call that gets no answer
@@ -105,7 +104,7 @@ describe.skipIf(!REDIS_SERVER)('the Redis coordination unreachable', () => {
 
   it('paused, with a client of yours: each call is bounded all the same; close() leaves it open', async () => {
     const target = await outage('paused', shared.server, shared.redis);
-    const redis = new Redis(shared.server.url);
+    const redis = redisClient(shared.server.url);
     redis.on('error', () => {});
     cleanup.push(() => target.end());
     const coordination = createRedisCoordination({

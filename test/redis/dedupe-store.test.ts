@@ -1,6 +1,5 @@
 // The Redis dedupe store against a real redis-server: its states, its expiries, and two webhook
 // handlers sharing it (a duplicate on the other instance waits for the first delivery's outcome).
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAConfigError } from '../../src/errors.js';
 import { createRedisDedupeStore, type RedisDedupeStore } from '../../src/redis/index.js';
@@ -10,7 +9,7 @@ import {
   type WebhookEvent,
 } from '../../src/webhook/index.js';
 import { textEvent } from '../webhook/support.js';
-import { REDIS_SERVER, useRedisServer } from './redis-server.js';
+import { REDIS_SERVER, redisClient, useRedisServer } from './redis-server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -72,7 +71,7 @@ describe.skipIf(!REDIS_SERVER)('the Redis dedupe store', () => {
   });
 
   it('with a client of yours, close() leaves it open', async () => {
-    const client = new Redis(shared.server.url);
+    const client = redisClient(shared.server.url);
     try {
       store = createRedisDedupeStore({ client });
       expect(await store.claim('m3', 'x', 1_000)).toBe('claimed');

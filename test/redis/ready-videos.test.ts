@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { items, OAClient, OAVideoNotConfirmedError } from '../../src/index.js';
 import { createRedisCoordination, type RedisClient, type RedisCoordination } from '../../src/redis/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, useRedisServer } from './redis-server.js';
+import { REDIS_SERVER, redisClient, useRedisServer } from './redis-server.js';
 import type { SendVideoConfig } from './send-video.js';
 
 const SCRIPT = fileURLToPath(new URL('./send-video.ts', import.meta.url));
@@ -113,8 +113,7 @@ describe.skipIf(!REDIS_SERVER)('video tickets known to be ready, shared through 
 
   it('a Redis that cannot record the ticket: the send still succeeds, with a warning; this process remembers it', async () => {
     mock = await createMockServer({ transcodeMs: 0 });
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(shared.server.url);
+    const redis = redisClient(shared.server.url);
     open.push({ close: async () => void (await redis.quit()) });
     const touchesVideos = (args: unknown[]) =>
       args.some((a) => typeof a === 'string' && a.includes(':video:'));

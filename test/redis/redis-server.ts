@@ -6,6 +6,11 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { redisClient } from './redis-client.js';
+import { ON_CLUSTER, startRedisCluster } from './redis-cluster.js';
+
+export { redisClient } from './redis-client.js';
+export { ON_CLUSTER } from './redis-cluster.js';
 
 /** The redis-server binary: `REDIS_SERVER`, else the first on PATH, else undefined. */
 export function findRedisServer(): string | undefined {
@@ -47,6 +52,8 @@ export interface RedisServer {
 export interface RedisServerOptions {
   /** `appendonly yes` with `appendfsync always`: every write is on disk before it is acknowledged. */
   appendonly?: boolean;
+  /** More command-line options, e.g. `['--cluster-enabled', 'yes']`. */
+  args?: readonly string[];
 }
 
 /** A loopback port nothing listens on (a connection to it is refused), free when it resolves. */
@@ -62,13 +69,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-function startOnce(binary: string, port: number, dir: string, appendonly: boolean): Promise<ChildProcess> {
+function startOnce(
+  binary: string,
+  port: number,
+  dir: string,
+  appendonly: boolean,
+  args: readonly string[] = [],
+): Promise<ChildProcess> {
   const persistence = appendonly
     ? ['--appendonly', 'yes', '--appendfsync', 'always']
     : ['--appendonly', 'no'];
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
@@ -105,10 +118,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   for (let tries = 0; tries < 3; tries++) {
     const port = await freePort();
     try {
-      let child = await startOnce(binary, port, dir, appendonly);
+      let child = await startOnce(binary, port, dir, appendonly, options.args);
       child.removeAllListeners('exit');
       const start = async () => {
-        child = await startOnce(binary, port, dir, appendonly);
+        child = await startOnce(binary, port, dir, appendonly, options.args);
         child.removeAllListeners('exit');
       };
       const exit = (signal: NodeJS.Signals) =>
@@ -141,12 +154,23 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
 /**
  * One redis-server for a describe block, with a connection of the test's own: started before its
- * tests, emptied after each (after the block's own afterEach hooks), stopped after all.
+ * tests, emptied after each (after the block's own afterEach hooks), stopped after all. With
+ * `OA_TEST_REDIS=cluster`, a Redis Cluster of 3 masters with a replica each instead (see
+ * `startRedisCluster`): `server.url` names every node, and `redis` acts on every master where a
+ * test means the whole Redis (`flushall`, `keys`, `CLIENT PAUSE`).
  */
 export function useRedisServer(): { readonly server: RedisServer; readonly redis: Redis } {
   let server: RedisServer | undefined;
   let redis: Redis | undefined;
   beforeAll(async () => {
+    if (ON_CLUSTER) {
+      // No persistence, as the single redis-server below.
+      server = await startRedisCluster({ appendonly: false });
+      redis = redisClient(server.url);
+      // Connected to every master before a test (or its afterEach's flushall) uses it.
+      await redis.ping();
+      return;
+    }
     server = await startRedisServer();
     redis = new Redis(server.url);
   });

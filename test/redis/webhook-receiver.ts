@@ -4,13 +4,13 @@
 // across every instance (counted in Redis); messages whose text is `hang` print `started <MsgSeq>` and
 // never end their first attempt (the test kills that process). An optional second argument is the
 // dedupe claimTtlMs. It stops when its stdin closes.
-import { Redis } from 'ioredis';
 import { createRedisDedupeStore } from '../../src/redis/index.js';
 import { createWebhookHandler, getMessageText, isMessageEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
+import { redisClient } from './redis-client.js';
 
 const redisUrl = process.argv[2] ?? '';
-const redis = new Redis(redisUrl);
+const redis = redisClient(redisUrl);
 const store = createRedisDedupeStore({ url: redisUrl, prefix: 'test:' });
 const claimTtlMs = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
 
