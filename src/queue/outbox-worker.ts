@@ -161,6 +161,8 @@ export async function holdUntilDue(
 export interface Senders {
   client?: OAClient | undefined;
   accounts?: Pick<OAAccounts, 'client'> | undefined;
+  /** With `client`: the one account whose jobs `client` sends. */
+  account?: string | undefined;
   /** Holds back the turns of `account` for `ms` (its login was refused). */
   pause(account: string, ms: number): Promise<void>;
 }
@@ -177,23 +179,34 @@ function loginRefused(error: unknown): boolean {
   );
 }
 
+/** The client of a job: its account's, or the worker's client for a job without one. */
+function senderOf(data: OutboxJobData, senders: Senders): OAClient | undefined {
+  const { account } = (data ?? {}) as Partial<OutboxJobData>;
+  if (typeof account !== 'string') return senders.client;
+  if (senders.account !== undefined && account !== senders.account) return undefined;
+  return senders.accounts?.client(account);
+}
+
+/** How long a job this worker has no client for waits before any worker takes it again. */
+const NOT_MINE_MS = 1000;
+
 /**
- * The client of a job: its account's, or the worker's client for a job without one. A job that this
- * worker has no sender for fails for good, before anything is sent.
+ * Puts back a job this worker has no client for (a job without an account in a worker given only
+ * `accounts`, or the other way round): another worker sends it. Nothing is sent, and the try is not
+ * counted.
  */
-async function senderOf(bull: BullMQ, redis: IORedis, jobKey: string, data: OutboxJobData, senders: Senders) {
-  const { account } = data;
-  const client = typeof account === 'string' ? senders.accounts?.client(account) : senders.client;
-  if (client) return client;
-  const kept: OutboxError = {
-    name: 'OAConfigError',
-    message:
-      typeof account === 'string'
-        ? `a job of account ${account} needs a worker given { accounts }; nothing was sent`
-        : 'a job without an account needs a worker given { client }; nothing was sent',
-  };
-  await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
-  throw thrown(new bull.UnrecoverableError(`${kept.name}: ${kept.message}`), kept);
+export async function holdIfNotMine(
+  bull: BullMQ,
+  redis: IORedis,
+  keyPrefix: string,
+  job: Job<OutboxJobData>,
+  token: string | undefined,
+  senders: Senders,
+): Promise<void> {
+  if (senderOf(job.data, senders)) return;
+  await job.moveToDelayed(Date.now() + NOT_MINE_MS, token);
+  await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
+  throw new bull.DelayedError();
 }
 
 /** The job processor of `outbox.work`, for its client and its accounts. */
@@ -207,7 +220,7 @@ export function outboxProcessor(
     const id = job.id ?? '';
     const jobKey = `${keyPrefix}${id}`;
     await refuseForeign(bull, redis, jobKey, job.data);
-    const client = await senderOf(bull, redis, jobKey, job.data, senders);
+    const client = senderOf(job.data, senders) as OAClient;
     const previous = await redis.hget(jobKey, FIELD.sent);
     if (previous !== null) {
       let record: SendRecord | undefined;

@@ -44,6 +44,7 @@ import {
   BACKOFF_TYPE,
   endedUnknown,
   FIRST_BACKOFF_MS,
+  holdIfNotMine,
   holdUntilDue,
   type OutboxError,
   type OutboxJobData,
@@ -107,6 +108,12 @@ export interface OutboxWorkOptions {
    * @default undefined (jobs with an account are not taken)
    */
   accounts?: Pick<OAAccounts, 'client'> | undefined;
+  /**
+   * With `client` (not `accounts`): the one account whose jobs this worker sends, with `client` as that
+   * account's client (e.g. `oa outbox work --account`). It takes that account's turns only.
+   * @default undefined
+   */
+  account?: string | undefined;
   /**
    * How many jobs this worker runs at once (with `accounts`: an account's jobs waiting for its quota
    * count too, at most 3 per account across every worker).
@@ -240,12 +247,22 @@ const WorkOptionsSchema = optionsOf(
       (v) => typeof (v as { client?: unknown } | undefined)?.client === 'function',
       'must be the accounts of createAccounts',
     ),
+    account: checked((v) => typeof v === 'string' && v !== '', 'must be a non-empty string (an account id)'),
     ...WORK_RULES,
   },
   WORK_NEEDS,
-).check(
-  z.refine((v) => !isObject(v) || v.client !== undefined || v.accounts !== undefined, { error: WORK_NEEDS }),
-);
+)
+  .check(
+    z.refine(
+      (v) => !isObject(v) || v.account === undefined || (v.client !== undefined && v.accounts === undefined),
+      { error: "outbox.work: account goes with client (that account's client), not with accounts" },
+    ),
+  )
+  .check(
+    z.refine((v) => !isObject(v) || v.client !== undefined || v.accounts !== undefined, {
+      error: WORK_NEEDS,
+    }),
+  );
 
 /**
  * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
@@ -403,25 +420,30 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
     work(workOptions) {
       checkConfig(WorkOptionsSchema, workOptions, 'outbox.work');
-      const { client, accounts } = workOptions;
+      const { account } = workOptions;
+      const client = account === undefined ? workOptions.client : undefined;
+      const accounts =
+        account === undefined ? workOptions.accounts : { client: () => workOptions.client as OAClient };
       const concurrency = Math.ceil(workOptions.concurrency ?? 1);
       const events = new OutboxEmitter();
+      const senders = {
+        client,
+        accounts,
+        account,
+        pause: async (id: string, ms: number) => pauseAccount(await connection.commands(), keyPrefix, id, ms),
+      };
       const dispatcher = accounts
         ? new Dispatcher(
             () => connection.commands(),
             keyPrefix,
             async () => (await open()).queue,
             concurrency,
+            account,
           )
         : undefined;
       if (dispatcher) dispatchers.add(dispatcher);
       const running = queue.worker(
-        async (bull) =>
-          outboxProcessor(bull, await connection.commands(), keyPrefix, {
-            client,
-            accounts,
-            pause: async (account, ms) => pauseAccount(await connection.commands(), keyPrefix, account, ms),
-          }),
+        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders),
         {
           concurrency,
           lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
@@ -447,8 +469,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
             );
           },
           endedUnknown,
-          gate: async (bull, job: Job<OutboxJobData>, token) =>
-            holdUntilDue(bull, await connection.commands(), keyPrefix, job, token),
+          gate: async (bull, job: Job<OutboxJobData>, token) => {
+            const redis = await connection.commands();
+            await holdIfNotMine(bull, redis, keyPrefix, job, token, senders);
+            await holdUntilDue(bull, redis, keyPrefix, job, token);
+          },
         },
       );
       const worker: OutboxWorker = {

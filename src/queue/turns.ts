@@ -132,7 +132,8 @@ export async function enqueue(
 // list (its `lane` first, `bulk` only under BULK_CAP) and goes to the tail; an account with nothing it
 // may send now is scored for when it may (a due time, its cap, a pause), or leaves `ready`.
 // KEYS: ready, parked, delayed, wait, meta, marker, events, completed, failed.
-// ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms.
+// ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, and the one account
+// served ('' for every account).
 // Answers {1, id} (admitted), or {0, ms}: nothing now, look again in ms (-1: nobody is ready).
 const ADMIT = script(`
 local t = redis.call('TIME')
@@ -142,6 +143,10 @@ local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), ton
 if redis.call('LLEN', KEYS[4]) >= maxWait then return {0, 20} end
 for _ = 1, 25 do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if ARGV[7] ~= '' then
+    local score = redis.call('ZSCORE', KEYS[1], ARGV[7])
+    head = score and {ARGV[7], score} or {}
+  end
   if #head == 0 then return {0, -1} end
   local tag, at = head[1], tonumber(head[2])
   if at > now then return {0, at - now} end
@@ -334,6 +339,7 @@ export class Dispatcher {
     private readonly keyPrefix: string,
     private readonly queue: () => Promise<Queue>,
     private readonly concurrency: number,
+    private readonly only?: string,
   ) {
     this.#done = this.#run();
   }
@@ -363,7 +369,15 @@ export class Dispatcher {
             queue.toKey('completed'),
             queue.toKey('failed'),
           ],
-          [this.keyPrefix, keys.accountBase, ACCOUNT_CAP, BULK_CAP, this.concurrency, RECHECK_MS],
+          [
+            this.keyPrefix,
+            keys.accountBase,
+            ACCOUNT_CAP,
+            BULK_CAP,
+            this.concurrency,
+            RECHECK_MS,
+            this.only === undefined ? '' : accountTag(this.only),
+          ],
         )) as [number, string | number];
         failures = 0;
         if (answer[0] === 1) continue;

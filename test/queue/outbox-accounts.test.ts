@@ -132,6 +132,21 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts', () => {
     expect(() => outbox.work({} as never)).toThrow(/client.*or.*accounts/);
   });
 
+  it('a worker takes only the jobs it has a client for: the others are put back, not failed', async () => {
+    const { mock, accounts, outbox } = await open(1);
+    await outbox.add('sendText', { user_id: 'u', msg: 'no account' }, { key: 'plain' });
+    await outbox.add('sendText', { user_id: 'u', msg: 'of shop-1' }, { key: 'mine', account: 'shop-1' });
+    const forAccounts = outbox.work({ accounts });
+    await outbox.waitFor(['mine'], { account: 'shop-1', timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await outbox.get('plain'))?.state).toMatch(/waiting|delayed/);
+    await forAccounts.close();
+    const plain = outbox.work({ client: accounts.client('shop-1') });
+    expect((await outbox.waitFor(['plain'], { timeoutMs: 5000 })).get('plain')?.state).toBe('delivered');
+    await plain.close();
+    expect(texts(mock, 'shop-1').sort()).toEqual(['no account', 'of shop-1']);
+  });
+
   it("fair turns: a small account's send and a reply start within a slot or two while a campaign runs", async () => {
     // 5 sends a second per account: the campaign of shop-1 alone is 8 s of quota.
     const { mock, accounts, outbox } = await open(3, { max: 5, windowMs: 1000 });
