@@ -31,6 +31,7 @@ const BENCHES = [
   'webhook-runtimes.bench.ts',
   'limiter.bench.ts',
   'outbox.bench.ts',
+  'outbox-accounts.bench.ts',
   'inbox-order.bench.ts',
   'import.bench.ts',
 ];

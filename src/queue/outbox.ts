@@ -330,11 +330,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (chunk.length === 0) return 0;
     const { queue: q } = await open();
     const redis = await connection.producer();
-    const stored = await storedAlready(
-      redis,
-      keyPrefix,
-      chunk.map((job) => job.opts.jobId),
-    );
+    // A job of an account is parked (see turns.ts): BullMQ holds it delayed, its account's turns admit it.
+    const timed = chunk.some((job) => job.due || job.data.account !== undefined);
+    const [stored, now] = await Promise.all([
+      storedAlready(
+        redis,
+        keyPrefix,
+        chunk.map((job) => job.opts.jobId),
+      ),
+      timed ? redisNow(redis) : 0,
+    ]);
     const adding = new Set<string>();
     for (const [i, job] of chunk.entries()) {
       if (stored[i] || adding.has(job.opts.jobId)) knownKeys.push(job.data.key);
@@ -342,8 +347,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
     // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
     // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
-    // A job of an account is parked (see turns.ts): BullMQ holds it delayed, its account's turns admit it.
-    const now = chunk.some((job) => job.due || job.data.account !== undefined) ? await redisNow(redis) : 0;
     const lanes: { account: string; id: string; score: number; bulk: boolean }[] = [];
     await q.addBulk(
       chunk.map(({ due, ...job }, index) => {

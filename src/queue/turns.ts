@@ -134,22 +134,25 @@ export async function enqueue(
 // KEYS: ready, parked, delayed, wait, meta, marker, events, completed, failed.
 // ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, and the one account
 // served ('' for every account).
-// Answers {1, id} (admitted), or {0, ms}: nothing now, look again in ms (-1: nobody is ready).
+// Admits jobs, one per account in turn, until the wait list holds `most jobs waiting`. Answers
+// {admitted, ms}: look again in ms (0: at once, -1: nobody is ready).
 const ADMIT = script(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local jobPrefix, base = ARGV[1], ARGV[2]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-if redis.call('LLEN', KEYS[4]) >= maxWait then return {0, 20} end
-for _ = 1, 25 do
+local room = maxWait - redis.call('LLEN', KEYS[4])
+if room <= 0 then return {0, 20} end
+local admitted = 0
+for _ = 1, 25 + room do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if ARGV[7] ~= '' then
     local score = redis.call('ZSCORE', KEYS[1], ARGV[7])
     head = score and {ARGV[7], score} or {}
   end
-  if #head == 0 then return {0, -1} end
+  if #head == 0 then return {admitted, -1} end
   local tag, at = head[1], tonumber(head[2])
-  if at > now then return {0, at - now} end
+  if at > now then return {admitted, at - now} end
   local k = base .. tag .. ':'
   local paused = redis.call('PTTL', k .. 'pause')
   if paused > 0 then
@@ -187,7 +190,8 @@ for _ = 1, 25 do
         redis.call('XADD', KEYS[7], 'MAXLEN', '~', 10000, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
         redis.call('HSET', jobPrefix .. id, 'delay', 0)
         redis.call('ZADD', inflight, now, id)
-        return {1, id}
+        admitted = admitted + 1
+        if admitted >= room then return {admitted, 0} end
       end
     elseif nextAt then
       redis.call('ZADD', KEYS[1], nextAt, tag)
@@ -196,7 +200,7 @@ for _ = 1, 25 do
     end
   end
 end
-return {0, 0}`);
+return {admitted, 0}`);
 
 // A job of the account ended: its place in flight is free, and the account may take a turn now.
 const RELEASE = script(`
@@ -312,15 +316,18 @@ export async function parkedCounts(redis: RedisClient, keyPrefix: string) {
   return { due: Number(due), notYet: Number(all) - Number(due) };
 }
 
-// A cancelled job out of its account's lanes and indexes.
+// A cancelled job out of its account's lanes and indexes; the account out of `ready` when its lanes
+// are empty. KEYS: lane, bulk, jobs, parked, ready.
 const FORGET = script(`
-for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+for i = 1, 4 do redis.call('ZREM', KEYS[i], ARGV[1]) end
+if redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[5], ARGV[2]) end
 return 1`);
 
 /** Takes a cancelled job of `account` out of its lanes and indexes. */
 export async function forget(redis: RedisClient, keyPrefix: string, account: string, id: string) {
   const a = accountKeys(keyPrefix, account);
-  await runScript(redis, FORGET, [a.lane, a.bulk, a.jobs, turnKeys(keyPrefix).parked], [id]);
+  const { parked, ready } = turnKeys(keyPrefix);
+  await runScript(redis, FORGET, [a.lane, a.bulk, a.jobs, parked, ready], [id, accountTag(account)]);
 }
 
 /**
@@ -378,10 +385,11 @@ export class Dispatcher {
             RECHECK_MS,
             this.only === undefined ? '' : accountTag(this.only),
           ],
-        )) as [number, string | number];
+        )) as [number, number];
         failures = 0;
-        if (answer[0] === 1) continue;
         const asked = Number(answer[1]);
+        // More to look at now (the wait list had room left, or more accounts to look at).
+        if (asked === 0) continue;
         waitMs = asked < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(1, asked));
       } catch {
         // Redis away: the loop goes on once it is back (the worker's own connection waits for it).
