@@ -32,6 +32,7 @@ const BENCHES = [
   'limiter.bench.ts',
   'outbox.bench.ts',
   'cluster.bench.ts',
+  'outbox-accounts.bench.ts',
   'inbox-order.bench.ts',
   'import.bench.ts',
 ];

@@ -100,11 +100,12 @@ export async function cancelJob(
   outbox: Pick<WaitSource, 'get'>,
   open: () => Promise<[RedisClient, Queue]>,
   key: unknown,
+  account?: string,
 ): Promise<OutboxCancelResult> {
   if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
   checkKeyText(key);
   const [redis, queue] = await open();
-  const id = jobIdOf(key);
+  const id = jobIdOf(key, account);
   const keys = [id, 'wait', 'paused', 'prioritized', 'delayed', 'events', `${id}:logs`].map((name) =>
     queue.toKey(name),
   );

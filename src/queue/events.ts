@@ -51,6 +51,8 @@ export interface OutboxJobEvent {
   method: OutboxMethod;
   /** The try this event is about: 1 for the first; a try cut short by its worker's death counts. */
   attempt: number;
+  /** The account of a job added with `account` (keys are unique per account); absent otherwise. */
+  account?: string;
 }
 
 /** A job was delivered: the API accepted its send. */
@@ -223,7 +225,9 @@ function about(job: Job<OutboxJobData>): OutboxJobEvent {
   // the job id, which `add` makes from the key.
   const data = (job.data ?? {}) as Partial<OutboxJobData>;
   const key = typeof data.key === 'string' ? data.key : keyOfJobId(job.id ?? '');
-  return { key, method: data.method as OutboxJobData['method'], attempt };
+  const event: OutboxJobEvent = { key, method: data.method as OutboxJobData['method'], attempt };
+  if (typeof data.account === 'string') event.account = data.account;
+  return event;
 }
 
 /** The reader of one run of listeners (from the first `on` to the last `off`). */
@@ -320,8 +324,9 @@ export class OutboxSubscription {
   }
 
   #toldAlready(name: OutboxEventName, event: unknown): boolean {
-    const { key, attempt } = (event ?? {}) as Partial<OutboxJobEvent>;
-    const id = `${name} ${attempt} ${key}`;
+    const { key, attempt, account } = (event ?? {}) as Partial<OutboxJobEvent>;
+    // The same key in two accounts is two jobs: two outcomes.
+    const id = JSON.stringify([name, attempt, account ?? null, key]);
     const now = Date.now();
     for (const [old, at] of this.#told) {
       if (now - at < TOLD_REMEMBERED_MS) break;

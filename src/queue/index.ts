@@ -41,6 +41,7 @@ export {
 export {
   createOutbox,
   type Outbox,
+  type OutboxAccountOption,
   type OutboxOptions,
   type OutboxWorker,
   type OutboxWorkOptions,

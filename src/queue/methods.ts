@@ -37,8 +37,25 @@ export interface OutboxAddOptions {
    * fast does not send it early. `delay` counts from when Redis stores the job, on the same clock.
    */
   at?: Date | undefined;
-  /** 1 (first) to 2,097,152 (last); jobs without one go before any with one, as in BullMQ. */
+  /**
+   * 1 (first) to 2,097,152 (last); jobs without one go before any with one, as in BullMQ. Not with
+   * `account`: an account's jobs go in turns, replies ahead of `bulk` ones.
+   */
   priority?: number | undefined;
+  /**
+   * The account that sends it (an id of `createAccounts`), for a worker given `accounts`: keys are
+   * unique per account (the same key in two accounts is two jobs), accounts with work take turns,
+   * and each account's quota is used and never exceeded. Without it, the job is for a worker given
+   * `client`, as before.
+   * @default undefined (no account)
+   */
+  account?: string | undefined;
+  /**
+   * A campaign's send (with `account`): it yields to the same account's other jobs, so that a reply
+   * queued during the campaign goes out next, and it leaves room in the account's quota.
+   * @default false
+   */
+  bulk?: boolean | undefined;
 }
 
 /** One entry of `addMany`. */
@@ -100,7 +117,7 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
   }
   if (typeof options !== 'object' || options === null)
     invalid('required: a key (the idempotency key, a string)', [...at, 'key']);
-  const { key, delay, priority, at: sendAt } = options as Partial<OutboxAddOptions>;
+  const { key, delay, priority, at: sendAt, account, bulk } = options as Partial<OutboxAddOptions>;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {
     invalid(`must be a string of 1 to ${MAX_KEY} characters (the idempotency key)`, [...at, 'key']);
   }
@@ -114,29 +131,60 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
   ) {
     invalid(`must be a whole number from 1 to ${MAX_PRIORITY}`, [...at, 'priority']);
   }
+  if (account !== undefined) {
+    if (typeof account !== 'string' || account.length === 0 || account.length > MAX_KEY) {
+      invalid(`must be a string of 1 to ${MAX_KEY} characters (an account id)`, [...at, 'account']);
+    }
+    if (LONE_SURROGATE.test(account)) {
+      invalid('must be well-formed text: it holds a lone UTF-16 surrogate (half of a pair)', [
+        ...at,
+        'account',
+      ]);
+    }
+    if (priority !== undefined) {
+      invalid("not allowed with account: an account's jobs go in turns (bulk: true for a campaign's)", [
+        ...at,
+        'priority',
+      ]);
+    }
+  }
+  if (bulk !== undefined && typeof bulk !== 'boolean') invalid('must be true or false', [...at, 'bulk']);
+  if (bulk === true && account === undefined) {
+    invalid("needs account: the bulk lane is an account's", [...at, 'bulk']);
+  }
+  const lane = { account, bulk: bulk === true };
   if (sendAt !== undefined) {
     if (!(sendAt instanceof Date) || Number.isNaN(sendAt.getTime())) {
       invalid('must be a valid Date', [...at, 'at']);
     }
     if (delay !== undefined) invalid('not allowed with delay: give delay or at, not both', [...at, 'at']);
-    return { method: name, key, delay: undefined, at: sendAt.getTime(), priority };
+    return { method: name, key, delay: undefined, at: sendAt.getTime(), priority, ...lane };
   }
-  return { method: name, key, delay, at: undefined, priority };
+  return { method: name, key, delay, at: undefined, priority, ...lane };
 }
 
 /**
  * The BullMQ job id of a key: BullMQ refuses ids with `:` and integer ids, so the key is prefixed and
  * percent-encoded (readable in BullMQ's tools, one to one with the key).
  */
-export function jobIdOf(key: string): string {
-  return `k-${encodeURIComponent(key)}`;
+export function jobIdOf(key: string, account?: string): string {
+  // `/` is never left as it is by encodeURIComponent: it cannot be part of either side.
+  return account === undefined
+    ? `k-${encodeURIComponent(key)}`
+    : `a-${encodeURIComponent(account)}/${encodeURIComponent(key)}`;
 }
 
 /** The key a job id was made from by {@link jobIdOf} (the id itself when it was not made so). */
 export function keyOfJobId(id: string): string {
-  if (!id.startsWith('k-')) return id;
+  const slash = id.indexOf('/');
+  const encoded = id.startsWith('k-')
+    ? id.slice(2)
+    : id.startsWith('a-') && slash !== -1
+      ? id.slice(slash + 1)
+      : undefined;
+  if (encoded === undefined) return id;
   try {
-    return decodeURIComponent(id.slice(2));
+    return decodeURIComponent(encoded);
   } catch {
     return id;
   }

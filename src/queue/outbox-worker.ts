@@ -7,6 +7,7 @@
  */
 import { hostname } from 'node:os';
 import type { Job } from 'bullmq';
+import type { OAAccounts } from '../accounts/accounts.js';
 import type { OAClient } from '../client.js';
 import type { RequestOptions } from '../core/options.js';
 import { isOAError, OAConnectionError } from '../errors.js';
@@ -33,6 +34,10 @@ export interface OutboxJobData {
   key: string;
   /** For a job added with `at` or `delay`: when it is due, in ms since the epoch on Redis's clock. */
   notBefore?: number;
+  /** The account that sends it, for a job added with `account`. */
+  account?: string;
+  /** `true` for a job added with `bulk: true` (a campaign's send). */
+  bulk?: boolean;
 }
 
 /** A failure kept with its job: what the SDK's error said. */
@@ -152,17 +157,70 @@ export async function holdUntilDue(
   throw new bull.DelayedError();
 }
 
-/** The job processor of `outbox.work`, for one client. */
+/** Who sends the jobs of a worker: `client` those without an account, `accounts` the others. */
+export interface Senders {
+  client?: OAClient | undefined;
+  accounts?: Pick<OAAccounts, 'client'> | undefined;
+  /** With `client`: the one account whose jobs `client` sends. */
+  account?: string | undefined;
+  /** Holds back the turns of `account` for `ms` (its login was refused). */
+  pause(account: string, ms: number): Promise<void>;
+}
+
+/** Whether `error` is a refused login (a rotated or revoked secret): the send did not leave. */
+function loginRefused(error: unknown): boolean {
+  const e = error as { name?: unknown; path?: unknown; deliveryUnknown?: unknown };
+  return (
+    isOAError(error) &&
+    e.name === 'OAUnauthorizedError' &&
+    typeof e.path === 'string' &&
+    e.path.endsWith('/auth/token') &&
+    e.deliveryUnknown !== true
+  );
+}
+
+/** The client of a job: its account's, or the worker's client for a job without one. */
+function senderOf(data: OutboxJobData, senders: Senders): OAClient | undefined {
+  const { account } = (data ?? {}) as Partial<OutboxJobData>;
+  if (typeof account !== 'string') return senders.client;
+  if (senders.account !== undefined && account !== senders.account) return undefined;
+  return senders.accounts?.client(account);
+}
+
+/** How long a job this worker has no client for waits before any worker takes it again. */
+const NOT_MINE_MS = 1000;
+
+/**
+ * Puts back a job this worker has no client for (a job without an account in a worker given only
+ * `accounts`, or the other way round): another worker sends it. Nothing is sent, and the try is not
+ * counted.
+ */
+export async function holdIfNotMine(
+  bull: BullMQ,
+  redis: IORedis,
+  keyPrefix: string,
+  job: Job<OutboxJobData>,
+  token: string | undefined,
+  senders: Senders,
+): Promise<void> {
+  if (senderOf(job.data, senders)) return;
+  await job.moveToDelayed(Date.now() + NOT_MINE_MS, token);
+  await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
+  throw new bull.DelayedError();
+}
+
+/** The job processor of `outbox.work`, for its client and its accounts. */
 export function outboxProcessor(
   bull: BullMQ,
   redis: IORedis,
   keyPrefix: string,
-  client: OAClient,
+  senders: Senders,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {
   return async (job, token) => {
     const id = job.id ?? '';
     const jobKey = `${keyPrefix}${id}`;
     await refuseForeign(bull, redis, jobKey, job.data);
+    const client = senderOf(job.data, senders) as OAClient;
     const previous = await redis.hget(jobKey, FIELD.sent);
     if (previous !== null) {
       let record: SendRecord | undefined;
@@ -201,6 +259,14 @@ export function outboxProcessor(
         throw thrown(new bull.UnrecoverableError(`${UNKNOWN_PREFIX}${kept.name}: ${kept.message}`), kept);
       }
       await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
+      const { account } = job.data;
+      if (typeof account === 'string' && loginRefused(error)) {
+        // Its account's login was refused (a rotated secret): nothing left. The job waits (BullMQ's
+        // backoff) and its account's other jobs with it, until the resolver gives working credentials.
+        await clearRecord(redis, jobKey, record);
+        await senders.pause(account, outboxBackoff(job.attemptsMade + 1, BACKOFF_TYPE)).catch(() => {});
+        throw thrown(error as Error, kept);
+      }
       // Nothing left: the retry (BullMQ's backoff) may send. A call stopped before it delivered (its
       // client closed while it waited, in a shutdown) is such a failure too: a later run may send it.
       const stopped = error instanceof OAConnectionError;

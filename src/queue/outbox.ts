@@ -1,9 +1,11 @@
 /** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
 import type { Job } from 'bullmq';
+import * as z from 'zod/mini';
+import type { OAAccounts } from '../accounts/accounts.js';
 import type { OAClient } from '../client.js';
 import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
-import { checkConfig, optionsOf, required } from '../schemas/option-checks.js';
+import { checkConfig, checked, isObject, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
   cancelJob,
@@ -12,6 +14,7 @@ import {
   type OutboxWaitOptions,
   openKeys,
   storedAlready,
+  type WaitSource,
   waitForJobs,
 } from './campaign.js';
 import { QueueConnection, type QueueConnectionOptions, queueConnection } from './connection.js';
@@ -19,6 +22,7 @@ import {
   type OutboxCounts,
   OutboxEmitter,
   type OutboxEventName,
+  type OutboxJobEvent,
   type OutboxJobStatus,
   type OutboxListener,
   type OutboxState,
@@ -30,6 +34,7 @@ import {
   checkEntry,
   checkKeyText,
   jobIdOf,
+  keyOfJobId,
   type OutboxAddOptions,
   type OutboxEntry,
   type OutboxMethod,
@@ -39,6 +44,7 @@ import {
   BACKOFF_TYPE,
   endedUnknown,
   FIRST_BACKOFF_MS,
+  holdIfNotMine,
   holdUntilDue,
   type OutboxError,
   type OutboxJobData,
@@ -48,6 +54,18 @@ import {
 import { rejectUnreachable } from './reach.js';
 import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
 import { LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
+import {
+  accountStates,
+  Dispatcher,
+  enqueue,
+  forget,
+  laneScore,
+  PARK_MS,
+  parkedCounts,
+  parkedState,
+  pauseAccount,
+  release,
+} from './turns.js';
 
 /** Options of {@link createOutbox}. */
 export interface OutboxOptions {
@@ -77,11 +95,32 @@ export interface OutboxOptions {
   attempts?: number | undefined;
 }
 
-/** Options of `outbox.work`. */
+/** Options of `outbox.work`: `client`, `accounts`, or both. */
 export interface OutboxWorkOptions {
-  /** The client that sends (give it `createRedisCoordination` so that every worker shares the quota). */
-  client: OAClient;
-  /** How many jobs this worker runs at once. @default 1 */
+  /**
+   * The client that sends the jobs added without `account` (give it `createRedisCoordination` so
+   * that every worker shares the quota).
+   * @default undefined (jobs without an account are not taken: another worker's)
+   */
+  client?: OAClient | undefined;
+  /**
+   * The accounts (`createAccounts`) whose clients send the jobs added with `account`: one worker
+   * serves every account, in turns (give `clientOptions.coordination` so that every worker shares
+   * each account's quota).
+   * @default undefined (jobs with an account are not taken)
+   */
+  accounts?: Pick<OAAccounts, 'client'> | undefined;
+  /**
+   * With `client` (not `accounts`): the one account whose jobs this worker sends, with `client` as that
+   * account's client (e.g. `oa outbox work --account`). It takes that account's turns only.
+   * @default undefined
+   */
+  account?: string | undefined;
+  /**
+   * How many jobs this worker runs at once (with `accounts`: an account's jobs waiting for its quota
+   * count too, at most 3 per account across every worker).
+   * @default 1
+   */
   concurrency?: number | undefined;
   /**
    * How long a job stays with a worker that stopped renewing its lock (it died, or was stopped) before
@@ -137,9 +176,9 @@ export interface Outbox {
    * stopped renewing its lock (it died) is `orphaned` until another worker takes it (within
    * `lockDurationMs`); `orphaned` is there only when some are.
    */
-  counts(): Promise<OutboxCounts>;
-  /** The job of `key`, or `undefined` for a key never added or past its retention. */
-  get(key: string): Promise<OutboxJobStatus | undefined>;
+  counts(options?: OutboxAccountOption): Promise<OutboxCounts>;
+  /** The job of `key` (of `account`), or `undefined` for a key never added or past its retention. */
+  get(key: string, options?: OutboxAccountOption): Promise<OutboxJobStatus | undefined>;
   /**
    * Waits for jobs to end (`delivered`, `failed` or `unknown`) and resolves with their final states, by
    * key, as `get` gives them: `keys` (each must be known: else `OAValidationError`), or `'all'`: every
@@ -152,13 +191,16 @@ export interface Outbox {
    * Redis that does not answer cannot hold it), and clears its timers.
    * @example const states = await outbox.waitFor('all', { timeoutMs: 3_600_000 });
    */
-  waitFor(keys: Iterable<string> | 'all', options?: OutboxWaitOptions): Promise<Map<string, OutboxJobStatus>>;
+  waitFor(
+    keys: Iterable<string> | 'all',
+    options?: OutboxWaitOptions & OutboxAccountOption,
+  ): Promise<Map<string, OutboxJobStatus>>;
   /**
    * Removes the job of `key` if it is not sent yet (`waiting` or `delayed`): it is never sent, and its key
    * is free again. An `active` job (a worker is sending it) or a final one is kept, and the result
    * says its state.
    */
-  cancel(key: string): Promise<OutboxCancelResult>;
+  cancel(key: string, options?: OutboxAccountOption): Promise<OutboxCancelResult>;
   /**
    * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
    * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
@@ -173,11 +215,22 @@ export interface Outbox {
   close(): Promise<void>;
 }
 
+/** Which account's jobs `get`, `counts`, `cancel` and `waitFor` are about. */
+export interface OutboxAccountOption {
+  /**
+   * The account the keys were added with (`add(..., { key, account })`): keys are unique per account.
+   * `counts({ account })` reads each of its jobs kept (one step per job).
+   * @default undefined (the jobs added without an account; `counts()`: every job of the outbox)
+   */
+  account?: string | undefined;
+}
+
 const CHUNK = 1000;
 const DAY_MS = 86_400_000;
 
 const OUTBOX_NEEDS = 'createOutbox needs { connection }';
-const WORK_NEEDS = 'outbox.work needs { client }: the OAClient that sends the jobs';
+const WORK_NEEDS =
+  'outbox.work needs { client } (the OAClient that sends the jobs) or { accounts } (createAccounts), or both';
 
 /** What {@link OutboxOptions} takes, checked once by `createOutbox`. */
 const OutboxOptionsSchema = optionsOf(
@@ -188,14 +241,30 @@ const OutboxOptionsSchema = optionsOf(
 /** What {@link OutboxWorkOptions} takes, checked by `outbox.work`. */
 const WorkOptionsSchema = optionsOf(
   {
-    client: required(
+    client: checked(
       (v) => typeof (v as { sendText?: unknown } | undefined)?.sendText === 'function',
-      WORK_NEEDS,
+      'must be an OAClient',
     ),
+    accounts: checked(
+      (v) => typeof (v as { client?: unknown } | undefined)?.client === 'function',
+      'must be the accounts of createAccounts',
+    ),
+    account: checked((v) => typeof v === 'string' && v !== '', 'must be a non-empty string (an account id)'),
     ...WORK_RULES,
   },
   WORK_NEEDS,
-);
+)
+  .check(
+    z.refine(
+      (v) => !isObject(v) || v.account === undefined || (v.client !== undefined && v.accounts === undefined),
+      { error: "outbox.work: account goes with client (that account's client), not with accounts" },
+    ),
+  )
+  .check(
+    z.refine((v) => !isObject(v) || v.client !== undefined || v.accounts !== undefined, {
+      error: WORK_NEEDS,
+    }),
+  );
 
 /**
  * An outbox on BullMQ: `add` stores sends under the app's idempotency key, `work` sends them from any
@@ -222,6 +291,9 @@ export function createOutbox(options: OutboxOptions): Outbox {
   // The pending `waitFor` calls, for `close()` to stop.
   const waits = new CallRegistry();
 
+  // The dispatch loops of this process's workers with accounts: woken when a job is added here.
+  const dispatchers = new Set<Dispatcher>();
+
   const jobOf = (
     entry: {
       method: OutboxMethod;
@@ -230,14 +302,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
       delay?: number | undefined;
       at?: number | undefined;
       priority?: number | undefined;
+      account?: string | undefined;
+      bulk?: boolean | undefined;
     },
     trace: ReturnType<typeof jobTraceOptions>,
   ) => ({
     due: entry.at !== undefined || entry.delay ? { at: entry.at, delay: entry.delay ?? 0 } : undefined,
     name: entry.method,
-    data: { method: entry.method, params: entry.params, key: entry.key } satisfies OutboxJobData,
+    data: {
+      method: entry.method,
+      params: entry.params,
+      key: entry.key,
+      ...(entry.account !== undefined ? { account: entry.account } : {}),
+      ...(entry.bulk ? { bulk: true } : {}),
+    } satisfies OutboxJobData,
     opts: {
-      jobId: jobIdOf(entry.key),
+      jobId: jobIdOf(entry.key, entry.account),
       ...(entry.priority ? { priority: entry.priority } : {}),
       attempts,
       backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
@@ -252,11 +332,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
     if (chunk.length === 0) return 0;
     const { queue: q } = await open();
     const redis = await connection.producer();
-    const stored = await storedAlready(
-      redis,
-      keyPrefix,
-      chunk.map((job) => job.opts.jobId),
-    );
+    // A job of an account is parked (see turns.ts): BullMQ holds it delayed, its account's turns admit it.
+    const timed = chunk.some((job) => job.due || job.data.account !== undefined);
+    const [stored, now] = await Promise.all([
+      storedAlready(
+        redis,
+        keyPrefix,
+        chunk.map((job) => job.opts.jobId),
+      ),
+      timed ? redisNow(redis) : 0,
+    ]);
     const adding = new Set<string>();
     for (const [i, job] of chunk.entries()) {
       if (stored[i] || adding.has(job.opts.jobId)) knownKeys.push(job.data.key);
@@ -264,18 +349,35 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
     // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
     // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
-    const now = chunk.some((job) => job.due) ? await redisNow(redis) : 0;
+    const lanes: { account: string; id: string; score: number; bulk: boolean }[] = [];
     await q.addBulk(
-      chunk.map(({ due, ...job }) => {
-        if (!due) return job;
-        const notBefore = due.at ?? now + due.delay;
+      chunk.map(({ due, ...job }, index) => {
+        const notBefore = due ? (due.at ?? now + due.delay) : undefined;
+        const { account } = job.data;
+        if (account !== undefined) {
+          lanes.push({
+            account,
+            id: job.opts.jobId,
+            score: laneScore(Math.max(now, notBefore ?? now), index),
+            bulk: job.data.bulk === true,
+          });
+        }
+        if (notBefore === undefined && account === undefined) return job;
         return {
           ...job,
-          data: { ...job.data, notBefore },
-          opts: { ...job.opts, timestamp: now, delay: Math.max(0, notBefore - now) },
+          data: notBefore === undefined ? job.data : { ...job.data, notBefore },
+          opts: {
+            ...job.opts,
+            timestamp: now,
+            delay: account !== undefined ? PARK_MS : Math.max(0, (notBefore ?? now) - now),
+          },
         };
       }),
     );
+    if (lanes.length > 0) {
+      await enqueue(redis, keyPrefix, q, now, lanes);
+      for (const dispatcher of dispatchers) dispatcher.wake();
+    }
     return adding.size;
   };
 
@@ -323,18 +425,60 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
     work(workOptions) {
       checkConfig(WorkOptionsSchema, workOptions, 'outbox.work');
-      const { client } = workOptions;
+      const { account } = workOptions;
+      const client = account === undefined ? workOptions.client : undefined;
+      const accounts =
+        account === undefined ? workOptions.accounts : { client: () => workOptions.client as OAClient };
+      const concurrency = Math.ceil(workOptions.concurrency ?? 1);
       const events = new OutboxEmitter();
+      const senders = {
+        client,
+        accounts,
+        account,
+        pause: async (id: string, ms: number) => pauseAccount(await connection.commands(), keyPrefix, id, ms),
+      };
+      const dispatcher = accounts
+        ? new Dispatcher(
+            () => connection.commands(),
+            keyPrefix,
+            async () => (await open()).queue,
+            concurrency,
+            account,
+          )
+        : undefined;
+      if (dispatcher) dispatchers.add(dispatcher);
       const running = queue.worker(
-        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, client),
+        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders),
         {
-          concurrency: Math.ceil(workOptions.concurrency ?? 1),
+          concurrency,
           lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
           backoffStrategy: outboxBackoff,
-          attach: (worker) => reportOutcomes(worker, events, () => connection.commands(), keyPrefix),
+          attach: (worker) => {
+            reportOutcomes(worker, events, () => connection.commands(), keyPrefix);
+            // A job of an account that ended gives its place in flight back, and its account a turn.
+            const ended = (job: Job<OutboxJobData> | undefined, final: boolean) => {
+              const account = (job?.data as Partial<OutboxJobData> | undefined)?.account;
+              if (!job?.id || typeof account !== 'string' || !final) return;
+              connection
+                .commands()
+                .then((r) => release(r, keyPrefix, account, job.id as string))
+                .then(() => dispatcher?.wake())
+                .catch(() => {});
+            };
+            worker.on('completed', (job: Job<OutboxJobData>) => ended(job, true));
+            worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) =>
+              ended(
+                job,
+                error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1),
+              ),
+            );
+          },
           endedUnknown,
-          gate: async (bull, job: Job<OutboxJobData>, token) =>
-            holdUntilDue(bull, await connection.commands(), keyPrefix, job, token),
+          gate: async (bull, job: Job<OutboxJobData>, token) => {
+            const redis = await connection.commands();
+            await holdIfNotMine(bull, redis, keyPrefix, job, token, senders);
+            await holdUntilDue(bull, redis, keyPrefix, job, token);
+          },
         },
       );
       const worker: OutboxWorker = {
@@ -346,7 +490,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
           events.off(event, listener);
           return worker;
         },
-        close: () => running.close(),
+        close: () => {
+          if (dispatcher) {
+            dispatcher.stop();
+            dispatchers.delete(dispatcher);
+          }
+          return running.close();
+        },
       };
       return worker;
     },
@@ -361,18 +511,36 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return outbox;
     },
 
-    async counts() {
+    async counts(countOptions) {
+      const account = accountOption(countOptions, 'counts');
       const { queue: q } = await open();
       const redis = await connection.producer();
-      const [c, unknown, [active, orphaned]] = await Promise.all([
+      if (account !== undefined) {
+        const { counts: c } = await accountStates(redis, keyPrefix, q, account);
+        const [waiting, delayed, active, orphaned, delivered, failed, unknown] = c as number[] as [
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+        ];
+        const counts: OutboxCounts = { waiting, delayed, active, delivered, failed, unknown };
+        if (orphaned > 0) counts.orphaned = orphaned;
+        return counts;
+      }
+      const [c, unknown, [active, orphaned], parked] = await Promise.all([
         q.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'completed', 'failed'),
         countUnknown(redis, keyPrefix),
         countActive(redis, keyPrefix),
+        parkedCounts(redis, keyPrefix),
       ]);
       const n = (state: string) => c[state] ?? 0;
+      // Parked jobs of accounts are BullMQ's delayed: those due are waiting for their account's turn.
       const counts: OutboxCounts = {
-        waiting: n('waiting') + n('prioritized') + n('waiting-children'),
-        delayed: n('delayed'),
+        waiting: n('waiting') + n('prioritized') + n('waiting-children') + parked.due,
+        delayed: n('delayed') - parked.due,
         active: active - orphaned,
         delivered: n('completed'),
         failed: n('failed') - unknown,
@@ -382,12 +550,13 @@ export function createOutbox(options: OutboxOptions): Outbox {
       return counts;
     },
 
-    async get(key) {
+    async get(key, getOptions) {
       if (typeof key !== 'string') throw new OAValidationError('get needs a key (a string)', []);
       checkKeyText(key);
+      const account = accountOption(getOptions, 'get');
       const { queue: q } = await open();
       const redis = await connection.producer();
-      const id = jobIdOf(key);
+      const id = jobIdOf(key, account);
       // The state first, then the job: a job read first and completed just after would be reported
       // `delivered` with the result it did not have yet when it was read.
       const read = await q.getJobState(id);
@@ -401,17 +570,44 @@ export function createOutbox(options: OutboxOptions): Outbox {
       ]);
       if (!job) return undefined;
       const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
+      if (status.state === 'delayed' && account !== undefined) {
+        status.state = await parkedState(redis, keyPrefix, account, id, await redisNow(redis));
+      }
       if (status.state === 'delivered') status.result = job.returnvalue;
       else if (error) status.error = JSON.parse(error) as OutboxError;
       return status;
     },
 
     waitFor(keys, waitOptions) {
-      return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions, waits);
+      const account = accountOption(waitOptions, 'waitFor');
+      if (account === undefined) {
+        return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions, waits);
+      }
+      const listOpen = async () => {
+        const { open: ids } = await accountStates(
+          await connection.producer(),
+          keyPrefix,
+          (await open()).queue,
+          account,
+          true,
+        );
+        return ids.map(keyOfJobId);
+      };
+      return waitForJobs(accountSource(outbox, account), listOpen, keys, waitOptions, waits);
     },
 
-    async cancel(key) {
-      return cancelJob(outbox, async () => [await connection.producer(), (await open()).queue], key);
+    async cancel(key, cancelOptions) {
+      const account = accountOption(cancelOptions, 'cancel');
+      const result = await cancelJob(
+        accountSource(outbox, account),
+        async () => [await connection.producer(), (await open()).queue],
+        key,
+        account,
+      );
+      if (result.cancelled && account !== undefined) {
+        await forget(await connection.producer(), keyPrefix, account, jobIdOf(key, account));
+      }
+      return result;
     },
 
     async close() {
@@ -426,6 +622,38 @@ export function createOutbox(options: OutboxOptions): Outbox {
     connection.unreachable(e),
   );
   return outbox;
+}
+
+/** The `account` of a call's options, checked. */
+function accountOption(options: OutboxAccountOption | undefined, what: string): string | undefined {
+  const account = (options as OutboxAccountOption | undefined)?.account;
+  if (account === undefined) return undefined;
+  if (typeof account !== 'string' || account === '') {
+    throw new OAValidationError(`${what}: account must be a non-empty string (an account id)`, [
+      { path: ['account'], message: 'must be a non-empty string (an account id)' },
+    ]);
+  }
+  return account;
+}
+
+/** The outbox seen from one account (or none): `get` of its keys, its jobs' events only. */
+function accountSource(outbox: Outbox, account: string | undefined): WaitSource {
+  const wrapped = new Map<unknown, (event: OutboxJobEvent) => void>();
+  return {
+    get: (key) => outbox.get(key, { account }),
+    on(name, listener) {
+      const only = (event: OutboxJobEvent) => {
+        if (event.account === account) (listener as (event: OutboxJobEvent) => void)(event);
+      };
+      wrapped.set(listener, only);
+      outbox.on(name, only as never);
+    },
+    off(name, listener) {
+      const only = wrapped.get(listener);
+      if (only) outbox.off(name, only as never);
+      wrapped.delete(listener);
+    },
+  };
 }
 
 function stateOf(bullState: string, marker: string | null): OutboxState {

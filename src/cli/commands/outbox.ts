@@ -22,6 +22,7 @@ interface OutboxFlags {
   redis?: string;
   name?: string;
   json?: boolean;
+  account?: string;
 }
 
 /** The options every `outbox` subcommand takes: where the queue is. */
@@ -29,6 +30,11 @@ function withOutboxOptions(command: Command): Command {
   return command
     .option('--redis <url>', 'the Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)')
     .option('--name <name>', 'the outbox name (default: oa-outbox)');
+}
+
+/** The `{ account }` option of a call, from `--account`. */
+function accountOf(flags: OutboxFlags): { account?: string } {
+  return flags.account === undefined ? {} : { account: flags.account };
 }
 
 function redisUrl(flags: OutboxFlags): string {
@@ -131,7 +137,11 @@ function addCommand(): Command {
       .option('--method <method>', 'one send: the client method, e.g. sendText')
       .option('--params <json>', 'one send: its params as JSON')
       .option('--key <key>', 'one send: its idempotency key')
-      .option('--at <date>', 'send no sooner than this time (ISO 8601, e.g. 2026-12-01T09:00:00Z)', sendTime),
+      .option('--at <date>', 'send no sooner than this time (ISO 8601, e.g. 2026-12-01T09:00:00Z)', sendTime)
+      .option(
+        '--account <id>',
+        "the account that sends them (the entries' own account, when they give one, wins)",
+      ),
   ).action(
     (
       flags: OutboxFlags & { file?: string; method?: string; params?: string; key?: string; at?: Date },
@@ -155,11 +165,13 @@ function addCommand(): Command {
         }
         const at = flags.at;
         if (at) entries = entries.map((entry) => ({ ...entry, at }));
+        const account = flags.account;
+        if (account !== undefined) entries = entries.map((entry) => ({ account, ...entry }));
         await withOutbox(flags, async (outbox) => {
           const { added, known } = await outbox.addMany(entries).catch((error: unknown) => {
             throw queueRefusal(error, places);
           });
-          const counts = await outbox.counts();
+          const counts = await outbox.counts(accountOf(flags));
           out.result({ added, known, counts }, [
             `added ${added}, already known ${known}`,
             countsLine(counts),
@@ -174,6 +186,10 @@ function workCommand(): Command {
     .description('send queued jobs, sharing the quota through Redis, until Ctrl+C (or --until-done)')
     .option('--concurrency <n>', 'jobs at once (default: 4)', positiveInteger)
     .option('--until-done', 'stop once no job is waiting, delayed or active')
+    .option(
+      '--account <id>',
+      "send that account's jobs (added with --account), with the credentials given: it takes that account's turns",
+    )
     .action((flags: OutboxFlags & ClientFlags & { concurrency?: number; untilDone?: boolean }, command) =>
       runAction(command, async (out) => {
         const coordination = createRedisCoordination({ url: redisUrl(flags) });
@@ -183,20 +199,24 @@ function workCommand(): Command {
             out,
             (client) =>
               withOutbox(flags, async (outbox) => {
-                const worker = outbox.work({ client, concurrency: flags.concurrency ?? 4 });
+                const worker = outbox.work({
+                  client,
+                  concurrency: flags.concurrency ?? 4,
+                  ...accountOf(flags),
+                });
                 const progress = campaignProgress(out.progressStream);
                 let stop = false;
                 void untilSignalled().then(() => {
                   stop = true;
                 });
-                let counts = await outbox.counts();
+                let counts = await outbox.counts(accountOf(flags));
                 try {
                   for (;;) {
                     progress.update(counts);
                     const { done, total } = campaignTotals(counts);
                     if (stop || (flags.untilDone && done === total)) break;
                     await sleep(500, undefined, 'the progress poll').done;
-                    counts = await outbox.counts();
+                    counts = await outbox.counts(accountOf(flags));
                   }
                 } finally {
                   progress.stop();
@@ -239,16 +259,17 @@ function statusCommand(): Command {
   return withJsonOption(
     withOutboxOptions(new Command('status'))
       .description("print the outbox's counts per state, or one key's state, result or error")
-      .option('--key <key>', 'one job, by its idempotency key'),
+      .option('--key <key>', 'one job, by its idempotency key')
+      .option('--account <id>', "that account's counts, or its job of --key"),
   ).action((flags: OutboxFlags & { key?: string }, command) =>
     runAction(command, (out) =>
       withOutbox(flags, async (outbox) => {
         if (flags.key === undefined) {
-          const counts = await outbox.counts();
+          const counts = await outbox.counts(accountOf(flags));
           out.result(counts, countsLine(counts));
           return;
         }
-        const status = (await outbox.get(flags.key)) ?? null;
+        const status = (await outbox.get(flags.key, accountOf(flags))) ?? null;
         out.result(status, status ? statusLine(flags.key, status) : `${flags.key}: not known`);
       }),
     ),
@@ -268,11 +289,12 @@ function cancelCommand(): Command {
   return withJsonOption(
     withOutboxOptions(new Command('cancel'))
       .description('remove a job not sent yet (waiting or delayed); an active or ended one is kept')
-      .requiredOption('--key <key>', 'the job, by its idempotency key'),
+      .requiredOption('--key <key>', 'the job, by its idempotency key')
+      .option('--account <id>', 'the account the key was added with'),
   ).action((flags: OutboxFlags & { key: string }, command) =>
     runAction(command, (out) =>
       withOutbox(flags, async (outbox) => {
-        const result = await outbox.cancel(flags.key);
+        const result = await outbox.cancel(flags.key, accountOf(flags));
         const why = result.cancelled
           ? ''
           : result.state === undefined

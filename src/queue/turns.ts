@@ -1,0 +1,415 @@
+/**
+ * One outbox for every account: fair turns, each account's quota used, replies ahead of campaigns.
+ *
+ * The design, on open-source BullMQ and Redis (BullMQ's groups are a Pro feature; a queue and a worker
+ * per account cost connections and polling for every idle account):
+ *
+ * - **One BullMQ queue**, the outbox's own. A job with an `account` is a plain BullMQ job of that
+ *   queue (id `a-<account>/<key>`: keys unique per account), so that everything the outbox does for
+ *   one job holds as it is: the at-most-once record, `unknown`/`failed`/`delivered`, retries with
+ *   backoff, the stalled check, tracing, events, retention. It is stored **parked**: delayed by
+ *   BullMQ for a year ({@link PARK_MS}), so that no BullMQ worker takes it on its own.
+ * - **Lanes.** Its id also goes in one of the account's two lanes (sorted sets scored by when it is
+ *   due, then by the order added): `lane` for ordinary jobs, `bulk` for `bulk: true`. An account with
+ *   a job in a lane is in **`ready`**, one sorted set for the outbox scored by when the account may
+ *   next be served. Nothing else is kept per account; an account with nothing queued is in no
+ *   structure a worker reads, so 10,000 idle accounts cost what 1 does.
+ * - **Turns.** Each worker process runs one dispatch loop: one script ({@link ADMIT}) takes the account
+ *   at the head of `ready` whose time has come, moves one job from its lanes into BullMQ's wait list
+ *   (as BullMQ's own `promote` does) and puts the account back at the tail of `ready` (scored now):
+ *   accounts with work take turns, one job each, in every process alike. BullMQ's worker then runs
+ *   the job as any other. The wait list is kept short (at most the worker's `concurrency`), so a job
+ *   admitted for a small account starts after a few jobs, whatever the backlog of the others.
+ * - **Quota.** The send itself takes its slot in the account's client's rate limiter (with a
+ *   `coordination`, the shared Redis windows of that account across every process): one mechanism,
+ *   never a second count. What the turns add is a cap on each account's jobs in flight across the
+ *   fleet ({@link ACCOUNT_CAP}: admitted and not ended, retries waiting out a backoff included), kept
+ *   in the account's `inflight` set: an account at its quota (or meeting 429s, `JOB_BUSY`) holds at
+ *   most that many of the workers' slots, waiting in its own limiter, and under backlog its limiter
+ *   always has a send queued, so its quota is used whole.
+ * - **The bulk lane.** The `lane` is always taken before `bulk`, and `bulk` jobs only while the account
+ *   has fewer than {@link BULK_CAP} in flight: one place of the cap stays for a reply, which is then
+ *   admitted at once and waits in the limiter behind at most the bulk sends already queued there.
+ * - **A refused login** (a rotated secret) is not sent: its job is retried with the outbox's backoff,
+ *   and the account is **paused** ({@link PAUSE}: a key with a time to live, read by `ADMIT`) for that
+ *   backoff, so its other jobs wait in their lanes instead of each meeting the refusal.
+ * - **Crashes.** Admission is one script (a job is in a lane or in the wait list, never lost between);
+ *   a job's place in `inflight` is given back by its worker when it ends, and else dropped by `ADMIT`
+ *   once the job is final or gone (a worker that died): nothing leaks.
+ *
+ * Keys (all under the queue's prefix, built in {@link turnKeys} and {@link accountKeys} only, and
+ * joined the same way inside `ADMIT`): a script touches the queue's own keys and those of one account,
+ * so that a hash tag in the queue's prefix keeps each script on one slot of a Redis Cluster.
+ */
+import type { Queue } from 'bullmq';
+import { sleep } from '../core/call-control.js';
+import type { RedisClient } from '../redis/client.js';
+import { runScript, script } from '../redis/script.js';
+
+/** How long a parked job would wait if no dispatcher ever took it (BullMQ's delay): a year. */
+export const PARK_MS = 365 * 86_400_000;
+
+/** An account's jobs in flight across every worker, at most: admitted and not ended. */
+export const ACCOUNT_CAP = 3;
+
+/** Of them, `bulk` jobs at most: the rest of the cap is kept for the account's other jobs. */
+export const BULK_CAP = 2;
+
+/** How soon an account at its cap is looked at again, when none of its jobs told it ended. */
+const RECHECK_MS = 100;
+
+/** The longest a dispatch loop sleeps with nothing to admit: a job added in another process waits no longer. */
+const IDLE_MS = 200;
+
+/** The outbox-wide keys of the turns. */
+export function turnKeys(keyPrefix: string) {
+  return {
+    /** The accounts with work, scored by when each may next be served (ms). */
+    ready: `${keyPrefix}oa:ready`,
+    /** Every parked job (its id, scored as in its lane): what `counts` reads as waiting or delayed. */
+    parked: `${keyPrefix}oa:parked`,
+    /** Where the accounts' keys start: `accountKeys` adds the account. */
+    accountBase: `${keyPrefix}oa:acct:`,
+  };
+}
+
+/** An account's member in `ready`, and the part of its keys that names it. */
+export function accountTag(account: string): string {
+  return encodeURIComponent(account);
+}
+
+/** The keys of one account. `ADMIT` joins `accountBase .. tag .. ':' .. name` the same way. */
+export function accountKeys(keyPrefix: string, account: string) {
+  const base = `${turnKeys(keyPrefix).accountBase}${accountTag(account)}:`;
+  return {
+    lane: `${base}lane`,
+    bulk: `${base}bulk`,
+    inflight: `${base}inflight`,
+    /** Every job of the account kept (for `counts` and `waitFor('all')` of one account). */
+    jobs: `${base}jobs`,
+    pause: `${base}pause`,
+  };
+}
+
+/** A lane's score: due (ms) then the order added within that ms (up to 1,000). */
+export function laneScore(due: number, index: number): number {
+  return due * 1000 + (index % 1000);
+}
+
+// Puts jobs of accounts in their lanes: each only if it is still parked (in `delayed`, not in flight),
+// and once (NX), so that adding a known key again repairs a lane an interrupted add left empty.
+// ARGV: account base, now, then per job: tag, id, score, lane ('lane' or 'bulk').
+const ENQUEUE = script(`
+local base, now = ARGV[1], tonumber(ARGV[2])
+for i = 3, #ARGV, 4 do
+  local tag, id, score, lane = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
+  local k = base .. tag .. ':'
+  if redis.call('ZSCORE', KEYS[3], id) and not redis.call('ZSCORE', k .. 'inflight', id) then
+    redis.call('ZADD', k .. lane, 'NX', score, id)
+    redis.call('ZADD', KEYS[2], 'NX', score, id)
+    redis.call('ZADD', k .. 'jobs', 'NX', now, id)
+    redis.call('ZADD', KEYS[1], 'LT', math.floor(score / 1000), tag)
+  end
+end
+return 1`);
+
+/** Puts newly stored (or found parked) jobs of accounts in their lanes and their accounts in `ready`. */
+export async function enqueue(
+  redis: RedisClient,
+  keyPrefix: string,
+  queue: Queue,
+  now: number,
+  jobs: readonly { account: string; id: string; score: number; bulk: boolean }[],
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const keys = turnKeys(keyPrefix);
+  const args: (string | number)[] = [keys.accountBase, now];
+  for (const job of jobs) args.push(accountTag(job.account), job.id, job.score, job.bulk ? 'bulk' : 'lane');
+  await runScript(redis, ENQUEUE, [keys.ready, keys.parked, queue.toKey('delayed')], args);
+}
+
+// One turn: the account at the head of `ready`, if its time has come, gives one job to BullMQ's wait
+// list (its `lane` first, `bulk` only under BULK_CAP) and goes to the tail; an account with nothing it
+// may send now is scored for when it may (a due time, its cap, a pause), or leaves `ready`.
+// KEYS: ready, parked, delayed, wait, meta, marker, events, completed, failed.
+// ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, and the one account
+// served ('' for every account).
+// Admits jobs, one per account in turn, until the wait list holds `most jobs waiting`. Answers
+// {admitted, ms}: look again in ms (0: at once, -1: nobody is ready).
+const ADMIT = script(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local jobPrefix, base = ARGV[1], ARGV[2]
+local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local room = maxWait - redis.call('LLEN', KEYS[4])
+if room <= 0 then return {0, 20} end
+local admitted = 0
+for _ = 1, 25 + room do
+  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if ARGV[7] ~= '' then
+    local score = redis.call('ZSCORE', KEYS[1], ARGV[7])
+    head = score and {ARGV[7], score} or {}
+  end
+  if #head == 0 then return {admitted, -1} end
+  local tag, at = head[1], tonumber(head[2])
+  if at > now then return {admitted, at - now} end
+  local k = base .. tag .. ':'
+  local paused = redis.call('PTTL', k .. 'pause')
+  if paused > 0 then
+    redis.call('ZADD', KEYS[1], now + paused, tag)
+  else
+    local inflight = k .. 'inflight'
+    for _, id in ipairs(redis.call('ZRANGE', inflight, 0, -1)) do
+      if redis.call('ZSCORE', KEYS[8], id) or redis.call('ZSCORE', KEYS[9], id)
+        or redis.call('EXISTS', jobPrefix .. id) == 0 then
+        redis.call('ZREM', inflight, id)
+      end
+    end
+    local n = redis.call('ZCARD', inflight)
+    local pick, nextAt = nil, nil
+    for _, lane in ipairs({ {k .. 'lane', cap}, {k .. 'bulk', bulkCap} }) do
+      local first = redis.call('ZRANGE', lane[1], 0, 0, 'WITHSCORES')
+      if #first > 0 and not pick then
+        local due = math.floor(tonumber(first[2]) / 1000)
+        local when = due
+        if due <= now then
+          if n < lane[2] then pick = {lane[1], first[1]} else when = now + recheck end
+        end
+        if not pick and (not nextAt or when < nextAt) then nextAt = when end
+      end
+    end
+    if pick then
+      local id = pick[2]
+      redis.call('ZREM', pick[1], id)
+      redis.call('ZREM', KEYS[2], id)
+      redis.call('ZADD', KEYS[1], now, tag)
+      if redis.call('ZREM', KEYS[3], id) == 1 and redis.call('EXISTS', jobPrefix .. id) == 1 then
+        -- As BullMQ's promote: to the wait list, its marker set (not while the queue is paused).
+        redis.call('LPUSH', KEYS[4], id)
+        if redis.call('HEXISTS', KEYS[5], 'paused') == 0 then redis.call('ZADD', KEYS[6], 0, '0') end
+        redis.call('XADD', KEYS[7], 'MAXLEN', '~', 10000, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
+        redis.call('HSET', jobPrefix .. id, 'delay', 0)
+        redis.call('ZADD', inflight, now, id)
+        admitted = admitted + 1
+        if admitted >= room then return {admitted, 0} end
+      end
+    elseif nextAt then
+      redis.call('ZADD', KEYS[1], nextAt, tag)
+    else
+      redis.call('ZREM', KEYS[1], tag)
+    end
+  end
+end
+return {admitted, 0}`);
+
+// A job of the account ended: its place in flight is free, and the account may take a turn now.
+const RELEASE = script(`
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], 'LT', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[2])
+end
+return 1`);
+
+/** Gives back the place in flight of a job of `account` that ended. */
+export async function release(redis: RedisClient, keyPrefix: string, account: string, id: string) {
+  await runScript(
+    redis,
+    RELEASE,
+    [accountKeys(keyPrefix, account).inflight, turnKeys(keyPrefix).ready],
+    [id, accountTag(account)],
+  );
+}
+
+// The account's login was refused: none of its jobs is admitted for `ms`.
+const PAUSE = script(`
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], 'GT', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1]), ARGV[2])
+return 1`);
+
+/** Pauses `account`'s turns for `ms`. */
+export async function pauseAccount(redis: RedisClient, keyPrefix: string, account: string, ms: number) {
+  const keys = [accountKeys(keyPrefix, account).pause, turnKeys(keyPrefix).ready];
+  await runScript(redis, PAUSE, keys, [Math.max(1, Math.ceil(ms)), accountTag(account)]);
+}
+
+// Where each kept job of one account stands (ids of jobs gone past their retention are dropped):
+// {waiting, delayed, active, orphaned, delivered, failed, unknown}, and the ids not final.
+// KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown. ARGV: job prefix, 1 to list.
+const ACCOUNT_STATES = script(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local c = {0, 0, 0, 0, 0, 0, 0}
+local open = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local jobKey = ARGV[1] .. id
+  if redis.call('EXISTS', jobKey) == 0 then redis.call('ZREM', KEYS[1], id)
+  elseif redis.call('ZSCORE', KEYS[4], id) then c[5] = c[5] + 1
+  elseif redis.call('ZSCORE', KEYS[5], id) then
+    if redis.call('ZSCORE', KEYS[8], id) then c[7] = c[7] + 1 else c[6] = c[6] + 1 end
+  else
+    if ARGV[2] == '1' then open[#open + 1] = id end
+    local s = redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id)
+    if s then
+      if math.floor(tonumber(s) / 1000) > now then c[2] = c[2] + 1 else c[1] = c[1] + 1 end
+    elseif redis.call('ZSCORE', KEYS[6], id) then c[2] = c[2] + 1
+    elseif redis.call('EXISTS', jobKey .. ':lock') == 1 then c[3] = c[3] + 1
+    elseif redis.call('LPOS', KEYS[7], id) then c[4] = c[4] + 1
+    else c[1] = c[1] + 1 end
+  end
+end
+return {c, open}`);
+
+/** The states of the jobs of one account, and (with `list`) the ids of those not final. */
+export async function accountStates(
+  redis: RedisClient,
+  keyPrefix: string,
+  queue: Queue,
+  account: string,
+  list = false,
+): Promise<{ counts: number[]; open: string[] }> {
+  const a = accountKeys(keyPrefix, account);
+  const keys = [
+    a.jobs,
+    a.lane,
+    a.bulk,
+    queue.toKey('completed'),
+    queue.toKey('failed'),
+    queue.toKey('delayed'),
+    queue.toKey('active'),
+    `${keyPrefix}oa:unknown`,
+  ];
+  const [counts, open] = (await runScript(redis, ACCOUNT_STATES, keys, [keyPrefix, list ? '1' : '0'])) as [
+    number[],
+    string[],
+  ];
+  return { counts: counts.map(Number), open };
+}
+
+// Where a parked job is: its lane score (due), or nothing when it is not parked.
+const LANE_OF = script(`
+return redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1]) or false`);
+
+/** Whether a job of `account` that BullMQ calls delayed is parked and due (`waiting`), or truly `delayed`. */
+export async function parkedState(
+  redis: RedisClient,
+  keyPrefix: string,
+  account: string,
+  id: string,
+  now: number,
+): Promise<'waiting' | 'delayed'> {
+  const a = accountKeys(keyPrefix, account);
+  const score = await runScript(redis, LANE_OF, [a.lane, a.bulk], [id]);
+  if (score === null || score === false || score === undefined) return 'delayed';
+  return Math.floor(Number(score) / 1000) > now ? 'delayed' : 'waiting';
+}
+
+// How many parked jobs there are, and how many of them are due.
+const PARKED = script(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now * 1000 + 999)}`);
+
+/** How many parked jobs are due (`waiting`) and how many are not yet (`delayed`), all accounts. */
+export async function parkedCounts(redis: RedisClient, keyPrefix: string) {
+  const [all, due] = (await runScript(redis, PARKED, [turnKeys(keyPrefix).parked], [])) as [number, number];
+  return { due: Number(due), notYet: Number(all) - Number(due) };
+}
+
+// A cancelled job out of its account's lanes and indexes; the account out of `ready` when its lanes
+// are empty. KEYS: lane, bulk, jobs, parked, ready.
+const FORGET = script(`
+for i = 1, 4 do redis.call('ZREM', KEYS[i], ARGV[1]) end
+if redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[5], ARGV[2]) end
+return 1`);
+
+/** Takes a cancelled job of `account` out of its lanes and indexes. */
+export async function forget(redis: RedisClient, keyPrefix: string, account: string, id: string) {
+  const a = accountKeys(keyPrefix, account);
+  const { parked, ready } = turnKeys(keyPrefix);
+  await runScript(redis, FORGET, [a.lane, a.bulk, a.jobs, parked, ready], [id, accountTag(account)]);
+}
+
+/**
+ * The dispatch loop of one worker process: admits one job at a time into BullMQ's wait list, in
+ * turns across accounts, while the list holds fewer than `concurrency` jobs. With nothing to admit it
+ * sleeps until the next account's time, at most {@link IDLE_MS}; `wake()` (a job added or ended in
+ * this process) ends the sleep at once.
+ */
+export class Dispatcher {
+  #stopped = false;
+  #nap: { wake(): void } | undefined;
+  readonly #done: Promise<void>;
+
+  constructor(
+    private readonly redis: () => Promise<RedisClient>,
+    private readonly keyPrefix: string,
+    private readonly queue: () => Promise<Queue>,
+    private readonly concurrency: number,
+    private readonly only?: string,
+  ) {
+    this.#done = this.#run();
+  }
+
+  wake(): void {
+    this.#nap?.wake();
+  }
+
+  async #run(): Promise<void> {
+    const keys = turnKeys(this.keyPrefix);
+    let failures = 0;
+    while (!this.#stopped) {
+      let waitMs: number;
+      try {
+        const [redis, queue] = await Promise.all([this.redis(), this.queue()]);
+        const answer = (await runScript(
+          redis,
+          ADMIT,
+          [
+            keys.ready,
+            keys.parked,
+            queue.toKey('delayed'),
+            queue.toKey('wait'),
+            queue.toKey('meta'),
+            queue.toKey('marker'),
+            queue.toKey('events'),
+            queue.toKey('completed'),
+            queue.toKey('failed'),
+          ],
+          [
+            this.keyPrefix,
+            keys.accountBase,
+            ACCOUNT_CAP,
+            BULK_CAP,
+            this.concurrency,
+            RECHECK_MS,
+            this.only === undefined ? '' : accountTag(this.only),
+          ],
+        )) as [number, number];
+        failures = 0;
+        const asked = Number(answer[1]);
+        // More to look at now (the wait list had room left, or more accounts to look at).
+        if (asked === 0) continue;
+        waitMs = asked < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(1, asked));
+      } catch {
+        // Redis away: the loop goes on once it is back (the worker's own connection waits for it).
+        waitMs = Math.min(5000, 100 * 2 ** failures++);
+      }
+      if (this.#stopped) break;
+      const nap = sleep(waitMs, undefined, 'waiting for a turn');
+      this.#nap = nap;
+      await nap.done;
+      this.#nap = undefined;
+    }
+  }
+
+  /**
+   * Stops admitting. Does not wait for a call to Redis in flight (a Redis that is down cannot hold a
+   * shutdown): a job it admits still goes to the wait list, for any worker.
+   */
+  stop(): void {
+    this.#stopped = true;
+    this.#nap?.wake();
+    this.#done.catch(() => {});
+  }
+}
