@@ -3,11 +3,11 @@
  * dir, append-only. `OA_TEST_REDIS=cluster` makes `useRedisServer()` hand one out instead of a single
  * redis-server (its `url` names every node: the SDK connects to it as a cluster).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort, REDIS_SERVER, type RedisServer } from './redis-server.js';
+import { freePort, REDIS_SERVER, type RedisServer, startOnce } from './redis-server.js';
 
 /** Whether the Redis-backed tests run against a Redis Cluster (`OA_TEST_REDIS=cluster`). */
 export const ON_CLUSTER = process.env.OA_TEST_REDIS === 'cluster';
@@ -55,33 +55,10 @@ function cli(port: number, ...args: string[]): Promise<string> {
 function startNode(port: number, busPort: number, dir: string, appendonly: boolean): Promise<ChildProcess> {
   mkdirSync(dir, { recursive: true });
   // biome-ignore format: one option per line pair reads best
-  const child = spawn(REDIS_SERVER as string, [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+  return startOnce(REDIS_SERVER as string, port, dir, appendonly, [
     '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
     '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
-    ...(appendonly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => fail(new Error(`redis-server did not start:\n${output}`)), 10_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(error);
-    };
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        child.stdout?.removeAllListeners('data');
-        child.stdout?.resume();
-        child.removeAllListeners('exit');
-        resolve(child);
-      }
-    });
-    child.stderr?.resume();
-    child.once('exit', (code) => fail(new Error(`redis-server exited (${code}):\n${output}`)));
-  });
+  ]);
 }
 
 /** Waits (at most `ms`) until every node in `ports` says `cluster_state:ok` and sees `size` masters. */

@@ -69,7 +69,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function startOnce(
+/** One redis-server process on `port`, resolved once it accepts connections (within 10 s). */
+export function startOnce(
   binary: string,
   port: number,
   dir: string,
