@@ -50,10 +50,10 @@ import { runScript, script } from '../redis/script.js';
 export const PARK_MS = 365 * 86_400_000;
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
-export const ACCOUNT_CAP = 3;
+const ACCOUNT_CAP = 3;
 
 /** Of them, `bulk` jobs at most: the rest of the cap is kept for the account's other jobs. */
-export const BULK_CAP = 2;
+const BULK_CAP = 2;
 
 /** How soon an account at its cap is looked at again, when none of its jobs told it ended. */
 const RECHECK_MS = 100;
@@ -62,7 +62,7 @@ const RECHECK_MS = 100;
 const IDLE_MS = 200;
 
 /** The outbox-wide keys of the turns. */
-export function turnKeys(keyPrefix: string) {
+function turnKeys(keyPrefix: string) {
   return {
     /** The accounts with work, scored by when each may next be served (ms). */
     ready: `${keyPrefix}oa:ready`,
@@ -74,12 +74,12 @@ export function turnKeys(keyPrefix: string) {
 }
 
 /** An account's member in `ready`, and the part of its keys that names it. */
-export function accountTag(account: string): string {
+function accountTag(account: string): string {
   return encodeURIComponent(account);
 }
 
 /** The keys of one account. `ADMIT` joins `accountBase .. tag .. ':' .. name` the same way. */
-export function accountKeys(keyPrefix: string, account: string) {
+function accountKeys(keyPrefix: string, account: string) {
   const base = `${turnKeys(keyPrefix).accountBase}${accountTag(account)}:`;
   return {
     lane: `${base}lane`,
