@@ -34,9 +34,6 @@ describe.skipIf(!REDIS_SERVER)('outbox: due times on one clock', () => {
       rateLimit: { general: { max: 100, windowMs: 1000 }, upload: { max: 10, windowMs: 1000 } },
       clockSkewMs: 60_000,
     };
-    const worker: Running = await startScript(SCRIPT, [JSON.stringify(config)]);
-    cleanup.push(() => kill(worker));
-
     const redisMs = async () => {
       const [seconds, micros] = (await shared.redis.time()).map(Number);
       return (seconds ?? 0) * 1000 + Math.floor((micros ?? 0) / 1000);
@@ -48,6 +45,10 @@ describe.skipIf(!REDIS_SERVER)('outbox: due times on one clock', () => {
     const delayFrom = await redisMs();
     await outbox.add('sendText', { user_id: 'u1', msg: 'delay' }, { key: 'delay', delay: AHEAD_MS });
     expect(await outbox.counts()).toMatchObject({ delayed: 2 });
+    // Started after the count: its fast clock would otherwise have it pick both up (and put them back)
+    // while they are counted.
+    const worker: Running = await startScript(SCRIPT, [JSON.stringify(config)]);
+    cleanup.push(() => kill(worker));
 
     const states = await outbox.waitFor(['at', 'delay'], { timeoutMs: AHEAD_MS + 15_000, recheckMs: 500 });
     expect(states.get('at')?.state).toBe('delivered');
