@@ -152,7 +152,22 @@ export async function holdUntilDue(
   if (typeof due !== 'number' || !Number.isFinite(due)) return;
   const left = due - (await redisNow(redis));
   if (left <= 0) return;
-  await job.moveToDelayed(Date.now() + left, token);
+  await putBack(bull, redis, keyPrefix, job, token, left);
+}
+
+/**
+ * Puts a job this worker picked up back to delayed for `ms` (counted on this worker's clock), uncounted
+ * as a try: nothing was sent. Ends the processor's run with BullMQ's `DelayedError`.
+ */
+async function putBack(
+  bull: BullMQ,
+  redis: IORedis,
+  keyPrefix: string,
+  job: Job<OutboxJobData>,
+  token: string | undefined,
+  ms: number,
+): Promise<never> {
+  await job.moveToDelayed(Date.now() + ms, token);
   await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
   throw new bull.DelayedError();
 }
@@ -204,9 +219,7 @@ export async function holdIfNotMine(
   senders: Senders,
 ): Promise<void> {
   if (senderOf(job.data, senders)) return;
-  await job.moveToDelayed(Date.now() + NOT_MINE_MS, token);
-  await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
-  throw new bull.DelayedError();
+  await putBack(bull, redis, keyPrefix, job, token, NOT_MINE_MS);
 }
 
 /** The job processor of `outbox.work`, for its client and its accounts. */

@@ -3,6 +3,7 @@
  * vanish (token pairs, locks, rate-limit slots, claims, queued jobs), so a Redis that evicts keys is
  * worth one warning.
  */
+import { sleep } from '../core/call-control.js';
 import type { IORedis } from './client.js';
 import { whenReady } from './reach.js';
 
@@ -23,12 +24,12 @@ export async function evictionPolicy(client: IORedis): Promise<string | undefine
   if (!ready) return undefined;
   const nodes =
     client.isCluster === true && typeof client.nodes === 'function' ? client.nodes('master') : [client];
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), CHECK_MS);
-  });
+  const late = sleep(CHECK_MS, undefined, 'the eviction check');
   try {
-    const infos = await Promise.race([Promise.all(nodes.map((node) => node.info('memory'))), late]);
+    const infos = await Promise.race([
+      Promise.all(nodes.map((node) => node.info('memory'))),
+      late.done.then(() => undefined),
+    ]);
     for (const info of infos ?? []) {
       const policy = /^maxmemory_policy:(\S+)/m.exec(String(info))?.[1];
       if (policy !== undefined && policy !== 'noeviction') return policy;
@@ -37,7 +38,7 @@ export async function evictionPolicy(client: IORedis): Promise<string | undefine
   } catch {
     return undefined;
   } finally {
-    clearTimeout(timer);
+    late.wake();
   }
 }
 
