@@ -9,18 +9,17 @@
  *
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  firstLine,
   fmt,
   median,
   percentile,
   report,
   type SummaryRow,
   serveInstantApi,
+  spawnInstantApi,
   table,
 } from './support.js';
 
@@ -42,11 +41,8 @@ function heapUsed(): number {
 }
 
 async function measure(): Promise<void> {
-  const server = spawn(process.execPath, ['--import', 'tsx', SELF, 'server'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const { server, baseUrl } = await spawnInstantApi(SELF);
   try {
-    const baseUrl = `http://127.0.0.1:${await firstLine(server)}`;
     const { createAccounts, OAClient } = await import('../src/index.js');
     const ids = Array.from({ length: ACCOUNTS }, (_, i) => `shop-${i}`);
     let asked = 0;

@@ -11,16 +11,15 @@
  *
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
-  firstLine,
   fmt,
   median,
   percentile,
   report,
   type SummaryRow,
   serveInstantApi,
+  spawnInstantApi,
   table,
 } from './support.js';
 
@@ -127,11 +126,8 @@ async function otel() {
 }
 
 async function measure(): Promise<void> {
-  const server = spawn(process.execPath, ['--import', 'tsx', SELF, 'server'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const { server, baseUrl: base } = await spawnInstantApi(SELF);
   try {
-    const base = `http://127.0.0.1:${await firstLine(server)}`;
     const { Agent, request } = await import('undici');
     const { OAClient } = await import('../src/index.js');
 

@@ -11,18 +11,18 @@
  *
  * Roles of this one file: no argument = the measurement; `server` = the answering server.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   BUN_TSCONFIG,
-  firstLine,
   fmt,
   median,
   percentile,
   report,
   type SummaryRow,
   serveInstantApi,
+  spawnInstantApi,
   table,
 } from './support.js';
 
@@ -45,10 +45,7 @@ const RUNTIMES = [
 
 async function measure(): Promise<void> {
   if (!existsSync(`${ROOT}dist/index.js`)) throw new Error('dist is missing: run npm run build first');
-  const server = spawn(process.execPath, ['--import', 'tsx', SELF, 'server'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${(await firstLine(server)).trim()}`;
+  const { server, baseUrl: url } = await spawnInstantApi(SELF);
   const rows: SummaryRow[] = [];
   const lines: string[][] = [];
   const notes: string[] = [];

@@ -116,6 +116,17 @@ export function serveInstantApi(): void {
   process.stdin.on('end', () => process.exit(0)).resume();
 }
 
+/**
+ * The bench file `self` again, in its `server` role ({@link serveInstantApi}), and that server's base
+ * URL. Ending the child's stdin closes it.
+ */
+export async function spawnInstantApi(self: string): Promise<{ server: ChildProcess; baseUrl: string }> {
+  const server = spawn(process.execPath, ['--import', 'tsx', self, 'server'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  return { server, baseUrl: `http://127.0.0.1:${(await firstLine(server)).trim()}` };
+}
+
 /** The first line a child process prints: its port, or its result. */
 export function firstLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
