@@ -8,7 +8,7 @@ import { accountClient, type OAClient, retireClient } from '../client.js';
 import { MemoryTokenStore } from '../core/auth.js';
 import type { SharedClientParts } from '../core/context.js';
 import { CredentialSource, type OACredentials } from '../core/credentials.js';
-import type { OAClientOptions } from '../core/options.js';
+import { baseUrlOf, type OAClientOptions } from '../core/options.js';
 import { sharedClientParts } from '../core/shared-pool.js';
 import { OAConfigError } from '../errors.js';
 import {
@@ -215,8 +215,7 @@ class Accounts<E> implements OAAccounts<E> {
     // One in-memory store for every account (keyed by account): a dropped client's pair is not lost.
     const shareTokens = clientOptions.coordination === undefined && clientOptions.tokenStore === undefined;
     const shared = shareTokens ? { ...clientOptions, tokenStore: new MemoryTokenStore() } : clientOptions;
-    const baseUrl = clientOptions.baseUrl ?? globalThis.process?.env?.OA_BASE_URL;
-    this.#shared = sharedClientParts(shared, baseUrl, maxConnections);
+    this.#shared = sharedClientParts(shared, baseUrlOf(clientOptions.baseUrl), maxConnections);
   }
 
   get size(): number {

@@ -217,6 +217,14 @@ export interface ResolvedOptions {
   proxyFromEnv: boolean;
 }
 
+/** The base URL a client uses: the option, else `OA_BASE_URL` (the one place that default is read). */
+export function baseUrlOf(
+  baseUrl: string | undefined,
+  env: Record<string, string | undefined> = globalThis.process?.env ?? {},
+): string | undefined {
+  return baseUrl ?? env.OA_BASE_URL;
+}
+
 /** Fills in defaults and the environment, and refuses a configuration that cannot work safely. */
 export function resolveOptions(
   options: OAClientOptions,
@@ -229,7 +237,7 @@ export function resolveOptions(
   }
   const given = {
     ...options,
-    baseUrl: options.baseUrl ?? env.OA_BASE_URL,
+    baseUrl: baseUrlOf(options.baseUrl, env),
     // A provider's credentials are checked when it answers; these stand in for the schema's checks.
     apiKey: provided ? PROVIDED : (options.apiKey ?? env.OA_API_KEY),
     apiSecret: provided ? PROVIDED : (options.apiSecret ?? env.OA_API_SECRET),
