@@ -109,7 +109,9 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts, chaos', () => {
       mock?.account(username).deliveries.map((d) => String(d.items[0]?.msg)),
     );
     expect(new Set(texts).size).toBe(texts.length);
-    expect(texts.length).toBe(sum('delivered'));
+    // Every delivered key arrived; an unknown one (in flight at a kill) may have arrived too.
+    expect(texts.length).toBeGreaterThanOrEqual(sum('delivered'));
+    expect(texts.length).toBeLessThanOrEqual(sum('delivered') + sum('unknown'));
     expect(tooManyRequests(mock)).toBe(0);
     // On time: the small accounts' sends and every reply started within the bound of being added,
     // while the campaign ran (the campaign account's reply: plus a dead worker's lock, which may hold
