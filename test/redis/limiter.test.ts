@@ -41,14 +41,16 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     const start = performance.now();
     const burst = await Promise.all([take(a), take(a), take(b), take(b), take(b)]);
     for (const { permit, at } of burst) {
-      expect(at - start).toBeLessThan(150);
+      // At once: none waited, and all came sooner than a window (the time includes the connections'
+      // setup, which on a loaded machine running a Redis Cluster passed 150 ms).
+      expect(at - start).toBeLessThan(400);
       expect(permit.waitedMs).toBe(0);
     }
     const endedAt = performance.now();
     for (const { permit } of burst) permit.ended();
     const next = await take(a);
     expect(next.at - endedAt).toBeGreaterThanOrEqual(400);
-    expect(next.at - endedAt).toBeLessThan(600);
+    expect(next.at - endedAt).toBeLessThan(700);
     expect(next.permit.waitedMs).toBeGreaterThan(0);
   });
 
@@ -101,7 +103,8 @@ describe.skipIf(!REDIS_SERVER)('the shared rate limiter', () => {
     const started = performance.now();
     const error = await waiting.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OAAbortError);
-    expect(performance.now() - started).toBeLessThan(200);
+    // Ended by the signal at 50 ms, not by the slot coming back 10 s on (the margin is for a loaded machine).
+    expect(performance.now() - started).toBeLessThan(1_000);
     expect(await shared.redis.zcard(GENERAL)).toBe(1);
     // An already aborted signal rejects at once.
     await expect(a.acquire('general', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(OAAbortError);
