@@ -26,9 +26,9 @@ export type QueueConnectionOptions =
        * `redisOptions: { maxRetriesPerRequest: null }`), without `keyPrefix`; `close()` leaves
        * it open. The workers use it (and BullMQ's copies of it) as it is. The calls that add or read
        * (`add`, `addMany`, `get`, `counts`, `store`) use a copy of it (`duplicate()`, closed by
-       * `close()`) made to reject without Redis instead of waiting for it. A client without
-       * `duplicate()` (or a `Cluster`) is used as it is: a first connection is still awaited 5 s at
-       * most, but a lost one as long as that client waits.
+       * `close()`; a `Cluster`'s copy has the same nodes and options) made to reject without Redis
+       * instead of waiting for it. A client without `duplicate()` is used as it is: a first connection
+       * is still awaited 5 s at most, but a lost one as long as that client waits.
        */
       client: unknown;
       /** Not with `client`. */

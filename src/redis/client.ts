@@ -33,8 +33,15 @@ export interface IORedis extends RedisClient {
   /** `ready` once connected; `wait` (lazyConnect), `connecting`, `reconnecting`, `end`... otherwise. */
   readonly status?: string;
   connect?(): Promise<unknown>;
-  /** A new connection with the same options but `options` (not on a `Cluster`). */
-  duplicate?(options?: Record<string, unknown>): IORedis;
+  /**
+   * A new connection with the same options but `options`; on a `Cluster`, `duplicate(nodes, options)`
+   * (its own nodes when `nodes` is empty).
+   */
+  duplicate?(
+    ...args: [options?: Record<string, unknown>] | [nodes: unknown[], options: Record<string, unknown>]
+  ): IORedis;
+  /** Its options: a Cluster's per-node ones are `redisOptions`. */
+  readonly options?: { readonly redisOptions?: Record<string, unknown> };
   readonly isCluster?: boolean;
   quit(): Promise<unknown>;
   disconnect(): void;

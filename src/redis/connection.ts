@@ -67,8 +67,8 @@ export interface ConnectionSettings {
    */
   timeoutMs?: number | undefined;
   /**
-   * Use a caller's client through a bounded copy of it (`duplicate()`, closed by `close()`) when it
-   * has one (not a `Cluster`); otherwise it is used as it is.
+   * Use a caller's client through a bounded copy of it (`duplicate()`, closed by `close()`; a
+   * `Cluster`'s copy has the same nodes and options) when it has one; otherwise it is used as it is.
    */
   copyClient?: boolean | undefined;
   /**
@@ -135,26 +135,17 @@ export class RedisConnection {
     const options = timeoutMs === undefined ? WAITING_OPTIONS : boundedOptions(timeoutMs);
     if ('client' in this.#target) {
       const given = this.#target.client as IORedis;
-      if (!copyClient || typeof given.duplicate !== 'function' || given.isCluster === true) return given;
-      return this.#own(given.duplicate(options));
+      if (!copyClient || typeof given.duplicate !== 'function') return given;
+      if (given.isCluster !== true) return this.#own(given.duplicate(options));
+      // The same nodes and options, but this module's bounds (see clusterOptions).
+      return this.#own(
+        given.duplicate([], clusterOptions(given.options?.redisOptions ?? {}, options, timeoutMs)),
+      );
     }
     const cluster = clusterUrl(this.#target.url);
     if (cluster) {
       const Cluster = await loadIoredisCluster(entry);
-      const { lazyConnect: _, ...perNode } = options as { lazyConnect?: boolean };
-      return this.#own(
-        new Cluster(cluster.nodes, {
-          redisOptions: { ...cluster.options, ...perNode },
-          lazyConnect: false,
-          // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
-          // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
-          enableReadyCheck: false,
-          // A bounded connection's commands fail while the cluster reconnects (its nodes' bounds do
-          // not reach the Cluster's own queue, where they would wait for ever); the calls wait for it
-          // to be ready first, within their bound.
-          ...(timeoutMs === undefined ? {} : { enableOfflineQueue: false }),
-        }),
-      );
+      return this.#own(new Cluster(cluster.nodes, clusterOptions(cluster.options, options, timeoutMs)));
     }
     const Redis = await loadIoredis(entry);
     return this.#own(new Redis(this.#target.url, options));
@@ -302,6 +293,29 @@ function clusterUrl(url: string) {
   }
   if (scheme === 'rediss') options.tls = {};
   return { nodes, options };
+}
+
+/**
+ * The options of a `Cluster` this module makes (from a URL of several nodes, or as the copy of a
+ * caller's `Cluster`): its nodes' options `perNode` with this connection's `options` over them.
+ */
+function clusterOptions(
+  perNode: Record<string, unknown>,
+  options: Record<string, unknown>,
+  timeoutMs: number | undefined,
+): Record<string, unknown> {
+  const { lazyConnect: _, ...bounds } = options;
+  return {
+    redisOptions: { ...perNode, ...bounds },
+    lazyConnect: false,
+    // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
+    // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
+    enableReadyCheck: false,
+    // A bounded connection's commands fail while the cluster reconnects (its nodes' bounds do
+    // not reach the Cluster's own queue, where they would wait for ever); the calls wait for it
+    // to be ready first, within their bound.
+    ...(timeoutMs === undefined ? {} : { enableOfflineQueue: false }),
+  };
 }
 
 /** Whether `target` is a Redis Cluster: a `Cluster` given, or a URL of several nodes. */
