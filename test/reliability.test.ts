@@ -233,7 +233,8 @@ describe('sendVideo waits for the transcode', () => {
     const error = await pending;
     expect(error).toBeInstanceOf(OAAbortError);
     expect(error.message).toContain('transcode');
-    expect(Date.now() - started).toBeLessThan(500);
+    // Ended by the abort at 300 ms, not by the transcode wait's own bound (the margin is for a loaded machine).
+    expect(Date.now() - started).toBeLessThan(1_200);
   });
 });
 
