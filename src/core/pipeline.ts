@@ -139,7 +139,11 @@ async function takeSlot(call: Call<z.ZodMiniType>, first: boolean): Promise<Perm
   try {
     // A call that can be stopped (a deadline, a signal) leaves the queue when it is, so that its
     // place neither holds up the rest nor keeps the process alive; close() stops the limiter itself.
-    granted = limiter.acquire(bucket, { first, signal: control.stoppable ? control.signal : undefined });
+    granted = limiter.acquire(bucket, {
+      first,
+      bulk: call.bulk,
+      signal: control.stoppable ? control.signal : undefined,
+    });
   } catch (error) {
     throw notSent(error, `POST ${endpoint.path} not sent: the rate limiter failed`);
   }

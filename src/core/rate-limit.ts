@@ -77,7 +77,19 @@ export interface AcquireOptions {
   signal?: AbortSignal | undefined;
   /** Ahead of every queued request: token calls, a 401 replay, a call that gave its slot back to wait for a token. */
   first?: boolean | undefined;
+  /**
+   * A campaign's send (`RequestOptions.bulk`): behind every other queued request, so that a reply
+   * queued after it goes first; a shared limiter also holds it back while another process has such a
+   * request waiting for a slot.
+   */
+  bulk?: boolean | undefined;
 }
+
+/** Where a queued request stands in line: `first` ahead of the rest, `bulk` behind it. */
+type Tier = 'first' | 'rest' | 'bulk';
+
+const tierOf = (options: AcquireOptions | undefined): Tier =>
+  options?.first === true ? 'first' : options?.bulk === true ? 'bulk' : 'rest';
 
 /** What the client needs of a rate limiter: one slot per request in every window it counts in. */
 export interface Limiter {
@@ -132,36 +144,35 @@ export class RateLimiter implements Limiter {
   /**
    * A permit at once when every window the request counts in (uploads: both) has a free slot and
    * nothing is queued ahead; else a promise of one, which rejects with `OAAbortError` when `signal`
-   * fires while queued. `first` requests go ahead of every queued one.
+   * fires while queued. `first` requests go ahead of every queued one, `bulk` ones behind.
    */
   acquire(bucket: RateLimitBucket, options?: AcquireOptions): Permit | Promise<Permit> {
     if (this.#stopped) return Promise.reject(closedError());
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     const general = this.#general;
-    const first = options?.first === true;
     if (bucket !== 'upload') {
       if (general.free > 0 && !general.queued) {
         general.free--;
         return this.#permit(false, 0);
       }
-      return this.#wait(general, false, false, first, signal);
+      return this.#wait(general, false, false, tierOf(options), signal);
     }
     const upload = this.#upload;
-    if (upload.free === 0 || upload.queued) return this.#wait(upload, true, false, first, signal);
+    if (upload.free === 0 || upload.queued) return this.#wait(upload, true, false, tierOf(options), signal);
     upload.free--;
     if (general.free > 0 && !general.queued) {
       general.free--;
       return this.#permit(true, 0);
     }
-    return this.#wait(general, true, true, true, signal);
+    return this.#wait(general, true, true, 'first', signal);
   }
 
   #wait(
     window: Window<Waiter>,
     upload: boolean,
     holdsUpload: boolean,
-    first: boolean,
+    tier: Tier,
     signal: AbortSignal | undefined,
   ): Promise<Permit> {
     return new Promise<Permit>((resolve, reject) => {
@@ -174,7 +185,7 @@ export class RateLimiter implements Limiter {
         resolve,
         reject,
       };
-      window.enqueue(waiter, first);
+      window.enqueue(waiter, tier);
       if (signal) this.#watches.add(signal, waiter);
     });
   }
@@ -189,7 +200,7 @@ export class RateLimiter implements Limiter {
       if (waiter === undefined) break;
       upload.free--;
       waiter.holdsUpload = true;
-      general.enqueue(waiter, true);
+      general.enqueue(waiter, 'first');
     }
     while (general.free > 0) {
       const waiter = general.next();
@@ -330,16 +341,15 @@ interface Refill {
  * limiter; a slot whose request ended comes back `refillAfterMs` later (never earlier), and then
  * `onFree` lets the limiter hand it to the head of the queue.
  *
- * The queue has two tiers: `first` (token calls, 401 replays, uploads that hold their upload slot)
- * goes ahead of the rest, first-in first-out within each tier.
+ * The queue has three tiers: `first` (token calls, 401 replays, uploads that hold their upload slot)
+ * goes ahead of the rest, and `bulk` (a campaign's sends) behind it, first-in first-out within each.
  */
 class Window<T extends Queued> {
   /** Slots that a request may take now. */
   free: number;
   readonly #refillAfterMs: number;
   readonly #onFree: () => void;
-  readonly #first = new Fifo<T>();
-  readonly #rest = new Fifo<T>();
+  readonly #tiers: Record<Tier, Fifo<T>> = { first: new Fifo<T>(), rest: new Fifo<T>(), bulk: new Fifo<T>() };
   /** Queued requests not yet done. */
   #queued = 0;
   readonly #refills = new Set<Refill>();
@@ -357,15 +367,16 @@ class Window<T extends Queued> {
     return this.#queued > 0;
   }
 
-  /** Queues a request, ahead of the rest when `first`. */
-  enqueue(item: T, first: boolean): void {
-    (first ? this.#first : this.#rest).push(item);
+  /** Queues a request at the end of its tier. */
+  enqueue(item: T, tier: Tier): void {
+    this.#tiers[tier].push(item);
     if (this.#queued++ === 0) this.#keepAlive(true);
   }
 
-  /** The next request in line (first tier, then the rest), taken out of the queue. */
+  /** The next request in line (first tier, then the rest, then bulk), taken out of the queue. */
   next(): T | undefined {
-    const item = this.#first.shift() ?? this.#rest.shift();
+    const tiers = this.#tiers;
+    const item = tiers.first.shift() ?? tiers.rest.shift() ?? tiers.bulk.shift();
     if (item !== undefined && --this.#queued === 0) this.#keepAlive(false);
     return item;
   }

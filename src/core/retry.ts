@@ -90,6 +90,8 @@ export class Call<R extends z.ZodMiniType> {
   readonly state: OACallState;
   /** The caller's `onResponse`, told of the answer that settled the call. */
   readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
+  /** A campaign's send (`RequestOptions.bulk`): it queues for its slot behind the rest. */
+  readonly bulk: boolean;
   readonly #body: AttemptBody | PreparedUpload;
   readonly #onProgress: UploadOptions['onProgress'];
   /** An upload's body has been made (read) once. */
@@ -127,6 +129,7 @@ export class Call<R extends z.ZodMiniType> {
     // Read only where `hooks` is (a JSON call's params, as checked; the client's own renewal).
     this.state = (this.hooks && callState(endpoint, params, renewal)) as OACallState;
     this.onResponse = options.onResponse;
+    this.bulk = options.bulk === true;
     this.#body = body;
     this.#onProgress = options.onProgress;
   }

@@ -252,11 +252,13 @@ export function outboxProcessor(
       at: Date.now(),
     } satisfies SendRecord);
     // Through the client's public seam: the record as each attempt leaves, gone when it did not deliver.
+    // A campaign's send yields to the account's other sends in the rate limiter (`bulk`).
     const options: RequestOptions = {
       hooks: {
         beforeSend: [() => writeRecord(redis, jobKey, token ?? '', record)],
         notDelivered: [() => clearRecord(redis, jobKey, record)],
       },
+      ...(job.data.bulk === true ? { bulk: true } : {}),
     };
     const { method, params } = job.data;
     const send = client[method] as (params: unknown, options: RequestOptions) => Promise<unknown>;

@@ -29,7 +29,9 @@
  *   always has a send queued, so its quota is used whole.
  * - **The bulk lane.** The `lane` is always taken before `bulk`, and `bulk` jobs only while the account
  *   has fewer than {@link BULK_CAP} in flight: one place of the cap stays for a reply, which is then
- *   admitted at once and waits in the limiter behind at most the bulk sends already queued there.
+ *   admitted at once. Bulk jobs are sent with `bulk: true`, so in the limiter the reply goes ahead of
+ *   the bulk sends queued there (in this process, and with a coordination in every other): it takes
+ *   the account's next free slot.
  * - **A refused login** (a rotated secret) is not sent: its job is retried with the outbox's backoff,
  *   and the account is **paused** ({@link PAUSE}: a key with a time to live, read by `ADMIT`) for that
  *   backoff, so its other jobs wait in their lanes instead of each meeting the refusal.

@@ -43,6 +43,18 @@ const MAX_BATCH = 50;
  */
 const MAX_NAP_MS = 1000;
 
+/**
+ * How long this process's claim for an ordinary request waiting for a slot (which holds back other
+ * processes' bulk requests) lasts without being asked again: its queue asks at least every
+ * {@link MAX_NAP_MS}, so a claim lapses only once nothing of this process waits (or it died).
+ */
+const CLAIM_MS = 2 * MAX_NAP_MS + 500;
+
+/** The local queue's priorities: `first` requests, ordinary ones, a campaign's (`bulk`). */
+const FIRST = 0;
+const ORDINARY = 5;
+const BULK = 9;
+
 interface Waiter {
   lane: Lane;
   priority: number;
@@ -93,6 +105,8 @@ export class RedisLimiter implements Limiter {
   readonly #options: SharedLimiterOptions;
   readonly #general: Lane;
   readonly #upload: Lane;
+  /** The processes with an ordinary request waiting for a slot of this api key (see `ACQUIRE`). */
+  readonly #waiting: string;
   readonly #id = randomUUID();
   #members = 0;
   #seq = 0;
@@ -110,6 +124,7 @@ export class RedisLimiter implements Limiter {
     this.#options = options;
     // One hash tag for both windows: a script may touch both, and on a Redis Cluster they must share a slot.
     const base = `${options.prefix}limit:${hashTag(key)}:`;
+    this.#waiting = `${base}waiting`;
     this.#general = lane([[`${base}general`, limits.general]]);
     this.#upload = lane([
       [`${base}upload`, limits.upload],
@@ -120,11 +135,12 @@ export class RedisLimiter implements Limiter {
   /**
    * Waits until the request may go in every window it counts in (uploads in both): always a promise,
    * since the slots are counted in Redis. Rejects with `OAAbortError` when `signal` fires while
-   * queued. `first` requests (priority 0) go ahead of the rest (priority 5) queued in this process.
+   * queued. `first` requests go ahead of the rest queued in this process, `bulk` ones behind; and
+   * `bulk` ones wait while another process has an ordinary request waiting for a slot.
    */
   acquire(bucket: RateLimitBucket, options?: AcquireOptions): Promise<Permit> {
     const signal = options?.signal;
-    const priority = options?.first === true ? 0 : 5;
+    const priority = options?.first === true ? FIRST : options?.bulk === true ? BULK : ORDINARY;
     if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     if (this.#stopped) {
       return Promise.reject(
@@ -175,14 +191,23 @@ export class RedisLimiter implements Limiter {
     while (!this.#stopped && lane.queue.length > 0) {
       const batch = lane.queue.slice(0, MAX_BATCH);
       const members = batch.map(() => `${this.#id}:${++this.#members}`);
+      // The queue is in priority order: the ordinary requests come before the bulk ones.
+      const bulkAt = batch.findIndex((waiter) => waiter.priority === BULK);
       let granted: number;
       let waitMs: number;
       try {
-        const answer = await this.#connection.run(ACQUIRE, lane.keys, [
-          this.#options.inFlightLeaseMs,
-          ...lane.limits,
-          ...members,
-        ]);
+        const answer = await this.#connection.run(
+          ACQUIRE,
+          [...lane.keys, this.#waiting],
+          [
+            this.#options.inFlightLeaseMs,
+            ...lane.limits,
+            this.#id,
+            CLAIM_MS,
+            bulkAt === -1 ? batch.length : bulkAt,
+            ...members,
+          ],
+        );
         [granted, waitMs] = answer as [number, number];
       } catch (error) {
         for (const waiter of batch) if (settle(lane, waiter)) waiter.reject(error);

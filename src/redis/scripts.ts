@@ -79,31 +79,57 @@ return 0
  * scored ahead (now + lease), renewed by its process, so that a crashed process's slots come back.
  * A slot is free again `hold` (the window plus a margin) after its request ended.
  *
- * KEYS: the windows. ARGV: lease, then max and hold of each window, then one member id per slot wanted.
- * Returns { granted, waitMs }: the first `granted` members got a slot; when some did not, `waitMs` is
- * the earliest a slot can come back (a request still in flight ends no sooner than now).
+ * The members before `urgent` are ordinary requests, the rest a campaign's (`bulk`). The last key is
+ * the set of processes with an ordinary request waiting for a slot (scored by when that claim lapses):
+ * while another process is in it, bulk members get no slot, so that its request takes the next one.
+ * This process is put in it when an ordinary member of its got no slot, and taken out when all did.
+ *
+ * KEYS: the windows, then the waiting set. ARGV: lease, then max and hold of each window, then this
+ * process's id, how long its claim in the waiting set lasts, `urgent`, then one member id per slot
+ * wanted. Returns { granted, waitMs }: the first `granted` members got a slot; when some did not,
+ * `waitMs` is the earliest a slot can come back (a request still in flight ends no sooner than now),
+ * or a short recheck when the slots are there but held for another process's request.
  */
 export const ACQUIRE = script(`${NOW}
 local lease = tonumber(ARGV[1])
-local first = 2 + 2 * #KEYS
+local windows = #KEYS - 1
+local waiting = KEYS[#KEYS]
+local owner, claimMs, urgent = ARGV[2 + 2 * windows], tonumber(ARGV[3 + 2 * windows]), tonumber(ARGV[4 + 2 * windows])
+local first = 5 + 2 * windows
 local wanted = #ARGV - first + 1
-local free = wanted
+local allowed = wanted
+if urgent < wanted then
+  redis.call('ZREMRANGEBYSCORE', waiting, '-inf', ms(now))
+  local others = redis.call('ZCARD', waiting)
+  if redis.call('ZSCORE', waiting, owner) then others = others - 1 end
+  if others > 0 then allowed = urgent end
+end
+local free = allowed
 local counts = {}
-for i, key in ipairs(KEYS) do
+for i = 1, windows do
+  local key = KEYS[i]
   local max, hold = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', ms(now - hold))
   counts[i] = redis.call('ZCARD', key)
   free = math.min(free, max - counts[i])
 end
 local granted = math.max(0, free)
-for i, key in ipairs(KEYS) do
+for i = 1, windows do
+  local key = KEYS[i]
   local hold = tonumber(ARGV[2 * i + 1])
   for j = 1, granted do redis.call('ZADD', key, ms(now + lease), ARGV[first + j - 1]) end
   if granted > 0 then redis.call('PEXPIRE', key, ms(lease + hold + 1000)) end
 end
+if granted < urgent then
+  redis.call('ZADD', waiting, ms(now + claimMs), owner)
+  redis.call('PEXPIRE', waiting, ms(claimMs + 1000))
+else
+  redis.call('ZREM', waiting, owner)
+end
 local wait = 0
 if granted < wanted then
-  for i, key in ipairs(KEYS) do
+  for i = 1, windows do
+    local key = KEYS[i]
     local max, hold = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
     local count = counts[i] + granted
     if count >= max then
@@ -112,6 +138,7 @@ if granted < wanted then
       wait = math.max(wait, ended + hold - now)
     end
   end
+  if granted == allowed and allowed < wanted and wait == 0 then wait = 50 end
   wait = math.max(1, wait)
 end
 return { granted, wait }

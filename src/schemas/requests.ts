@@ -297,6 +297,14 @@ const RequestOptionsFields = z.object({
    * @default none: the client's hooks only
    */
   hooks: z.optional(z.custom<OAHooks>(isHooks, HOOKS_RULE)),
+  /**
+   * A campaign's send: it yields to the account's other sends. In the client's rate limiter it waits
+   * behind every other queued request, and with a Redis `coordination` also while another process
+   * has a request of the same api key waiting for a slot: a reply sent while a campaign fills the
+   * quota goes out with the next free slot. The outbox sets it for jobs added with `bulk: true`.
+   * @default false
+   */
+  bulk: z.optional(z.boolean()),
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */
