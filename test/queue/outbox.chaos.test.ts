@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it, type OnTestFinishedHandler } from 'vite
 import { OAClient, OAConnectionError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxCounts } from '../../src/queue/index.js';
 import { createMockServer, type MockServer, type RecordedRequest } from '../../src/testing/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, startRedis } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
 import { kill, pause, type Running, resume, startScript } from './processes.js';
 
@@ -36,7 +36,7 @@ describe.skipIf(!REDIS_SERVER)('outbox chaos', () => {
   });
 
   it('2,000 keyed sends: none delivered twice, none lost, unknown only for sends in flight at a kill, quota used, no 429', async () => {
-    redis = await startRedisServer({ appendonly: true });
+    redis = await startRedis({ appendonly: true });
     mock = await createMockServer({ rateLimit: { general: QUOTA, mode: 'sliding' } });
     const config: OutboxWorkerConfig = {
       redisUrl: redis.url,
@@ -276,7 +276,7 @@ function waitingOn(requests: readonly RecordedRequest[], pid: number, at: number
  * each request marked with its worker's pid.
  */
 async function startWaitsRun(onTestFinished: (fn: OnTestFinishedHandler) => void) {
-  const redis = await startRedisServer();
+  const redis = await startRedis();
   onTestFinished(() => redis.stop());
   const mock = await createMockServer({ rateLimit: false, broadcastJobMs: 2500, transcodeMs: 10_000 });
   onTestFinished(() => mock.close());
