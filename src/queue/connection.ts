@@ -25,10 +25,10 @@ export type QueueConnectionOptions =
        * An ioredis `Redis` made with `maxRetriesPerRequest: null` (as BullMQ requires; a `Cluster` with
        * `redisOptions: { maxRetriesPerRequest: null }`), without `keyPrefix`; `close()` leaves
        * it open. The workers use it (and BullMQ's copies of it) as it is. The calls that add or read
-       * (`add`, `addMany`, `get`, `counts`, `store`) use a copy of it (`duplicate()`, closed by
-       * `close()`) made to reject without Redis instead of waiting for it. A client without
-       * `duplicate()` (or a `Cluster`) is used as it is: a first connection is still awaited 5 s at
-       * most, but a lost one as long as that client waits.
+       * (`add`, `addMany`, `get`, `counts`, `store`) use a copy of it (`duplicate()`, a `Cluster`'s
+       * too, closed by `close()`) made to reject without Redis instead of waiting for it. A client
+       * without `duplicate()` is used as it is: a first connection is still awaited 5 s at most, but
+       * a lost one as long as that client waits.
        */
       client: unknown;
       /** Not with `client`. */

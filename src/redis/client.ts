@@ -33,8 +33,13 @@ export interface IORedis extends RedisClient {
   /** `ready` once connected; `wait` (lazyConnect), `connecting`, `reconnecting`, `end`... otherwise. */
   readonly status?: string;
   connect?(): Promise<unknown>;
-  /** A new connection with the same options but `options` (not on a `Cluster`). */
-  duplicate?(options?: Record<string, unknown>): IORedis;
+  /**
+   * A new connection with the same options but `options`; on a `Cluster`, `duplicate(nodes, options)`
+   * (no nodes: the same ones).
+   */
+  duplicate?(
+    ...args: [options?: Record<string, unknown>] | [nodes: unknown[], options: Record<string, unknown>]
+  ): IORedis;
   readonly isCluster?: boolean;
   quit(): Promise<unknown>;
   disconnect(): void;

@@ -68,7 +68,7 @@ export interface ConnectionSettings {
   timeoutMs?: number | undefined;
   /**
    * Use a caller's client through a bounded copy of it (`duplicate()`, closed by `close()`) when it
-   * has one (not a `Cluster`); otherwise it is used as it is.
+   * has one (a `Redis` or a `Cluster`); otherwise it is used as it is.
    */
   copyClient?: boolean | undefined;
   /**
@@ -135,26 +135,18 @@ export class RedisConnection {
     const options = timeoutMs === undefined ? WAITING_OPTIONS : boundedOptions(timeoutMs);
     if ('client' in this.#target) {
       const given = this.#target.client as IORedis;
-      if (!copyClient || typeof given.duplicate !== 'function' || given.isCluster === true) return given;
-      return this.#own(given.duplicate(options));
+      if (!copyClient || typeof given.duplicate !== 'function') return given;
+      if (given.isCluster !== true) return this.#own(given.duplicate(options));
+      // A Cluster's copy: its nodes, its options, and its nodes' options with these (a Cluster's
+      // duplicate() replaces its options one by one, redisOptions as a whole).
+      const { redisOptions } =
+        (given as { options?: { redisOptions?: Record<string, unknown> } }).options ?? {};
+      return this.#own(given.duplicate([], clusterOptions(redisOptions ?? {}, options, timeoutMs)));
     }
     const cluster = clusterUrl(this.#target.url);
     if (cluster) {
       const Cluster = await loadIoredisCluster(entry);
-      const { lazyConnect: _, ...perNode } = options as { lazyConnect?: boolean };
-      return this.#own(
-        new Cluster(cluster.nodes, {
-          redisOptions: { ...cluster.options, ...perNode },
-          lazyConnect: false,
-          // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
-          // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
-          enableReadyCheck: false,
-          // A bounded connection's commands fail while the cluster reconnects (its nodes' bounds do
-          // not reach the Cluster's own queue, where they would wait for ever); the calls wait for it
-          // to be ready first, within their bound.
-          ...(timeoutMs === undefined ? {} : { enableOfflineQueue: false }),
-        }),
-      );
+      return this.#own(new Cluster(cluster.nodes, clusterOptions(cluster.options, options, timeoutMs)));
     }
     const Redis = await loadIoredis(entry);
     return this.#own(new Redis(this.#target.url, options));
@@ -279,6 +271,29 @@ export class RedisConnection {
     this.#owned?.disconnect();
     this.#drop(new Unreachable('closed while Redis could not be reached'));
   }
+}
+
+/**
+ * The options of a `Cluster` made here (from a URL, or as a copy of a caller's): its nodes' options
+ * `perNode` with this connection's `options`, bounded when `timeoutMs` is set (see `boundedOptions`).
+ */
+function clusterOptions(
+  perNode: Record<string, unknown>,
+  options: Record<string, unknown>,
+  timeoutMs: number | undefined,
+): Record<string, unknown> {
+  const { lazyConnect: _, ...own } = options;
+  return {
+    redisOptions: { ...perNode, ...own },
+    lazyConnect: false,
+    // Ready once the slots are known: its CLUSTER INFO check costs a first call about 50 ms more,
+    // and a cluster that is down answers CLUSTERDOWN, an unreachable Redis for these calls.
+    enableReadyCheck: false,
+    // A bounded connection's commands fail while the cluster reconnects (its nodes' bounds do
+    // not reach the Cluster's own queue, where they would wait for ever); the calls wait for it
+    // to be ready first, within their bound.
+    ...(timeoutMs === undefined ? {} : { enableOfflineQueue: false }),
+  };
 }
 
 /**
