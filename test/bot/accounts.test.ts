@@ -8,7 +8,7 @@ import { createRedisSessionStore } from '../../src/redis/index.js';
 import { buildInboundEvent, createMockServer, type MockServer } from '../../src/testing/index.js';
 import { createWebhookHandler, parseWebhookEvent } from '../../src/webhook/index.js';
 import { type Listening, listen } from '../helpers/listen.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, startRedis } from '../redis/redis-server.js';
 
 const SHOPS = ['shop-a', 'shop-b'].map((username, i) => ({
   username,
@@ -119,7 +119,7 @@ describe('createBot({ accounts })', () => {
 describe.skipIf(!REDIS_SERVER)('createBot({ accounts }) with Redis sessions', () => {
   let redis: RedisServer;
   beforeAll(async () => {
-    redis = await startRedisServer();
+    redis = await startRedis();
   });
   afterAll(async () => {
     await redis?.stop();

@@ -3,7 +3,7 @@
 // another process takes the senders over, and when the first resumes, its stale handlers neither reply
 // nor write their old sessions over the newer ones (the write is refused and logged).
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OAClient } from '../../src/index.js';
 import { createInbox, createOutbox } from '../../src/queue/index.js';
@@ -11,7 +11,7 @@ import { createRedisSessionStore } from '../../src/redis/index.js';
 import { buildInboundEvent, createMockServer, type MockServer } from '../../src/testing/index.js';
 import { parseWebhookEvent, type WebhookEvent } from '../../src/webhook/index.js';
 import { kill, pause, type Running, resume, startScript } from '../queue/processes.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from '../redis/redis-server.js';
 import type { BotWorkerConfig } from './bot-worker.js';
 
 const SCRIPT = fileURLToPath(new URL('./bot-worker.ts', import.meta.url));
@@ -33,8 +33,8 @@ describe.skipIf(!REDIS_SERVER)('a bot worker paused past its lock (order: sender
   const running: Running[] = [];
 
   beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
+    server = await startRedis();
+    redis = redisClient(server.url);
     mock = await createMockServer({ rateLimit: false });
   });
   afterEach(async () => {

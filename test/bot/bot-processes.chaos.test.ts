@@ -3,7 +3,7 @@
 // sessions are one per user across processes; with 3 processes and one SIGKILLed mid-burst, every
 // user's messages are handled in order, none is lost and none is answered twice.
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBot } from '../../src/bot/index.js';
 import { OAClient } from '../../src/index.js';
@@ -12,7 +12,7 @@ import { createRedisSessionStore } from '../../src/redis/index.js';
 import { buildInboundEvent, createMockServer, type MockServer } from '../../src/testing/index.js';
 import { parseWebhookEvent, type WebhookEvent } from '../../src/webhook/index.js';
 import { kill, type Running, startScript } from '../queue/processes.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from '../redis/redis-server.js';
 import type { BotWorkerConfig } from './bot-worker.js';
 
 const SCRIPT = fileURLToPath(new URL('./bot-worker.ts', import.meta.url));
@@ -39,8 +39,8 @@ describe.skipIf(!REDIS_SERVER)('a bot on the inbox and the outbox', () => {
   let queues = 0;
 
   beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
+    server = await startRedis();
+    redis = redisClient(server.url);
     mock = await createMockServer({ rateLimit: false });
   });
   afterEach(async () => {

@@ -6,11 +6,11 @@
 // which a user whose id starts with `quiet` gets none: that handler only changes the session), and the
 // bot's warnings are printed. Prints `ready`;
 // runs until it is killed.
-import { Redis } from 'ioredis';
 import { createBot } from '../../src/bot/index.js';
 import { OAClient } from '../../src/index.js';
 import { createInbox, createOutbox } from '../../src/queue/index.js';
 import { createRedisSessionStore } from '../../src/redis/index.js';
+import { redisClient } from '../redis/redis-client.js';
 
 /** What the test passes as the one argument (JSON). */
 export interface BotWorkerConfig {
@@ -32,7 +32,7 @@ export interface BotWorkerConfig {
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as BotWorkerConfig;
-const redis = new Redis(config.redisUrl);
+const redis = redisClient(config.redisUrl);
 const client = new OAClient({
   baseUrl: config.baseUrl,
   apiKey: config.apiKey,

@@ -6,7 +6,7 @@ import { OAClient } from '../../src/index.js';
 import { createOutbox } from '../../src/queue/index.js';
 import { buildInboundEvent, createMockServer, type MockServer } from '../../src/testing/index.js';
 import { parseWebhookEvent, type WebhookEvent } from '../../src/webhook/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, startRedis } from '../redis/redis-server.js';
 
 async function until(done: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -20,7 +20,7 @@ describe.skipIf(!REDIS_SERVER)('reply keys', () => {
   let queues = 0;
 
   beforeAll(async () => {
-    server = await startRedisServer();
+    server = await startRedis();
     mock = await createMockServer({ rateLimit: false });
     client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
   });

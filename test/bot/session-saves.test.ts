@@ -1,14 +1,14 @@
 // When a bot writes a session: only when a handler assigned it, or read it and changed it. Counted with
 // stores that implement the public `BotSessionStore` over the memory store and over a real
 // redis-server, with the bot's replies going to the fake OA server on loopback.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type BotSessionStore, createBot, MemorySessionStore } from '../../src/bot/index.js';
 import { OAClient } from '../../src/index.js';
 import { createRedisSessionStore, type RedisSessionStore } from '../../src/redis/index.js';
 import { buildInboundEvent, createMockServer, type MockServer } from '../../src/testing/index.js';
 import { parseWebhookEvent, type WebhookEvent } from '../../src/webhook/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from '../redis/redis-server.js';
 
 /** A session store that counts the writes it passes on to `inner`. */
 class CountingStore implements BotSessionStore {
@@ -133,8 +133,8 @@ describe.skipIf(!REDIS_SERVER)('in Redis', () => {
   let redis: Redis;
   const stores: RedisSessionStore[] = [];
   beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
+    server = await startRedis();
+    redis = redisClient(server.url);
   });
   afterAll(async () => {
     await Promise.all(stores.map((s) => s.close()));

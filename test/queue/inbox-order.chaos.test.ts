@@ -3,11 +3,10 @@
 // Every user's messages are handled in order and none is lost; an event that was being handled when
 // the kill came may be handled again, but only right after itself.
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/queue/index.js';
 import type { WebhookEvent } from '../../src/webhook/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from '../redis/redis-server.js';
 import { eventWith } from '../webhook/support.js';
 import { kill, type Running, startScript } from './processes.js';
 
@@ -34,9 +33,9 @@ describe.skipIf(!REDIS_SERVER)("inbox order: 'sender', several processes", () =>
   });
 
   it('200 users x 10 messages, 3 workers, one killed mid-burst: every user in order, none lost', async () => {
-    server = await startRedisServer();
+    server = await startRedis();
     const url = server.url;
-    const redis = new Redis(url);
+    const redis = redisClient(url);
     const inbox = createInbox({ connection: { url }, name: 'order-in', order: 'sender' });
     try {
       const workers = await Promise.all(

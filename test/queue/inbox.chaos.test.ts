@@ -1,11 +1,10 @@
 // The inbox under crashes: 500 inbound events posted to a webhook that stores them (10% posted twice)
 // while the processing worker is killed with SIGKILL twice and started again.
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/queue/index.js';
 import { createWebhookHandler } from '../../src/webhook/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from '../redis/redis-server.js';
 import { listen, post, textEvent } from '../webhook/support.js';
 import { kill, type Running, startScript } from './processes.js';
 
@@ -28,11 +27,11 @@ describe.skipIf(!REDIS_SERVER)('inbox chaos', () => {
   });
 
   it('500 events, 10% posted twice, worker killed twice: every event processed, one job per MsgKey', async () => {
-    server = await startRedisServer({ appendonly: true });
+    server = await startRedis({ appendonly: true });
     const inbox = createInbox({ connection: { url: server.url }, name: 'chaos-in' });
     const handler = createWebhookHandler({ onEvent: inbox.store });
     const receiver = await listen((req, res) => void handler(req, res));
-    const redis = new Redis(server.url);
+    const redis = redisClient(server.url);
     try {
       let worker = await startScript(SCRIPT, [server.url, String(CONCURRENCY)]);
       all.push(worker);

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { servedAccounts, tooManyRequests } from '../accounts/support.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, startRedis } from '../redis/redis-server.js';
 import type { AccountsWorkerConfig } from './outbox-accounts-worker.js';
 import { kill, type Running, startScript } from './processes.js';
 
@@ -36,7 +36,7 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts, chaos', () => {
   });
 
   it('400 campaign sends and 19 small accounts, workers killed: none twice, none lost, no 429, the small ones and the replies on time', async () => {
-    redis = await startRedisServer({ appendonly: true });
+    redis = await startRedis({ appendonly: true });
     mock = await createMockServer({ accounts: SERVED, rateLimit: { general: QUOTA, mode: 'sliding' } });
     outbox = createOutbox({ connection: { url: redis.url }, name: 'chaos' });
     const config: AccountsWorkerConfig = {

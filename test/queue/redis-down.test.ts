@@ -1,12 +1,11 @@
 // The producer calls while Redis cannot be reached: the webhook of an inbox answers an error (so the OA
 // delivers again) and the outbox's calls reject with OAConnectionError, each within a bounded time,
 // instead of waiting for Redis to come back; once it is back, the same inbox and outbox work again.
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAConnectionError } from '../../src/index.js';
 import { createInbox, createOutbox, type Inbox, type Outbox } from '../../src/queue/index.js';
 import { createWebhookHandler } from '../../src/webhook/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from '../redis/redis-server.js';
 import { envelope, listen, loadFixture, post } from '../webhook/support.js';
 
 // Twice the SDK's 5 s bound: a call still pending then is waiting for Redis to come back.
@@ -72,7 +71,7 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
   let up = false;
 
   beforeAll(async () => {
-    server = await startRedisServer({ appendonly: true });
+    server = await startRedis({ appendonly: true });
     up = true;
   });
   afterAll(async () => {
@@ -86,7 +85,7 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
     const outbox = createOutbox({ connection: { url }, name: 'down-out' });
     const handler = createWebhookHandler({ onEvent: inbox.store });
     const http = await listen((req, res) => void handler(req, res));
-    const redis = new Redis(url, { lazyConnect: true });
+    const redis = redisClient(url, { lazyConnect: true });
     try {
       expect((await post(http.url, inbound(1))).status).toBe(200);
       await outbox.add(...text('before'));
@@ -120,7 +119,8 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
     if (!server) throw new Error('no redis-server');
     await server.shutdown();
     up = false;
-    const url = `redis://user:s3cret-pw@127.0.0.1:${server.port}`;
+    // Every node of a cluster, each with the password.
+    const url = server.url.replace('redis://', 'redis://user:s3cret-pw@');
     const inbox = createInbox({ connection: { url }, name: 'never-in' });
     const outbox = createOutbox({ connection: { url }, name: 'never-out' });
     const handler = createWebhookHandler({ onEvent: inbox.store });
@@ -138,7 +138,7 @@ describe.skipIf(!REDIS_SERVER)('producer calls while Redis is down', () => {
 
   it('with a client of yours: add rejects while Redis is down, works once it is back; close leaves it open', async () => {
     if (!server) throw new Error('no redis-server');
-    const client = new Redis(server.url, { maxRetriesPerRequest: null });
+    const client = redisClient(server.url, { maxRetriesPerRequest: null });
     client.on('error', () => {});
     const outbox = createOutbox({ connection: { client }, name: 'down-client' });
     try {

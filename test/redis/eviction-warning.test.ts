@@ -6,7 +6,7 @@ import { OAClient } from '../../src/index.js';
 import { createOutbox } from '../../src/queue/index.js';
 import { createRedisCoordination, createRedisDedupeStore } from '../../src/redis/index.js';
 import { createMockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
+import { REDIS_SERVER, type RedisServer, startRedis } from './redis-server.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,8 +21,8 @@ describe.skipIf(!REDIS_SERVER)('a Redis that evicts keys', () => {
 
   beforeAll(async () => {
     [evicting, keeping] = await Promise.all([
-      startRedisServer({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru'] }),
-      startRedisServer(),
+      startRedis({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru'] }),
+      startRedis(),
     ]);
     process.on('warning', onWarning);
   });

@@ -1,19 +1,19 @@
 // A Redis that fails: nothing reached the API, so a send is retried like a refused connection, and
 // gives up with deliveryUnknown: false. A closed coordination is not retried at all.
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAClient, type OAClientEvents, OAConnectionError } from '../../src/index.js';
 import { createRedisCoordination } from '../../src/redis/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from './redis-server.js';
+import { REDIS_SERVER, type RedisServer, redisClient, startRedis } from './redis-server.js';
 
 describe.skipIf(!REDIS_SERVER)('a failing Redis', () => {
   let server: RedisServer;
   let mock: MockServer;
 
   beforeAll(async () => {
-    server = await startRedisServer();
+    server = await startRedis();
     mock = await createMockServer();
   });
   afterAll(async () => {
@@ -23,7 +23,7 @@ describe.skipIf(!REDIS_SERVER)('a failing Redis', () => {
 
   /** A connection whose next `failures` script calls fail, as on a failover or a dropped socket. */
   const flaky = (failures: number) => {
-    const redis = new Redis(server.url);
+    const redis = redisClient(server.url);
     const evalsha = redis.evalsha.bind(redis);
     let left = failures;
     redis.evalsha = ((...args: Parameters<typeof evalsha>) => {
@@ -83,7 +83,7 @@ describe.skipIf(!REDIS_SERVER)('a failing Redis', () => {
   });
 
   it('does not retry once the coordination is closed, even an upload', async () => {
-    const redis = new Redis(server.url);
+    const redis = redisClient(server.url);
     const { client, coordination, retries } = clientOn(redis);
     await coordination.close();
     try {

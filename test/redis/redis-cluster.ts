@@ -7,7 +7,13 @@ import { type ChildProcess, execFile } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort, REDIS_SERVER, type RedisServer, startOnce } from './redis-server.js';
+import {
+  freePort,
+  REDIS_SERVER,
+  type RedisServer,
+  type RedisServerOptions,
+  startOnce,
+} from './redis-server.js';
 
 /** Whether the Redis-backed tests run against a Redis Cluster (`OA_TEST_REDIS=cluster`). */
 export const ON_CLUSTER = process.env.OA_TEST_REDIS === 'cluster';
@@ -52,12 +58,18 @@ function cli(port: number, ...args: string[]): Promise<string> {
   });
 }
 
-function startNode(port: number, busPort: number, dir: string, appendonly: boolean): Promise<ChildProcess> {
+function startNode(
+  port: number,
+  busPort: number,
+  dir: string,
+  appendonly: boolean,
+  args: readonly string[],
+): Promise<ChildProcess> {
   mkdirSync(dir, { recursive: true });
   // biome-ignore format: one option per line pair reads best
   return startOnce(REDIS_SERVER as string, port, dir, appendonly, [
     '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
-    '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
+    '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', ...args,
   ]);
 }
 
@@ -72,11 +84,28 @@ async function untilOk(ports: readonly number[], ms = 20_000): Promise<void> {
   }
 }
 
+/** Waits (at most `ms`) until the node `port` sees `count` replicas: `cluster create` names them later. */
+async function untilReplicas(port: number, count: number, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const nodes = await cli(port, 'CLUSTER', 'NODES');
+    if (nodes.split('\n').filter((line) => / slave /.test(line.replace('myself,', ''))).length >= count)
+      return;
+    if (Date.now() > until) throw new Error(`not ${count} replicas after ${ms} ms:\n${nodes}`);
+    await sleep(50);
+  }
+}
+
 /**
  * Starts 3 masters with a replica each and joins them into a cluster, within about 20 s at worst;
- * append-only (`appendfsync always`) unless `appendonly: false`.
+ * append-only (`appendfsync always`) unless `appendonly: false`; `args` go to every node. Each node
+ * keeps its data dir and `nodes.conf` across `restart()` and `shutdown()`/`start()` (and `kill()`,
+ * then `start()`): it comes back with the same role and slots, and, append-only, with its data.
  */
-export async function startRedisCluster({ appendonly = true } = {}): Promise<RedisCluster> {
+export async function startRedisCluster({
+  appendonly = true,
+  args = [],
+}: RedisServerOptions = {}): Promise<RedisCluster> {
   if (!REDIS_SERVER) throw new Error('no redis-server binary');
   const root = mkdtempSync(join(tmpdir(), 'oa-cluster-'));
   const ports: number[] = [];
@@ -91,7 +120,7 @@ export async function startRedisCluster({ appendonly = true } = {}): Promise<Red
     const port = ports[index] as number;
     children.set(
       port,
-      await startNode(port, busPorts[index] as number, join(root, String(port)), appendonly),
+      await startNode(port, busPorts[index] as number, join(root, String(port)), appendonly, args),
     );
   };
   const exit = (port: number, signal: NodeJS.Signals) =>
@@ -114,6 +143,8 @@ export async function startRedisCluster({ appendonly = true } = {}): Promise<Red
       '--cluster-yes',
     );
     await untilOk(ports);
+    // Each master with its replica before a test runs (a restart then brings back the same roles).
+    await untilReplicas(ports[0] as number, 3);
   } catch (error) {
     await all((i) => exit(ports[i] as number, 'SIGKILL'));
     rmSync(root, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { redisClient } from './redis-client.js';
 import { ON_CLUSTER, startRedisCluster } from './redis-cluster.js';
@@ -154,6 +154,20 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 }
 
 /**
+ * A throwaway Redis of a test's own, to stop, restart or shut down as it likes: a single redis-server
+ * ({@link startRedisServer}), or with `OA_TEST_REDIS=cluster` a Redis Cluster of 3 masters with a
+ * replica each ({@link startRedisCluster}, with the same options on every node), whose methods act on
+ * every node and whose `url` names them all (connect the test's own client with `redisClient(url)`).
+ * Every Redis-backed test file starts its Redis here or with {@link useRedisServer}: `.ci/run` runs
+ * those files a second time on a cluster.
+ */
+export function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
+  // No persistence unless asked, as a single redis-server.
+  const appendonly = options.appendonly ?? false;
+  return ON_CLUSTER ? startRedisCluster({ ...options, appendonly }) : startRedisServer(options);
+}
+
+/**
  * One redis-server for a describe block, with a connection of the test's own: started before its
  * tests, emptied after each (after the block's own afterEach hooks), stopped after all. With
  * `OA_TEST_REDIS=cluster`, a Redis Cluster of 3 masters with a replica each instead (see
@@ -164,16 +178,10 @@ export function useRedisServer(): { readonly server: RedisServer; readonly redis
   let server: RedisServer | undefined;
   let redis: Redis | undefined;
   beforeAll(async () => {
-    if (ON_CLUSTER) {
-      // No persistence, as the single redis-server below.
-      server = await startRedisCluster({ appendonly: false });
-      redis = redisClient(server.url);
-      // Connected to every master before a test (or its afterEach's flushall) uses it.
-      await redis.ping();
-      return;
-    }
-    server = await startRedisServer();
-    redis = new Redis(server.url);
+    server = await startRedis();
+    redis = redisClient(server.url);
+    // On a cluster: connected to every master before a test (or its afterEach's flushall) uses it.
+    if (ON_CLUSTER) await redis.ping();
   });
   afterAll(async () => {
     await redis?.quit();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockServer, type MockServer, sendInboundMessage } from '../../src/testing/index.js';
 import { traceSvg } from '../helpers/trace-svg.js';
 import { kill, type Running, startScript } from '../queue/processes.js';
-import { REDIS_SERVER, type RedisServer, startRedisServer } from '../redis/redis-server.js';
+import { REDIS_SERVER, type RedisServer, startRedis } from '../redis/redis-server.js';
 import { readSpans, type SpanLine } from './span-file.js';
 
 const SCRIPT = fileURLToPath(new URL('./trace-process.ts', import.meta.url));
@@ -34,7 +34,7 @@ describe.skipIf(!REDIS_SERVER)('one trace from webhook to reply, across three pr
   const running: Running[] = [];
 
   beforeAll(async () => {
-    redis = await startRedisServer();
+    redis = await startRedis();
     fake = await createMockServer();
     dir = mkdtempSync(join(tmpdir(), 'oa-trace-'));
   });
