@@ -97,24 +97,27 @@ async function untilReplicas(port: number, count: number, ms = 10_000): Promise<
 }
 
 /**
- * Starts 3 masters with a replica each and joins them into a cluster, within about 20 s at worst;
- * append-only (`appendfsync always`) unless `appendonly: false`; `args` go to every node. Each node
+ * Starts 3 masters with a replica each (`replicas: 0`: none) and joins them into a cluster, within
+ * about 20 s at worst; append-only (`appendfsync always`) unless `appendonly: false`; `args` go to
+ * every node. Each node
  * keeps its data dir and `nodes.conf` across `restart()` and `shutdown()`/`start()` (and `kill()`,
  * then `start()`): it comes back with the same role and slots, and, append-only, with its data.
  */
 export async function startRedisCluster({
   appendonly = true,
   args = [],
-}: RedisServerOptions = {}): Promise<RedisCluster> {
+  replicas = 1,
+}: RedisServerOptions & { replicas?: 0 | 1 } = {}): Promise<RedisCluster> {
   if (!REDIS_SERVER) throw new Error('no redis-server binary');
   const root = mkdtempSync(join(tmpdir(), 'oa-cluster-'));
   const ports: number[] = [];
   const busPorts: number[] = [];
-  while (ports.length < 12) {
+  const nodes = 3 * (1 + replicas);
+  while (ports.length < 2 * nodes) {
     const port = await freePort();
     if (!ports.includes(port)) ports.push(port);
   }
-  busPorts.push(...ports.splice(6));
+  busPorts.push(...ports.splice(nodes));
   const children = new Map<number, ChildProcess>();
   const start = async (index: number) => {
     const port = ports[index] as number;
@@ -139,12 +142,12 @@ export async function startRedisCluster({
       'create',
       ...ports.map((port) => `127.0.0.1:${port}`),
       '--cluster-replicas',
-      '1',
+      String(replicas),
       '--cluster-yes',
     );
     await untilOk(ports);
     // Each master with its replica before a test runs (a restart then brings back the same roles).
-    await untilReplicas(ports[0] as number, 3);
+    if (replicas > 0) await untilReplicas(ports[0] as number, 3);
   } catch (error) {
     await all((i) => exit(ports[i] as number, 'SIGKILL'));
     rmSync(root, { recursive: true, force: true });
