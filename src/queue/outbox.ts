@@ -5,6 +5,7 @@ import type { OAAccounts } from '../accounts/accounts.js';
 import type { OAClient } from '../client.js';
 import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
+import type { IORedis } from '../redis/client.js';
 import { checkConfig, checked, isObject, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
@@ -294,100 +295,138 @@ export function createOutbox(options: OutboxOptions): Outbox {
   // The dispatch loops of this process's workers with accounts: woken when a job is added here.
   const dispatchers = new Set<Dispatcher>();
 
+  /**
+   * The BullMQ job of a checked entry stored at Redis's `now`, and its place in its account's lanes
+   * (`index`: its order in its chunk).
+   */
   const jobOf = (
-    entry: {
-      method: OutboxMethod;
-      params: unknown;
-      key: string;
-      delay?: number | undefined;
-      at?: number | undefined;
-      priority?: number | undefined;
-      account?: string | undefined;
-      bulk?: boolean | undefined;
-    },
+    entry: CheckedEntry,
     trace: ReturnType<typeof jobTraceOptions>,
-  ) => ({
-    due: entry.at !== undefined || entry.delay ? { at: entry.at, delay: entry.delay ?? 0 } : undefined,
-    name: entry.method,
-    data: {
-      method: entry.method,
-      params: entry.params,
-      key: entry.key,
-      ...(entry.account !== undefined ? { account: entry.account } : {}),
-      ...(entry.bulk ? { bulk: true } : {}),
-    } satisfies OutboxJobData,
-    opts: {
-      jobId: jobIdOf(entry.key, entry.account),
-      ...(entry.priority ? { priority: entry.priority } : {}),
-      attempts,
-      backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
-      removeOnComplete: { age: retention },
-      removeOnFail: { age: retention },
-      ...trace,
-    },
-  });
-
-  /** Stores a chunk in one command, as before; counts what it adds, and pushes the keys it found known. */
-  const addChunk = async (chunk: ReturnType<typeof jobOf>[], knownKeys: string[]): Promise<number> => {
-    if (chunk.length === 0) return 0;
-    const { queue: q } = await open();
-    const redis = await connection.producer();
+    now: number,
+    index: number,
+  ) => {
+    const { method, params, key, account, bulk } = entry;
+    // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
+    // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
+    const notBefore = entry.at ?? (entry.delay ? now + entry.delay : undefined);
+    const data: OutboxJobData = { method, params, key };
+    if (account !== undefined) data.account = account;
+    if (bulk) data.bulk = true;
+    if (notBefore !== undefined) data.notBefore = notBefore;
+    const opts: Record<string, unknown> = { jobId: entry.id };
+    if (entry.priority) opts.priority = entry.priority;
+    opts.attempts = attempts;
+    opts.backoff = { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS };
+    opts.removeOnComplete = { age: retention };
+    opts.removeOnFail = { age: retention };
+    if (trace) opts.telemetry = trace.telemetry;
     // A job of an account is parked (see turns.ts): BullMQ holds it delayed, its account's turns admit it.
-    const timed = chunk.some((job) => job.due || job.data.account !== undefined);
-    const [stored, now] = await Promise.all([
+    if (notBefore !== undefined || account !== undefined) {
+      opts.timestamp = now;
+      opts.delay = account !== undefined ? PARK_MS : Math.max(0, (notBefore ?? now) - now);
+    }
+    const lane =
+      account === undefined
+        ? undefined
+        : {
+            account,
+            id: entry.id,
+            score: laneScore(Math.max(now, notBefore ?? now), index),
+            bulk: bulk === true,
+          };
+    return { job: { name: method, data, opts }, lane };
+  };
+
+  /** A chunk's keys stored already, and Redis's now when a job of it needs it (else 0). */
+  const readChunk = (redis: IORedis, chunk: readonly CheckedEntry[]) => {
+    const timed = chunk.some((e) => e.at !== undefined || e.delay || e.account !== undefined);
+    return Promise.all([
       storedAlready(
         redis,
         keyPrefix,
-        chunk.map((job) => job.opts.jobId),
+        chunk.map((e) => e.id),
       ),
       timed ? redisNow(redis) : 0,
     ]);
-    const adding = new Set<string>();
-    for (const [i, job] of chunk.entries()) {
-      if (stored[i] || adding.has(job.opts.jobId)) knownKeys.push(job.data.key);
-      else adding.add(job.opts.jobId);
-    }
-    // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
-    // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
-    const lanes: { account: string; id: string; score: number; bulk: boolean }[] = [];
-    await q.addBulk(
-      chunk.map(({ due, ...job }, index) => {
-        const notBefore = due ? (due.at ?? now + due.delay) : undefined;
-        const { account } = job.data;
-        if (account !== undefined) {
-          lanes.push({
-            account,
-            id: job.opts.jobId,
-            score: laneScore(Math.max(now, notBefore ?? now), index),
-            bulk: job.data.bulk === true,
-          });
+  };
+
+  /**
+   * Stores the chunks one after the other, each in one BullMQ `addBulk` (no one huge command), and
+   * counts what they add and the keys found known (read just before each chunk is stored). The lanes
+   * of a chunk's jobs of accounts are written in one script once it is stored, sent after the next
+   * chunk's read, so that the next chunk is built while Redis writes them; resolves once every chunk's
+   * lanes are written. An error reading `chunks` (a bad entry) stops it there: the chunks before stay
+   * stored, their lanes written.
+   */
+  const store = async (
+    chunks: Iterator<CheckedEntry[]>,
+    trace: ReturnType<typeof jobTraceOptions>,
+  ): Promise<OutboxAddResult> => {
+    const knownKeys: string[] = [];
+    let next = chunks.next();
+    if (next.done) return { added: 0, known: 0, knownKeys };
+    const { queue: q } = await open();
+    const redis = await connection.producer();
+    let added = 0;
+    let reading = readChunk(redis, next.value);
+    let lanes: Promise<void> | undefined;
+    try {
+      while (!next.done) {
+        const chunk = next.value;
+        const [stored, now] = await reading;
+        const adding = new Set<string>();
+        const jobs = [];
+        const laneJobs = [];
+        for (let i = 0; i < chunk.length; i++) {
+          const entry = chunk[i] as CheckedEntry;
+          if (stored[i] || adding.has(entry.id)) knownKeys.push(entry.key);
+          else adding.add(entry.id);
+          const { job, lane } = jobOf(entry, trace, now, i);
+          jobs.push(job);
+          if (lane) laneJobs.push(lane);
         }
-        if (notBefore === undefined && account === undefined) return job;
-        return {
-          ...job,
-          data: notBefore === undefined ? job.data : { ...job.data, notBefore },
-          opts: {
-            ...job.opts,
-            timestamp: now,
-            delay: account !== undefined ? PARK_MS : Math.max(0, (notBefore ?? now) - now),
-          },
-        };
-      }),
-    );
-    if (lanes.length > 0) {
-      await enqueue(redis, keyPrefix, q, now, lanes);
-      for (const dispatcher of dispatchers) dispatcher.wake();
+        await q.addBulk(jobs);
+        added += adding.size;
+        let failure: { error: unknown } | undefined;
+        try {
+          next = chunks.next();
+        } catch (error) {
+          failure = { error };
+          next = { done: true, value: undefined };
+        }
+        if (!next.done) {
+          reading = readChunk(redis, next.value);
+          // Awaited by the next turn, unless this one fails first: never an unhandled rejection.
+          reading.catch(() => {});
+        }
+        // One chunk's lanes at a time: the previous chunk's were sent before this one's.
+        await lanes;
+        lanes = undefined;
+        if (laneJobs.length > 0) {
+          lanes = enqueue(redis, keyPrefix, q, now, laneJobs).then(() => {
+            for (const dispatcher of dispatchers) dispatcher.wake();
+          });
+          // Awaited by the next turn or below (its error is the call's): never an unhandled rejection.
+          lanes.catch(() => {});
+        }
+        if (failure) throw failure.error;
+      }
+      await lanes;
+    } catch (error) {
+      await lanes?.catch(() => {});
+      throw error;
     }
-    return adding.size;
+    return { added, known: knownKeys.length, knownKeys };
   };
 
   const outbox: Outbox = {
     async add(method, params, addOptions) {
-      const checked = checkEntry(method, params, addOptions);
-      const knownKeys: string[] = [];
+      const checked = { ...checkEntry(method, params, addOptions), params };
       // The send continues the trace that added it.
-      const added = await addChunk([jobOf({ ...checked, params }, jobTraceOptions('parent'))], knownKeys);
-      return { added, known: knownKeys.length, knownKeys };
+      return store(
+        [[{ ...checked, id: jobIdOf(checked.key, checked.account) }]].values(),
+        jobTraceOptions('parent'),
+      );
     },
 
     async addMany(entries) {
@@ -397,30 +436,20 @@ export function createOutbox(options: OutboxOptions): Outbox {
       // Each send of a batch is a trace of its own, linked to the one that added it: one trace of
       // 10,000 sends would be unreadable.
       const trace = jobTraceOptions('link');
-      const toJob = (entry: unknown, index: number) => {
+      const check = (entry: unknown, index: number): CheckedEntry => {
         const e = (entry ?? {}) as Partial<OutboxEntry>;
-        return jobOf({ ...checkEntry(e.method, e.params, e, [index]), params: e.params }, trace);
+        const checked = checkEntry(e.method, e.params, e, [index]);
+        return { ...checked, params: e.params, id: jobIdOf(checked.key, checked.account) };
       };
       // An array is checked whole before anything is stored; any other iterable (a generator over a
       // database cursor) chunk by chunk, so that it never has to be held at once.
-      const jobs: Iterable<ReturnType<typeof jobOf>> = Array.isArray(entries)
-        ? entries.map(toJob)
+      const checked: Iterable<CheckedEntry> = Array.isArray(entries)
+        ? entries.map(check)
         : (function* () {
             let index = 0;
-            for (const entry of entries) yield toJob(entry, index++);
+            for (const entry of entries) yield check(entry, index++);
           })();
-      let chunk: ReturnType<typeof jobOf>[] = [];
-      const knownKeys: string[] = [];
-      let added = 0;
-      for (const job of jobs) {
-        chunk.push(job);
-        if (chunk.length === CHUNK) {
-          added += await addChunk(chunk, knownKeys);
-          chunk = [];
-        }
-      }
-      added += await addChunk(chunk, knownKeys);
-      return { added, known: knownKeys.length, knownKeys };
+      return store(chunksOf(checked, CHUNK), trace);
     },
 
     work(workOptions) {
@@ -669,4 +698,20 @@ function stateOf(bullState: string, marker: string | null): OutboxState {
     default:
       return 'waiting';
   }
+}
+
+/** An entry of `add` or `addMany` once checked, with its params and its BullMQ job id. */
+type CheckedEntry = ReturnType<typeof checkEntry> & { params: unknown; id: string };
+
+/** `items` in arrays of `size` (the last one shorter), read as they are needed. */
+function* chunksOf<T>(items: Iterable<T>, size: number): Generator<T[], void, undefined> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
 }

@@ -99,23 +99,80 @@ export function laneScore(due: number, index: number): number {
 }
 
 // Puts jobs of accounts in their lanes: each only if it is still parked (in `delayed`, not in flight),
-// and once (NX), so that adding a known key again repairs a lane an interrupted add left empty.
+// and once (NX), so that adding a known key again repairs a lane an interrupted add left empty. A chunk
+// of jobs is written in a few variadic commands (each account's lanes and index, then the outbox's
+// `parked` and `ready`), not six commands a job: the cost of an `addMany` is mostly this script's.
 // ARGV: account base, now, then per job: tag, id, score, lane ('lane' or 'bulk').
 const ENQUEUE = script(`
-local base, now = ARGV[1], tonumber(ARGV[2])
-for i = 3, #ARGV, 4 do
-  local tag, id, score, lane = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-  local k = base .. tag .. ':'
-  if redis.call('ZSCORE', KEYS[3], id) and not redis.call('ZSCORE', k .. 'inflight', id) then
-    redis.call('ZADD', k .. lane, 'NX', score, id)
-    redis.call('ZADD', KEYS[2], 'NX', score, id)
-    redis.call('ZADD', k .. 'jobs', 'NX', now, id)
-    redis.call('ZADD', KEYS[1], 'LT', math.floor(score / 1000), tag)
+local base = ARGV[1]
+-- A command's arguments go in slices: Lua's unpack is bounded.
+local function zadd(key, flag, list)
+  for s = 1, #list, 1000 do redis.call('ZADD', key, flag, unpack(list, s, math.min(s + 999, #list))) end
+end
+local function zmscore(key, ids)
+  local out = {}
+  for s = 1, #ids, 1000 do
+    local e = math.min(s + 999, #ids)
+    local part = redis.call('ZMSCORE', key, unpack(ids, s, e))
+    for j = s, e do out[j] = part[j - s + 1] end
+  end
+  return out
+end
+local ids = {}
+for i = 4, #ARGV, 4 do ids[#ids + 1] = ARGV[i] end
+if #ids == 0 then return 1 end
+local delayed = zmscore(KEYS[3], ids)
+local tags, byTag = {}, {}
+for j = 1, #ids do
+  if delayed[j] then
+    local i = 3 + (j - 1) * 4
+    local tag = ARGV[i]
+    local g = byTag[tag]
+    if not g then
+      g = { ids = {}, at = {} }
+      byTag[tag] = g
+      tags[#tags + 1] = tag
+    end
+    g.ids[#g.ids + 1] = ids[j]
+    g.at[#g.at + 1] = i
   end
 end
+local parked, ready = {}, {}
+for _, tag in ipairs(tags) do
+  local g = byTag[tag]
+  local k = base .. tag .. ':'
+  local inflight = zmscore(k .. 'inflight', g.ids)
+  local lanes, jobs, first = { lane = {}, bulk = {} }, {}, nil
+  for j = 1, #g.ids do
+    if not inflight[j] then
+      local i = g.at[j]
+      local id, score, lane = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+      local l = lanes[lane]
+      l[#l + 1] = score
+      l[#l + 1] = id
+      jobs[#jobs + 1] = ARGV[2]
+      jobs[#jobs + 1] = id
+      parked[#parked + 1] = score
+      parked[#parked + 1] = id
+      local at = math.floor(tonumber(score) / 1000)
+      if not first or at < first then first = at end
+    end
+  end
+  if first then
+    for name, l in pairs(lanes) do if #l > 0 then zadd(k .. name, 'NX', l) end end
+    zadd(k .. 'jobs', 'NX', jobs)
+    ready[#ready + 1] = first
+    ready[#ready + 1] = tag
+  end
+end
+zadd(KEYS[2], 'NX', parked)
+zadd(KEYS[1], 'LT', ready)
 return 1`);
 
-/** Puts newly stored (or found parked) jobs of accounts in their lanes and their accounts in `ready`. */
+/**
+ * Puts newly stored (or found parked) jobs of accounts in their lanes and their accounts in `ready`:
+ * one script for the chunk (see `ENQUEUE`).
+ */
 export async function enqueue(
   redis: RedisClient,
   keyPrefix: string,
@@ -126,7 +183,16 @@ export async function enqueue(
   if (jobs.length === 0) return;
   const keys = turnKeys(keyPrefix);
   const args: (string | number)[] = [keys.accountBase, now];
-  for (const job of jobs) args.push(accountTag(job.account), job.id, job.score, job.bulk ? 'bulk' : 'lane');
+  // A chunk's jobs are often of a few accounts (a campaign's): each account's tag made once.
+  const tags = new Map<string, string>();
+  for (const job of jobs) {
+    let tag = tags.get(job.account);
+    if (tag === undefined) {
+      tag = accountTag(job.account);
+      tags.set(job.account, tag);
+    }
+    args.push(tag, job.id, job.score, job.bulk ? 'bulk' : 'lane');
+  }
   await runScript(redis, ENQUEUE, [keys.ready, keys.parked, queue.toKey('delayed')], args);
 }
 
