@@ -109,13 +109,10 @@ local base = ARGV[1]
 local function zadd(key, flag, list)
   for s = 1, #list, 1000 do redis.call('ZADD', key, flag, unpack(list, s, math.min(s + 999, #list))) end
 end
+-- Each id's score (false when absent), one ZSCORE each: ZMSCORE would need Redis 6.2.
 local function zmscore(key, ids)
   local out = {}
-  for s = 1, #ids, 1000 do
-    local e = math.min(s + 999, #ids)
-    local part = redis.call('ZMSCORE', key, unpack(ids, s, e))
-    for j = s, e do out[j] = part[j - s + 1] end
-  end
+  for j = 1, #ids do out[j] = redis.call('ZSCORE', key, ids[j]) end
   return out
 end
 local ids = {}
