@@ -3,43 +3,33 @@
 // Against the fake server on loopback; what it received, in order, is asserted.
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAClient, OAValidationError } from '../../src/index.js';
-import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { createMockServer } from '../../src/testing/index.js';
+import { startCampaign, sentTexts as texts } from '../helpers/campaign.js';
 
 const closing: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
   for (const c of closing.splice(0).reverse()) await c.close();
 });
 
-/** The texts the server received, in the order they arrived. */
-const texts = (mock: MockServer) =>
-  mock.requests
-    .filter((r) => r.path.endsWith('/webhook/broadcast-message'))
-    .map((r) => (r.body as { msg: string }).msg);
-
-async function until(done: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** The fake and a client of it limited to 2 requests per 400 ms, warmed up (logged in, one text sent). */
+async function limited() {
+  const mock = await createMockServer();
+  const client = new OAClient({
+    baseUrl: mock.url,
+    apiKey: mock.apiKey,
+    apiSecret: mock.apiSecret,
+    rateLimit: { general: { max: 2, windowMs: 400 } },
+  });
+  closing.push(mock, client);
+  // The login takes a slot too; once it is back, the campaign fills the window and queues.
+  await client.sendText({ user_id: 'u1', msg: 'warm' });
+  return { mock, client };
 }
 
 describe('bulk sends in the rate limiter', () => {
   it('a reply made while a campaign fills the quota goes with the next slot, ahead of the campaign', async () => {
-    const mock = await createMockServer();
-    const client = new OAClient({
-      baseUrl: mock.url,
-      apiKey: mock.apiKey,
-      apiSecret: mock.apiSecret,
-      rateLimit: { general: { max: 2, windowMs: 400 } },
-    });
-    closing.push(mock, client);
-    // The login takes a slot too; once it is back, the campaign fills the window and queues.
-    await client.sendText({ user_id: 'u1', msg: 'warm' });
-    const campaign = Array.from({ length: 6 }, (_, i) =>
-      client.sendText({ user_id: 'u1', msg: `campaign ${i}` }, { bulk: true }),
-    );
-    await until(() => texts(mock).some((t) => t.startsWith('campaign')));
+    const { mock, client } = await limited();
+    const campaign = await startCampaign(mock, client, { count: 6, bulk: true });
     const reply = client.sendText({ user_id: 'u1', msg: 'reply' });
     expect(await Promise.all([...campaign, reply])).toEqual(Array(7).fill('success'));
 
@@ -54,19 +44,8 @@ describe('bulk sends in the rate limiter', () => {
   });
 
   it('without bulk, the same reply waits behind the whole queue (first in, first out)', async () => {
-    const mock = await createMockServer();
-    const client = new OAClient({
-      baseUrl: mock.url,
-      apiKey: mock.apiKey,
-      apiSecret: mock.apiSecret,
-      rateLimit: { general: { max: 2, windowMs: 400 } },
-    });
-    closing.push(mock, client);
-    await client.sendText({ user_id: 'u1', msg: 'warm' });
-    const campaign = Array.from({ length: 6 }, (_, i) =>
-      client.sendText({ user_id: 'u1', msg: `campaign ${i}` }),
-    );
-    await until(() => texts(mock).some((t) => t.startsWith('campaign')));
+    const { mock, client } = await limited();
+    const campaign = await startCampaign(mock, client, { count: 6, bulk: false });
     const reply = client.sendText({ user_id: 'u1', msg: 'reply' });
     await Promise.all([...campaign, reply]);
     expect(texts(mock).at(-1)).toBe('reply');

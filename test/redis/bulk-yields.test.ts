@@ -6,21 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OAAbortError, OAClient } from '../../src/index.js';
 import { createRedisCoordination } from '../../src/redis/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { startCampaign, sentTexts as texts } from '../helpers/campaign.js';
 import { REDIS_SERVER, useRedisServer } from './redis-server.js';
-
-/** The texts the server received, in the order they arrived. */
-const texts = (mock: MockServer) =>
-  mock.requests
-    .filter((r) => r.path.endsWith('/webhook/broadcast-message'))
-    .map((r) => (r.body as { msg: string }).msg);
-
-async function until(done: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.skipIf(!REDIS_SERVER)('bulk sends in the shared rate limiter', () => {
   const shared = useRedisServer();
@@ -85,10 +72,7 @@ describe.skipIf(!REDIS_SERVER)('bulk sends in the shared rate limiter', () => {
     // Both connected (and logged in) before the campaign: the reply's wait is the limiter's alone.
     await campaigner.sendText({ user_id: 'u1', msg: 'warm' });
     await replier.sendText({ user_id: 'u1', msg: 'warm' });
-    const campaign = Array.from({ length: 6 }, (_, i) =>
-      campaigner.sendText({ user_id: 'u1', msg: `campaign ${i}` }, { bulk: true }),
-    );
-    await until(() => texts(mock).some((t) => t.startsWith('campaign')));
+    const campaign = await startCampaign(mock, campaigner, { count: 6, bulk: true });
     const reply = replier.sendText({ user_id: 'u1', msg: 'reply' });
     expect(await Promise.all([...campaign, reply])).toEqual(Array(7).fill('success'));
 
@@ -106,11 +90,8 @@ describe.skipIf(!REDIS_SERVER)('bulk sends in the shared rate limiter', () => {
     const campaigner = clientOf(mock);
     const replier = clientOf(mock);
     await campaigner.sendText({ user_id: 'u1', msg: 'warm' });
-    const campaign = Array.from({ length: 4 }, (_, i) =>
-      campaigner.sendText({ user_id: 'u1', msg: `campaign ${i}` }, { bulk: true }),
-    );
-    // The window full for the next 500 ms: the reply waits.
-    await until(() => texts(mock).filter((t) => t.startsWith('campaign')).length >= 2);
+    // Once 2 have gone, the window is full for the next 500 ms: the reply waits.
+    const campaign = await startCampaign(mock, campaigner, { count: 4, bulk: true, seen: 2 });
     const controller = new AbortController();
     const reply = replier.sendText({ user_id: 'u1', msg: 'reply' }, { signal: controller.signal });
     setTimeout(() => controller.abort(new Error('the user left')), 100);
