@@ -68,12 +68,11 @@ export function whenReady(client: IORedis, timeoutMs: number): Promise<void> {
 const LOST =
   /^(Command timed out|Command aborted due to connection close|Connection is closed|Stream isn't writeable)/;
 
-// What a Redis Cluster (or ioredis's `Cluster`) answers while it has no master for a slot (a failover
-// under way, a cluster that never formed) or none of its nodes can be reached.
-const CLUSTER_LOST =
-  /^(CLUSTERDOWN|TRYAGAIN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes)/;
-
-/** Why a Redis Cluster could not be used, in words that say what to check, or `undefined`. */
+/**
+ * Why a Redis Cluster could not be used, in words that say what to check, or `undefined`: what a Redis
+ * Cluster (or ioredis's `Cluster`) answers while it has no master for a slot (a failover under way, a
+ * cluster that never formed) or none of its nodes can be reached.
+ */
 function clusterReason(error: unknown): string | undefined {
   const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
   if (typeof message !== 'string') return undefined;
@@ -122,9 +121,9 @@ export function unreachableReason(
       : error.message;
   }
   const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
-  const cluster = clusterReason(error) ?? clusterReason(lastError);
-  const down = socket ?? cluster ?? 'the connection is down';
-  if (typeof message === 'string' && CLUSTER_LOST.test(message)) return socket ?? cluster ?? down;
+  const cluster = clusterReason(error);
+  const down = socket ?? cluster ?? clusterReason(lastError) ?? 'the connection is down';
+  if (cluster !== undefined) return down;
   if (name === 'MaxRetriesPerRequestError') return down;
   if (typeof message !== 'string' || !LOST.test(message)) return undefined;
   return message.startsWith('Command timed out') ? `no answer within ${timeoutMs} ms` : down;
