@@ -247,7 +247,11 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     await poll(() => page.getAttribute('#timeline tr[data-retry]', 'data-retry')).toBe(String(rateLimited));
 
     // Expired tokens: a 401, one refresh, the request replayed.
-    await page.click('[data-action="tokens/expire"]');
+    // The click only starts the page's request: the tokens are expired once the fake answers it.
+    await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/_inbox/tokens/expire') && r.ok(), { timeout: 10_000 }),
+      page.click('[data-action="tokens/expire"]'),
+    ]);
     await client.sendText({ user_id: 'user-1', msg: 'with a fresh token' });
     await poll(() => page.locator('#timeline tr[data-kind="refresh"]').count()).toBe(1);
     const expired = mock.requests.findIndex((r) => r.status === 401);
