@@ -15,7 +15,7 @@ import { kill, pause, type Running, resume, startScript } from './processes.js';
 const SCRIPT = fileURLToPath(new URL('./outbox-worker.ts', import.meta.url));
 const CLIP = fileURLToPath(new URL('../fixtures/media/sample.mp4', import.meta.url));
 const KEYS = 2000;
-const QUOTA = { max: 40, windowMs: 2000 };
+const QUOTA = { max: 80, windowMs: 2000 };
 const CONCURRENCY = 4;
 const KILL_EVERY_MS = 2000;
 
