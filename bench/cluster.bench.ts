@@ -11,6 +11,7 @@
  */
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
+import { Redis } from 'ioredis';
 import { OAClient } from '../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../src/queue/index.js';
 import { startRedisCluster } from '../test/redis/redis-cluster.js';
@@ -65,6 +66,16 @@ async function drain(url: string, accounts: number): Promise<number> {
   return rate;
 }
 
+// Each master's share of the commands of the cluster's drains, by account count: how the work spreads.
+const masters = await Promise.all((await cluster.masters()).map((port) => new Redis(port, '127.0.0.1')));
+const processedBy = () =>
+  Promise.all(
+    masters.map(async (node) =>
+      Number(/total_commands_processed:(\d+)/.exec(await node.info('stats'))?.[1] ?? 0),
+    ),
+  );
+const byMaster: Record<number, number[]> = { 1: masters.map(() => 0), 100: masters.map(() => 0) };
+
 // Interleaved rounds, single Redis and cluster for each account count, the one that goes first taking
 // turns from round to round (a drain runs a little faster or slower after another): the medians are
 // the figures.
@@ -76,7 +87,15 @@ for (let round = 0; round < ROUNDS; round++) {
       ['cluster', cluster.url],
     ] as const;
     for (const [name, url] of round % 2 === 0 ? pair : [...pair].reverse()) {
+      const before = name === 'cluster' ? await processedBy() : [];
       const rate = await drain(url, accounts);
+      if (name === 'cluster') {
+        const after = await processedBy();
+        const counted = byMaster[accounts] as number[];
+        after.forEach((n, i) => {
+          counted[i] = (counted[i] ?? 0) + n - (before[i] ?? 0);
+        });
+      }
       const key = `${name} ${accounts}`;
       rates[key] = [...(rates[key] ?? []), rate];
       console.log(`round ${round + 1}: ${name}, ${accounts} account(s): ${fmt(rate)} sends/s`);
@@ -84,6 +103,7 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 
+await Promise.all(masters.map((node) => node.quit()));
 await client.close();
 server.stdin.end();
 await once(server, 'exit');
@@ -100,6 +120,11 @@ const paired = (accounts: number) =>
   median(
     (rates[`cluster ${accounts}`] ?? []).map((rate, i) => rate / (rates[`single ${accounts}`]?.[i] ?? rate)),
   );
+const shares = (accounts: number) => {
+  const counted = byMaster[accounts] ?? [];
+  const total = counted.reduce((sum, n) => sum + n, 0);
+  return counted.map((n) => `${Math.round((100 * n) / total)}%`).join(' / ');
+};
 const roundsOf = (accounts: number) =>
   (rates[`single ${accounts}`] ?? [])
     .map((rate, i) => `${fmt(rate)} / ${fmt(rates[`cluster ${accounts}`]?.[i] ?? 0)}`)
@@ -145,6 +170,9 @@ report({
     `Each round's cluster over single, median: ${paired(1).toFixed(2)} with 1 account, ${paired(100).toFixed(2)} with 100.`,
     `Rounds, single / cluster sends/s: 1 account ${roundsOf(1)}; 100 accounts ${roundsOf(100)}.`,
     `On the cluster, 100 accounts over 1 account: ${growth.toFixed(2)}x.`,
+    `Each master's share of the commands of the cluster's drains (\`total_commands_processed\`): with 1 account`,
+    `${shares(1)}; with 100 accounts ${shares(100)}. One queue is one hash tag, so one master; many queues`,
+    'spread over the masters, so where each master has cores of its own the throughput grows with them.',
   ].join('\n'),
 });
 process.exit();
