@@ -103,11 +103,28 @@ async function untilReplicas(port: number, count: number, ms = 10_000): Promise<
  * keeps its data dir and `nodes.conf` across `restart()` and `shutdown()`/`start()` (and `kill()`,
  * then `start()`): it comes back with the same role and slots, and, append-only, with its data.
  */
-export async function startRedisCluster({
+export async function startRedisCluster(
+  options: RedisServerOptions & { replicas?: 0 | 1 } = {},
+): Promise<RedisCluster> {
+  // A free port is free when asked, not for good: another process (a test's server, a connection's
+  // ephemeral port) may take it before the node binds it. Then all again, on other ports.
+  let lastError: unknown;
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      return await startClusterOnce(options);
+    } catch (error) {
+      if (!String(error).includes('Address already in use')) throw error;
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+async function startClusterOnce({
   appendonly = true,
   args = [],
   replicas = 1,
-}: RedisServerOptions & { replicas?: 0 | 1 } = {}): Promise<RedisCluster> {
+}: RedisServerOptions & { replicas?: 0 | 1 }): Promise<RedisCluster> {
   if (!REDIS_SERVER) throw new Error('no redis-server binary');
   const root = mkdtempSync(join(tmpdir(), 'oa-cluster-'));
   const ports: number[] = [];
@@ -135,7 +152,10 @@ export async function startRedisCluster({
     });
   const all = (each: (index: number) => Promise<void>) => Promise.all(ports.map((_, i) => each(i)));
   try {
-    await all(start);
+    // Every node started or failed before any is cleaned up: none is left running behind a failure.
+    const started = await Promise.allSettled(ports.map((_, i) => start(i)));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
     await cli(
       ports[0] as number,
       '--cluster',
