@@ -13,8 +13,8 @@ function clusterPorts(url: string): number[] | undefined {
 
 /**
  * A connection of the test's own to `url` with ioredis `options`: a `Redis`, or for a cluster's URL
- * (several nodes) a `Cluster` typed as the `Redis` the tests use, whose `flushall`, `keys` and `CLIENT
- * PAUSE`/`UNPAUSE` act on every master, and whose keys named in the layout of a single Redis
+ * (several nodes) a `Cluster` typed as the `Redis` the tests use, whose `flushall` and `CLIENT
+ * PAUSE`/`UNPAUSE` act on every node and `keys` on every master, and whose keys named in the layout of a single Redis
  * (`bull:<queue>:...`) are read where the SDK keeps them on a cluster (`bull:{<queue>}:...`, see
  * `queueKeyName`).
  */
@@ -33,18 +33,27 @@ export function redisClient(url: string, options: RedisOptions = {}): Redis {
       return (super.sendCommand as (...args: unknown[]) => unknown).call(this, command, ...rest);
     }
   })(nodes, { redisOptions: perNode, lazyConnect: lazyConnect ?? false }) as unknown as Cluster;
-  const masters = () => admin.nodes('master');
-  const onEvery = async <T>(run: (node: Redis) => Promise<T>) => Promise.all(masters().map(run));
+  const onEvery = async <T>(run: (node: Redis) => Promise<T>, role: 'master' | 'all' = 'master') =>
+    Promise.all(admin.nodes(role).map(run));
   const call = admin.call.bind(admin) as (...args: unknown[]) => Promise<unknown>;
   Object.assign(admin, {
+    // Every node, not only those this client last saw as masters: a restart of the cluster may have
+    // swapped a master and its replica since. A replica answers READONLY; its master's flush reaches it.
     flushall: async () => {
-      await onEvery((node) => node.flushall());
+      await onEvery(
+        (node) =>
+          node.flushall().catch((error: unknown) => {
+            if (!String(error).includes('READONLY')) throw error;
+          }),
+        'all',
+      );
       return 'OK';
     },
     keys: async (pattern: string) => (await onEvery((node) => node.keys(relaid(pattern) as string))).flat(),
     call: async (name: string, ...args: (string | number)[]) => {
+      // Every node too, for the same reason: pausing a replica as well changes nothing for a test.
       if (name.toUpperCase() === 'CLIENT' && /^(UN)?PAUSE$/i.test(String(args[0]))) {
-        return (await onEvery((node) => node.call(name, ...args)))[0];
+        return (await onEvery((node) => node.call(name, ...args), 'all'))[0];
       }
       return call(name, ...args);
     },
