@@ -78,8 +78,8 @@ const processedBy = () =>
 const busiest: Record<number, number[]> = { 1: [], 100: [] };
 
 // Interleaved rounds, single Redis and cluster for each account count, the one that goes first taking
-// turns from round to round (a drain runs a little faster or slower after another): the medians are
-// the figures.
+// turns from round to round (a drain runs a little faster or slower after another): the median of the
+// rounds' ratios is the figure, the median rates are shown beside it.
 const rates: Record<string, number[]> = {};
 for (let round = 0; round < ROUNDS; round++) {
   for (const accounts of [1, 100]) {
