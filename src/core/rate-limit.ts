@@ -86,9 +86,10 @@ export interface AcquireOptions {
 }
 
 /** Where a queued request stands in line: `first` ahead of the rest, `bulk` behind it. */
-type Tier = 'first' | 'rest' | 'bulk';
+export type Tier = 'first' | 'rest' | 'bulk';
 
-const tierOf = (options: AcquireOptions | undefined): Tier =>
+/** The tier of a request, from its acquire options: every limiter decides it here. */
+export const tierOf = (options: AcquireOptions | undefined): Tier =>
   options?.first === true ? 'first' : options?.bulk === true ? 'bulk' : 'rest';
 
 /** What the client needs of a rate limiter: one slot per request in every window it counts in. */

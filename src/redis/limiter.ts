@@ -9,8 +9,9 @@ import type {
   RateLimitBucket,
   RateLimits,
   RateLimitWindow,
+  Tier,
 } from '../core/rate-limit.js';
-import { marginMs } from '../core/rate-limit.js';
+import { marginMs, tierOf } from '../core/rate-limit.js';
 import { OAConnectionError } from '../errors.js';
 import type { RedisConnection } from './connection.js';
 import { hashTag } from './keys.js';
@@ -50,10 +51,8 @@ const MAX_NAP_MS = 1000;
  */
 const CLAIM_MS = 2 * MAX_NAP_MS + 500;
 
-/** The local queue's priorities: `first` requests, ordinary ones, a campaign's (`bulk`). */
-const FIRST = 0;
-const ORDINARY = 5;
-const BULK = 9;
+/** The local queue's priority of each tier (lower first): `first` requests, ordinary ones, a campaign's. */
+const PRIORITY: Record<Tier, number> = { first: 0, rest: 5, bulk: 9 };
 
 interface Waiter {
   lane: Lane;
@@ -140,7 +139,7 @@ export class RedisLimiter implements Limiter {
    */
   acquire(bucket: RateLimitBucket, options?: AcquireOptions): Promise<Permit> {
     const signal = options?.signal;
-    const priority = options?.first === true ? FIRST : options?.bulk === true ? BULK : ORDINARY;
+    const priority = PRIORITY[tierOf(options)];
     if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     if (this.#stopped) {
       return Promise.reject(
@@ -192,7 +191,7 @@ export class RedisLimiter implements Limiter {
       const batch = lane.queue.slice(0, MAX_BATCH);
       const members = batch.map(() => `${this.#id}:${++this.#members}`);
       // The queue is in priority order: the ordinary requests come before the bulk ones.
-      const bulkAt = batch.findIndex((waiter) => waiter.priority === BULK);
+      const bulkAt = batch.findIndex((waiter) => waiter.priority === PRIORITY.bulk);
       let granted: number;
       let waitMs: number;
       try {
