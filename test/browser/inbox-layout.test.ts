@@ -31,7 +31,8 @@ describe.skipIf(!haveChromium)('the web inbox layout, in Chromium', () => {
   let receiver: Listening;
 
   beforeAll(async () => {
-    mock = await createMockServer({ transcodeMs: 1200 });
+    // A video stays converting until the test ends its transcode.
+    mock = await createMockServer({ transcodeMs: 60_000 });
     client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
     receiver = await listen((_req, res) => void res.writeHead(200).end('ok'));
     browser = await launchChromium();
@@ -116,7 +117,10 @@ describe.skipIf(!haveChromium)('the web inbox layout, in Chromium', () => {
     const { page } = browser;
     const video = await client.uploadVideo(fixture('sample.mp4'));
     // The SDK polls while the video converts: 400s that are routine, not errors.
-    await client.sendVideo({ user_id: 'video-user', ticket_id: video.ticket_id });
+    const sent = client.sendVideo({ user_id: 'video-user', ticket_id: video.ticket_id });
+    await poll(() => mock.requests.some((r) => r.status === 400)).toBe(true);
+    mock.completeTranscodes();
+    await sent;
     mock.injectFault({ kind: 'error', status: 503 }, { path: '/webhook/broadcast-message' });
     await client.sendText({ user_id: 'video-user', msg: 'x' }).catch(() => {});
     await client.sendText({ user_id: 'video-user', msg: 'x' });

@@ -33,7 +33,8 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
   beforeAll(async () => {
     mock = await createMockServer({
       apiSecret: SECRET,
-      transcodeMs: 100,
+      // A video stays converting until the test ends its transcode: sendVideo meets one wait.
+      transcodeMs: 60_000,
       members: {
         all: USERS,
         groups: { [GROUP]: ['user-3', 'user-4'] },
@@ -80,7 +81,10 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     const audio = await client.uploadAudio(fixture('sample.wav'));
     await client.sendAudio({ user_id: 'user-2', ...audio });
     const { ticket_id } = await client.uploadVideo(fixture('sample.webm'));
-    await client.sendVideo({ user_id: 'user-2', ticket_id });
+    const video = client.sendVideo({ user_id: 'user-2', ticket_id });
+    await poll(() => mock.requests.some((r) => r.code === 'BAD_REQUEST')).toBe(true);
+    mock.completeTranscodes();
+    await video;
     await client.sendImage({ user_id: 'user-5', image_url: EXTERNAL_IMAGE });
     await client.broadcast({ target: 'all', items: [items.text('Spring sale: 20% off.', 'Spring sale')] });
     const card = {
