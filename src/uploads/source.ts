@@ -145,8 +145,16 @@ async function streamSource(stream: Readable, signal: AbortSignal | undefined): 
     stream.on('error', () => {});
     stream.destroy();
   };
+  // The call may be stopped before the first bytes are read (while the stream's file is looked up):
+  // the stream is released then, as in the read itself, not once that look-up is over.
+  signal?.addEventListener('abort', discard, { once: true });
   try {
-    const file = await fileOfStream(stream);
+    let file: Awaited<ReturnType<typeof fileOfStream>>;
+    try {
+      file = await fileOfStream(stream);
+    } finally {
+      signal?.removeEventListener('abort', discard);
+    }
     const label = file?.name ?? 'the stream';
     const sample = await readSample(stream, signal).catch((error: unknown) => {
       if (signal?.aborted) throw error;

@@ -107,6 +107,18 @@ describe.each([
       expect(uploadsSeen(fake)).toEqual([]);
     });
 
+    it('ends when the client is closed as the call starts, before the stream is read: released by then', async () => {
+      const { fake, oa } = await start();
+      const { input, released } = stalled(HEAD);
+      const pending = oa.uploadImage(input);
+      void oa.close();
+      const error = await rejectsWithin(pending, 5000, 'uploadImage');
+      expect(error).toBeInstanceOf(OAConnectionError);
+      expect((error as Error).message).toMatch(/the client was closed/);
+      expect(released()).toBe(true);
+      expect(uploadsSeen(fake)).toEqual([]);
+    });
+
     it.each(STALLS)('ends when the client is closed as it stalls %s', async (_when, head) => {
       const { fake, oa } = await start();
       const { input, released } = stalled(head);
