@@ -18,15 +18,17 @@ function nodeRuntimeSources(): Record<string, string> {
 }
 
 /**
- * Tests that assert how long the rate limiter takes against a server enforcing its windows, and the
- * queue's and the bot's chaos tests (many processes, some killed): they run
- * after every other file, on their own, so that the CPU load of parallel files (child processes of the
- * example and package tests) cannot stretch their timings on a 2-core machine.
+ * Tests that assert how long the rate limiter (in-process or shared in Redis) and sendVideo's
+ * transcode wait take, and the queue's and the bot's chaos tests (many processes, some killed): they
+ * run after every other file, on their own, so that the CPU load of parallel files (child processes of
+ * the example and package tests) cannot stretch their timings on a 2-core machine.
  */
 const TIMING = [
   'test/limits.test.ts',
   'test/redis/processes.test.ts',
+  'test/redis/limiter.test.ts',
   'test/core/rate-limit.timing.test.ts',
+  'test/core/transcode-wait.test.ts',
   'test/queue/*.chaos.test.ts',
   'test/bot/*.chaos.test.ts',
 ];

@@ -45,7 +45,8 @@ describe.skipIf(!REDIS_SERVER)('reply keys', () => {
     try {
       for (const event of events) await bot.handle(event);
       await until(() => mock.deliveries.length >= expected, 15_000);
-      await new Promise((r) => setTimeout(r, 300));
+      // Each delivery's 'delivered' event comes once its job has completed and the event stream is read.
+      await until(() => keys.length >= mock.deliveries.length, 10_000);
       return keys;
     } finally {
       await worker.close();

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAClient } from '../../src/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { type Listening, listen } from '../helpers/listen.js';
+import { endTranscodesOnceWaitedFor } from '../helpers/transcode.js';
 import { type Browser, haveChromium, launchChromium } from './chromium.js';
 
 const fixture = (name: string) => new URL(`../fixtures/media/${name}`, import.meta.url);
@@ -31,8 +32,8 @@ describe.skipIf(!haveChromium)('the web inbox layout, in Chromium', () => {
   let receiver: Listening;
 
   beforeAll(async () => {
-    // A video stays converting until the test ends its transcode.
-    mock = await createMockServer({ transcodeMs: 60_000 });
+    // Videos convert until endTranscodesOnceWaitedFor.
+    mock = await createMockServer({ transcodeMs: 3_600_000 });
     client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
     receiver = await listen((_req, res) => void res.writeHead(200).end('ok'));
     browser = await launchChromium();
@@ -118,8 +119,7 @@ describe.skipIf(!haveChromium)('the web inbox layout, in Chromium', () => {
     const video = await client.uploadVideo(fixture('sample.mp4'));
     // The SDK polls while the video converts: 400s that are routine, not errors.
     const sent = client.sendVideo({ user_id: 'video-user', ticket_id: video.ticket_id });
-    await poll(() => mock.requests.some((r) => r.status === 400)).toBe(true);
-    mock.completeTranscodes();
+    await endTranscodesOnceWaitedFor(mock);
     await sent;
     mock.injectFault({ kind: 'error', status: 503 }, { path: '/webhook/broadcast-message' });
     await client.sendText({ user_id: 'video-user', msg: 'x' }).catch(() => {});

@@ -10,6 +10,7 @@ import { items, OAClient, OAInternalServerError } from '../../src/index.js';
 import { createMockServer, DEFAULT_GREETING, type MockServer } from '../../src/testing/index.js';
 import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { type Listening, listen } from '../helpers/listen.js';
+import { endTranscodesOnceWaitedFor } from '../helpers/transcode.js';
 import { asMessage } from '../webhook/support.js';
 import { type Browser, haveChromium, launchChromium, readmeScreenshot, screenshotDir } from './chromium.js';
 
@@ -33,8 +34,8 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
   beforeAll(async () => {
     mock = await createMockServer({
       apiSecret: SECRET,
-      // A video stays converting until the test ends its transcode: sendVideo meets one wait.
-      transcodeMs: 60_000,
+      // Videos convert until endTranscodesOnceWaitedFor: sendVideo meets one wait.
+      transcodeMs: 3_600_000,
       members: {
         all: USERS,
         groups: { [GROUP]: ['user-3', 'user-4'] },
@@ -82,8 +83,7 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     await client.sendAudio({ user_id: 'user-2', ...audio });
     const { ticket_id } = await client.uploadVideo(fixture('sample.webm'));
     const video = client.sendVideo({ user_id: 'user-2', ticket_id });
-    await poll(() => mock.requests.some((r) => r.code === 'BAD_REQUEST')).toBe(true);
-    mock.completeTranscodes();
+    await endTranscodesOnceWaitedFor(mock);
     await video;
     await client.sendImage({ user_id: 'user-5', image_url: EXTERNAL_IMAGE });
     await client.broadcast({ target: 'all', items: [items.text('Spring sale: 20% off.', 'Spring sale')] });

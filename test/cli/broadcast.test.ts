@@ -2,13 +2,14 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { endTranscodesOnceWaitedFor } from '../helpers/transcode.js';
 import { fakeServer, oa, workDir } from './run-oa.js';
 
 const GROUP = '0b7e4a52-2a8e-4b6e-9d55-3f1b7c1e9a10';
 const SESSION = '5d1c2b8e-7f4a-4c3d-8e9f-1a2b3c4d5e6f';
 const TICKET = '9f8e7d6c-5b4a-4321-8fed-cba987654321';
 const clip = fileURLToPath(new URL('../fixtures/media/sample.mp4', import.meta.url));
-/** A short transcode: the probe meets the convert status once or twice. */
+/** A short transcode: the probe may meet the convert status. */
 const CONVERTS_BRIEFLY = { transcodeMs: 800 };
 /** Longer than any test. */
 const CONVERTS_LONG = { transcodeMs: 60_000 };
@@ -183,12 +184,13 @@ describe.concurrent('oa broadcast', () => {
   it('--video FILE --probe-user: uploads, waits for the transcode through the probe, then broadcasts, all shown', async ({
     onTestFinished,
   }) => {
-    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_BRIEFLY);
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
     const args = ['broadcast', '--target', 'selected', '--user', 'u1', '--user', 'u2'];
-    const { code, stdout, stderr } = await oa(
-      [...args, '--text', 'New clip', '--video', clip, '--probe-user', 'probe-user'],
-      { env },
-    );
+    const run = oa([...args, '--text', 'New clip', '--video', clip, '--probe-user', 'probe-user'], {
+      env,
+    });
+    await endTranscodesOnceWaitedFor(mock);
+    const { code, stdout, stderr } = await run;
     expect(code).toBe(0);
     const ticket_id = mock.uploads[0]?.result.ticket_id;
     expect(stdout).toMatch(/^broadcast [\w-]+: 2 items \(message, video\)\n/);

@@ -2,13 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { json, startRawServer } from '../helpers/raw-server.js';
 import { makeJwt } from '../helpers/tokens.js';
+import { endTranscodesOnceWaitedFor } from '../helpers/transcode.js';
 import { fakeServer, oa } from './run-oa.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/media/${name}`, import.meta.url));
 
-/** A short transcode: `send video --file` waits for it once or twice. */
-const CONVERTS_BRIEFLY = { transcodeMs: 800 };
-/** Videos that convert for a minute: still converting whenever a test looks. */
+/** Videos that convert for a minute: still converting whenever a test looks, or until it ends them. */
 const CONVERTS_LONG = { transcodeMs: 60_000 };
 
 describe.concurrent('oa token', () => {
@@ -133,13 +132,10 @@ describe.concurrent('oa send', () => {
   it('video --file: uploads with progress, waits out the transcode with progress, sends', async ({
     onTestFinished,
   }) => {
-    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_BRIEFLY);
-    const { code, stdout, stderr } = await oa(
-      ['send', 'video', '-u', 'user-1', '--file', fixture('sample.mp4')],
-      {
-        env,
-      },
-    );
+    const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
+    const run = oa(['send', 'video', '-u', 'user-1', '--file', fixture('sample.mp4')], { env });
+    await endTranscodesOnceWaitedFor(mock);
+    const { code, stdout, stderr } = await run;
     expect(code).toBe(0);
     expect(stdout).toBe('sent video to user-1: success\n');
     // Not a terminal: plain lines, in order.

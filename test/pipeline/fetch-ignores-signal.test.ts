@@ -76,19 +76,21 @@ describe.each<Fault>(['never answers', 'body never ends'])(
     });
 
     it('a send ends when its signal fires: OAAbortError, deliveryUnknown', async () => {
-      const { oa } = await start(fault);
+      const { oa, hits } = await start(fault);
       const abort = new AbortController();
       const pending = oa.sendText(params, { signal: abort.signal });
-      setTimeout(() => abort.abort(new Error('user gave up')), 500);
+      await expect.poll(() => sends(hits), { timeout: 4000, interval: 10 }).toBe(1);
+      abort.abort(new Error('user gave up'));
       const error = await rejectsWithin(pending, 4000, 'sendText');
       expect(error).toBeInstanceOf(OAAbortError);
       expect(error).toMatchObject({ deliveryUnknown: true });
     });
 
     it('a send ends when the client is closed: OAConnectionError, deliveryUnknown', async () => {
-      const { oa } = await start(fault);
+      const { oa, hits } = await start(fault);
       const pending = oa.sendText(params);
-      setTimeout(() => void oa.close(), 500);
+      await expect.poll(() => sends(hits), { timeout: 4000, interval: 10 }).toBe(1);
+      void oa.close();
       const error = await rejectsWithin(pending, 4000, 'sendText');
       expect(error).toBeInstanceOf(OAConnectionError);
       expect(error).toMatchObject({ deliveryUnknown: true });

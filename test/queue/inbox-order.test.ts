@@ -55,8 +55,11 @@ describe.skipIf(!REDIS_SERVER)("inbox order: 'sender'", () => {
         running++;
         most = Math.max(most, running);
         log.push(`start ${what}`);
-        // The first event of each sender is slow.
-        await pause(what.endsWith(' 1') ? 400 : 20);
+        // The first event of each sender ends only once both have started (within 5 s): they can only
+        // if the two senders run in parallel.
+        if (what.endsWith(' 1'))
+          await until(() => log.includes('start alice 1') && log.includes('start bob 1'), 5000);
+        else await pause(20);
         log.push(`end ${what}`);
         running--;
       },

@@ -69,10 +69,11 @@ describe.skipIf(!REDIS_SERVER)('outbox: the may-have-left window', () => {
     const { mock, outbox } = await open('window-429');
     mock.injectFault({ kind: 'rate-limit', retryAfterSeconds: 20 }, { path: '/webhook/broadcast-message' });
     await outbox.add('sendText', { user_id: 'u1', msg: 'hello' }, { key: 'k' });
-    const child = await startWorker(mock, 'window-429');
-    // The 429 answered: the worker's client now waits 20 s inside the call.
-    await expect.poll(() => mock.requests.some((r) => r.status === 429), { timeout: 10_000 }).toBe(true);
-    await sleep(300);
+    const child = await startWorker(mock, 'window-429', { printRetries: true });
+    // The 429 answered and its record cleared (the client tells its retry after that): the worker's
+    // client now waits 20 s inside the call.
+    await expect.poll(() => child.output, { timeout: 10_000 }).toMatch(/(^|\n)retry rate_limited\n/);
+    expect(mock.requests.filter((r) => r.status === 429)).toHaveLength(1);
     await kill(child);
     expect(mock.deliveries).toHaveLength(0);
 
@@ -86,12 +87,10 @@ describe.skipIf(!REDIS_SERVER)('outbox: the may-have-left window', () => {
     closing.push(() => uploader.close());
     const { ticket_id } = await uploader.uploadVideo(clip);
     await outbox.add('sendVideo', { user_id: 'u1', ticket_id }, { key: 'video' });
-    const child = await startWorker(mock, 'window-video');
-    // The ticket is converting: the worker's sendVideo polls it, waiting about a second in between.
-    const converting = () =>
-      mock.requests.filter((r) => r.path.endsWith('/webhook/broadcast-video') && r.status === 400).length;
-    await expect.poll(converting, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
-    await sleep(200);
+    const child = await startWorker(mock, 'window-video', { printRetries: true });
+    // The ticket is converting: the worker's sendVideo polls it, waiting about a second in between
+    // (its record cleared before each wait).
+    await expect.poll(() => child.output, { timeout: 10_000 }).toMatch(/(^|\n)retry video_converting\n/);
     await kill(child);
     mock.completeTranscodes(ticket_id);
     expect(mock.deliveries).toHaveLength(0);

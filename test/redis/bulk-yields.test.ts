@@ -47,7 +47,11 @@ describe.skipIf(!REDIS_SERVER)('bulk sends in the shared rate limiter', () => {
       order.push('reply');
       return permit;
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // b's claim is in Redis (its first ask found the window full): not a pause of ours, which a new
+    // connection on a loaded machine may outlast.
+    await expect
+      .poll(() => shared.redis.zcard('oa:limit:{bulk-yields-key}:waiting'), { timeout: 10_000, interval: 20 })
+      .toBe(1);
     const campaign = Promise.resolve(a.acquire('general', { bulk: true })).then((permit) => {
       order.push('campaign');
       return permit;

@@ -1,6 +1,6 @@
 /** A throwaway redis-server for the tests: a free port, a temp dir, no persistence unless asked. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -56,17 +56,45 @@ export interface RedisServerOptions {
   args?: readonly string[];
 }
 
-/** A loopback port nothing listens on (a connection to it is refused), free when it resolves. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The lowest port the kernel gives an outgoing connection. A server of the tests listens below it: when
+ * a test stops it and starts it again on its port (an outage), no client's connection can have taken
+ * that port meanwhile.
+ */
+function firstEphemeralPort(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 12_000) return low;
+  } catch {}
+  return 32_768;
+}
+const PORTS = { from: 10_000, to: firstEphemeralPort() };
+
+/** Listens on `port` (0: any) of loopback for a moment: the port it got, or undefined if it was taken. */
+function probePort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+      const got = typeof address === 'object' && address ? address.port : undefined;
+      server.close(() => resolve(got));
     });
   });
+}
+
+/**
+ * A loopback port nothing listens on (a connection to it is refused), free when it resolves: one below
+ * the ports of outgoing connections (see {@link firstEphemeralPort}), else any.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 20; i++) {
+    const port = await probePort(PORTS.from + Math.floor(Math.random() * (PORTS.to - PORTS.from)));
+    if (port !== undefined) return port;
+  }
+  const any = await probePort(0);
+  if (any === undefined) throw new Error('no free loopback port');
+  return any;
 }
 
 /** One redis-server process on `port`, resolved once it accepts connections (within 10 s). */

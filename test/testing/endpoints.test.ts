@@ -276,11 +276,12 @@ describe('video tickets', () => {
   });
 
   it('converts in real time', async () => {
-    const { fake, token } = await start({ transcodeMs: 1000 });
+    // Long enough that the first send comes before the end on a loaded machine.
+    const { fake, token } = await start({ transcodeMs: 3000 });
     const ticket_id = await uploadVideo(fake, token);
     const send = () => post(fake.url, '/webhook/broadcast-video', { user_id: 'u1', ticket_id }, { token });
     expect((await send()).status).toBe(400);
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await new Promise((resolve) => setTimeout(resolve, 3200));
     expect((await send()).status).toBe(201);
   });
 

@@ -141,11 +141,11 @@ describe('uploads reused for the same bytes', () => {
   });
 
   it('an answer is reused for ttlMs only', async () => {
-    const { client } = await setup({ reuseUploads: { ttlMs: 100 } });
+    const { client } = await setup({ reuseUploads: { ttlMs: 1000 } });
     await client.uploadImage(image.bytes);
     await client.uploadImage(image.bytes);
     expect(uploads('image')).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     await client.uploadImage(image.bytes);
     expect(uploads('image')).toBe(2);
   });
