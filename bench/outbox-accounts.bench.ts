@@ -26,6 +26,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAccounts, OAClient } from '../src/index.js';
 import { createOutbox, type OutboxEntry } from '../src/queue/index.js';
+import { BACKOFF_TYPE, FIRST_BACKOFF_MS } from '../src/queue/outbox-worker.js';
 import { PARK_MS } from '../src/queue/turns.js';
 import { createMockServer } from '../src/testing/index.js';
 import { fmt, median, percentile, report, spawnRedisServer, table } from './support.js';
@@ -104,7 +105,7 @@ const RETENTION_S = 7 * 86_400;
 const parkedOpts = (key: string) => ({
   jobId: `k-${key}`,
   attempts: 12,
-  backoff: { type: 'oa-outbox', delay: 1000 },
+  backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
   removeOnComplete: { age: RETENTION_S },
   removeOnFail: { age: RETENTION_S },
   timestamp: Date.now(),
