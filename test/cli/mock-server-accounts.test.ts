@@ -6,12 +6,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { describe, type ExpectStatic, expect, it } from 'vitest';
 import { createWebhookHandler, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
 import { fakeServer, oa, startOa, workDir } from './run-oa.js';
 
-const waitFor = (read: () => string, text: string | RegExp) =>
+/** Polls a child's output; with the `expect` of the test's context, as its tests run concurrently. */
+const waitFor = (expect: ExpectStatic, read: () => string, text: string | RegExp) =>
   expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
 
 interface State {
@@ -24,11 +25,12 @@ const inboxState = async (url: string, account: string) =>
 
 describe.concurrent('the CLI with several accounts', { timeout: 60_000 }, () => {
   it("oa mock-server --accounts 2 prints each account's credentials; each key sends as its account", async ({
+    expect,
     onTestFinished,
   }) => {
     const running = startOa(['mock-server', '--accounts', '2', '--no-demo']);
     onTestFinished(() => void running.child.kill('SIGKILL'));
-    await waitFor(running.stderr, /Press Ctrl\+C/);
+    await waitFor(expect, running.stderr, /Press Ctrl\+C/);
     const out = running.stdout();
     const url = /^Fake OA API listening at (\S+)$/m.exec(out)?.[1] ?? '';
     expect(out).toContain('2 accounts, each its own key (the env lines below use the first):');
@@ -45,6 +47,7 @@ describe.concurrent('the CLI with several accounts', { timeout: 60_000 }, () => 
     expect((await inboxState(url, 'oa-account-1')).conversations).toEqual({});
     // The request lines name the account.
     await waitFor(
+      expect,
       running.stderr,
       /POST \/api\/v2\/public\/webhook\/broadcast-message 201 .*\(oa-account-2\)$/m,
     );
@@ -84,6 +87,7 @@ describe.concurrent('the CLI with several accounts', { timeout: 60_000 }, () => 
 
 describe('oa mock-server --accounts --bot', { timeout: 60_000 }, () => {
   it('oa mock-server --accounts 2 --bot: each account answers its users through itself', async ({
+    expect,
     onTestFinished,
   }) => {
     const module = join(workDir, 'accounts-echo-bot.mjs');
@@ -95,7 +99,7 @@ describe('oa mock-server --accounts --bot', { timeout: 60_000 }, () => {
     );
     const running = startOa(['mock-server', '--accounts', '2', '--no-demo', '--bot', module]);
     onTestFinished(() => void running.child.kill('SIGKILL'));
-    await waitFor(running.stderr, /Press Ctrl\+C/);
+    await waitFor(expect, running.stderr, /Press Ctrl\+C/);
     const url = /^Fake OA API listening at (\S+)$/m.exec(running.stdout())?.[1] ?? '';
     const typed = await request(`${url}/_inbox/reply`, {
       method: 'POST',
@@ -115,6 +119,7 @@ describe('oa mock-server --accounts --bot', { timeout: 60_000 }, () => {
     expect((await inboxState(url, 'oa-account-1')).conversations).toEqual({});
     // The send went out with account 2's key: its request line names it.
     await waitFor(
+      expect,
       running.stderr,
       /POST \/api\/v2\/public\/webhook\/broadcast-message 201 .*\(oa-account-2\)$/m,
     );
