@@ -22,9 +22,21 @@ const baseEnv: Record<string, string> = {
   ),
   // `#!/usr/bin/env node` finds the node running the tests first.
   PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
-  // The token pairs `oa` keeps between commands go to a folder of the test file's, not the user's.
-  XDG_CONFIG_HOME: join(workDir, 'config'),
 };
+
+/**
+ * The folder for the token pairs `oa` keeps between commands (`XDG_CONFIG_HOME`): a new one for each
+ * run, not the user's, unless the test gives its own. A folder shared by the runs of a file would let
+ * a run reuse the pair another test's fake issued: a fake that ends frees its port, and the next one
+ * may get it, so the kept pair's base URL and key match, and the 401 and renewal add requests and
+ * lines the test does not expect.
+ */
+const configHome = () => mkdtempSync(join(workDir, 'config-'));
+
+/** The environment of a run of `oa`: no OA_* variable but those in `env`, a token folder of its own. */
+export function oaEnv(env: Record<string, string> = {}): Record<string, string> {
+  return { ...baseEnv, ...env, XDG_CONFIG_HOME: env.XDG_CONFIG_HOME ?? configHome() };
+}
 
 /** The three settings that point `oa` at a fake server. */
 export function envFor(mock: MockServer): Record<string, string> {
@@ -65,7 +77,7 @@ export interface Started {
 export function startOa(args: string[], options: RunOptions = {}): Started {
   const child = spawn(oaBin, args, {
     cwd: options.cwd ?? workDir,
-    env: { ...baseEnv, ...options.env },
+    env: oaEnv(options.env),
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   child.stdin?.end(options.input);

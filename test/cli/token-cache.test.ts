@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/testing/index.js';
+import { freePort } from '../redis/redis-server.js';
 import { fakeServer, oa, workDir } from './run-oa.js';
 
 const SECRET = 'cache-secret-9c8b7a6d';
@@ -104,5 +105,23 @@ describe.concurrent('the token pair kept between commands', { timeout: 90_000 },
     expect((await oa(text, { env: { ...env, ...config.env } })).code).toBe(0);
     const renewals = mock.requests.filter((r) => /\/auth\/(token|refresh-token)$/.test(r.path));
     expect(renewals).toHaveLength(2);
+  });
+
+  it("a test's runs keep no pair for the next test: a fake on the port an ended one freed gets no stale token", async ({
+    onTestFinished,
+  }) => {
+    // A port below those of outgoing connections, so that no connection takes it in between.
+    const port = await freePort();
+    const ended = await fakeServer(onTestFinished, { port });
+    expect((await oa(text, { env: ended.env })).code).toBe(0);
+    await ended.mock.close();
+    // As a later test's fake would, when the system hands it the same port.
+    const { mock, env } = await fakeServer(onTestFinished, { port });
+    const run = await oa(text, { env });
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    expect(mock.requests.map((r) => `${r.path.replace(/^.*\/public/, '')} ${r.status}`)).toEqual([
+      '/auth/token 201',
+      '/webhook/broadcast-message 201',
+    ]);
   });
 });

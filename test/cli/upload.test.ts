@@ -1,9 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { fakeServer, oa, oaBin, workDir } from './run-oa.js';
+import { fakeServer, oa, oaBin, oaEnv, workDir } from './run-oa.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/media/${name}`, import.meta.url));
 
@@ -94,7 +94,7 @@ describe('oa upload on a terminal', () => {
       // script -q: no banner; -f: flush as it comes; -e: its exit code is the command's; -c: the command.
       const child = spawn('script', ['-qfec', `'${oaBin}' upload video '${file}'`, '/dev/null'], {
         cwd: workDir,
-        env: { ...process.env, ...env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+        env: oaEnv(env),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let screen = '';
