@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import type { MockServer } from '../../src/testing/index.js';
+import { freePort } from '../redis/redis-server.js';
 import { fakeServer, hasNoSecret, oa } from './run-oa.js';
 
 /** A secret of this file's own fake, distinctive enough to search the output for. */
@@ -91,13 +92,11 @@ describe.concurrent('API and network errors exit 1 with the error name, status, 
   });
 
   it('no server at the base URL', async () => {
-    // A port that was free a moment ago: the fake's own, once closed.
-    const closed = await createMockServer();
-    await closed.close();
+    // A port nothing listens on, below those the system hands out: no other test's server can take it.
     const { code, stderr } = await oa([
       'token',
       '--base-url',
-      closed.url,
+      `http://127.0.0.1:${await freePort()}`,
       ...['--api-key', 'k', '--api-secret', SECRET],
     ]);
     expect(code).toBe(1);
