@@ -119,7 +119,7 @@ describe.skipIf(!haveChromium)('the web inbox layout, in Chromium', () => {
     const video = await client.uploadVideo(fixture('sample.mp4'));
     // The SDK polls while the video converts: 400s that are routine, not errors.
     const sent = client.sendVideo({ user_id: 'video-user', ticket_id: video.ticket_id });
-    await endTranscodesOnceWaitedFor(mock);
+    await endTranscodesOnceWaitedFor(expect, mock);
     await sent;
     mock.injectFault({ kind: 'error', status: 503 }, { path: '/webhook/broadcast-message' });
     await client.sendText({ user_id: 'video-user', msg: 'x' }).catch(() => {});

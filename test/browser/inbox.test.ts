@@ -83,7 +83,7 @@ describe.skipIf(!haveChromium)('the web inbox, in Chromium', () => {
     await client.sendAudio({ user_id: 'user-2', ...audio });
     const { ticket_id } = await client.uploadVideo(fixture('sample.webm'));
     const video = client.sendVideo({ user_id: 'user-2', ticket_id });
-    await endTranscodesOnceWaitedFor(mock);
+    await endTranscodesOnceWaitedFor(expect, mock);
     await video;
     await client.sendImage({ user_id: 'user-5', image_url: EXTERNAL_IMAGE });
     await client.broadcast({ target: 'all', items: [items.text('Spring sale: 20% off.', 'Spring sale')] });

@@ -182,6 +182,7 @@ describe.concurrent('oa broadcast', () => {
   });
 
   it('--video FILE --probe-user: uploads, waits for the transcode through the probe, then broadcasts, all shown', async ({
+    expect,
     onTestFinished,
   }) => {
     const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
@@ -189,7 +190,7 @@ describe.concurrent('oa broadcast', () => {
     const run = oa([...args, '--text', 'New clip', '--video', clip, '--probe-user', 'probe-user'], {
       env,
     });
-    await endTranscodesOnceWaitedFor(mock);
+    await endTranscodesOnceWaitedFor(expect, mock);
     const { code, stdout, stderr } = await run;
     expect(code).toBe(0);
     const ticket_id = mock.uploads[0]?.result.ticket_id;

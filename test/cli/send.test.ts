@@ -130,11 +130,12 @@ describe.concurrent('oa send', () => {
   });
 
   it('video --file: uploads with progress, waits out the transcode with progress, sends', async ({
+    expect,
     onTestFinished,
   }) => {
     const { mock, env } = await fakeServer(onTestFinished, CONVERTS_LONG);
     const run = oa(['send', 'video', '-u', 'user-1', '--file', fixture('sample.mp4')], { env });
-    await endTranscodesOnceWaitedFor(mock);
+    await endTranscodesOnceWaitedFor(expect, mock);
     const { code, stdout, stderr } = await run;
     expect(code).toBe(0);
     expect(stdout).toBe('sent video to user-1: success\n');

@@ -6,11 +6,12 @@
  * called inside a test" (or count for the wrong test). They must use the `expect` of the test's own
  * context, `async ({ expect }) => ...`, or one handed down as a parameter.
  *
- * Every test source is read with the TypeScript parser: each such call on an `expect` that no
- * enclosing function binds (by a parameter, destructured or not) is the module's import, and is named.
+ * Each file with concurrent tests, and each module it imports by a relative path (a helper), is read
+ * with the TypeScript parser: each such call on an `expect` that no enclosing function binds (by a
+ * parameter, destructured or not) is the module's import, and is named.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +21,13 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The members of `expect` that look up the current test. */
 const NEEDS_TEST = new Set(['poll', 'soft', 'assertions', 'hasAssertions']);
 /** The matchers that record into the current test's snapshot. */
-const SNAPSHOTS = new Set(['toMatchSnapshot', 'toMatchInlineSnapshot', 'toMatchFileSnapshot']);
+const SNAPSHOTS = new Set([
+  'toMatchSnapshot',
+  'toMatchInlineSnapshot',
+  'toMatchFileSnapshot',
+  'toThrowErrorMatchingSnapshot',
+  'toThrowErrorMatchingInlineSnapshot',
+]);
 
 const sources = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -65,13 +72,31 @@ function moduleExpectUses(path: string, text: string): string[] {
   return found;
 }
 
+/** The files with concurrent tests, and the modules they import by relative paths, transitively. */
+function concurrentAndTheirHelpers(): Map<string, string> {
+  const files = new Map<string, string>();
+  const add = (path: string) => {
+    if (files.has(path)) return;
+    const text = readFileSync(path, 'utf8');
+    files.set(path, text);
+    for (const [, specifier] of text.matchAll(/\bfrom\s+'(\.{1,2}\/[^']+)'/g)) {
+      const target = resolve(dirname(path), (specifier as string).replace(/\.js$/, '.ts'));
+      // The SDK's own sources use no vitest.
+      if (target.startsWith(join(ROOT, 'test')) && target.endsWith('.ts')) add(target);
+    }
+  };
+  for (const path of sources(join(ROOT, 'test'))) {
+    if (/\b(describe|it|test)\.concurrent\b|\bconcurrent:\s*true\b/.test(readFileSync(path, 'utf8')))
+      add(path);
+  }
+  return files;
+}
+
 describe('tests that run concurrently use their own expect', () => {
   it("expect.poll, expect.soft, expect.assertions and snapshots use the test context's expect", () => {
-    const concurrent = sources(join(ROOT, 'test'))
-      .map((path) => ({ path, text: readFileSync(path, 'utf8') }))
-      .filter(({ text }) => /\b(describe|it|test)\.concurrent\b|\bconcurrent:\s*true\b/.test(text));
-    expect(concurrent.length).toBeGreaterThan(5);
-    expect(concurrent.flatMap(({ path, text }) => moduleExpectUses(path, text))).toEqual([]);
+    const files = concurrentAndTheirHelpers();
+    expect(files.size).toBeGreaterThan(10);
+    expect([...files].flatMap(([path, text]) => moduleExpectUses(path, text))).toEqual([]);
   });
 
   it('finds such a call on the imported expect, and lets one on a bound expect be', () => {

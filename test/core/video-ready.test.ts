@@ -67,7 +67,7 @@ describe('a broadcast of a video not known to be ready', () => {
       user_ids: USERS,
       items: [items.text('New clip'), items.video(ticket_id)],
     });
-    await endTranscodesOnceWaitedFor(mock);
+    await endTranscodesOnceWaitedFor(expect, mock);
     const record = await broadcast;
     expect(probes(mock)).toMatchObject([
       { user_ids: ['probe-user'], items: [{ type: 'video', msg: ticket_id }] },
