@@ -13,7 +13,7 @@ import {
   type MockServer,
   sendInboundMessage,
 } from '../src/testing/index.js';
-import { listen } from './helpers/listen.js';
+import { freePort } from './helpers/ports.js';
 import { README_AMBIENT } from './helpers/readme-ambient.js';
 import { type Block, tsBlocks } from './helpers/readme-blocks.js';
 import { collectOutput } from './helpers/run-script.js';
@@ -153,13 +153,6 @@ async function postOnceListening(
     });
     if (reply) return reply;
   }
-}
-
-/** A free port on 127.0.0.1, for a recipe to listen on. */
-async function freePort(): Promise<number> {
-  const probe = await listen(() => {});
-  await probe.close();
-  return Number(new URL(probe.url).port);
 }
 
 describe('README webhook recipes, one per framework', () => {

@@ -5,7 +5,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort, REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { freePort } from '../helpers/ports.js';
+import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import { fakeServer, oa, workDir } from './run-oa.js';
 
 describe.concurrent('every error starts with "oa: "', () => {

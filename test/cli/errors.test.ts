@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/testing/index.js';
-import { freePort } from '../redis/redis-server.js';
+import { freePort } from '../helpers/ports.js';
 import { fakeServer, hasNoSecret, oa } from './run-oa.js';
 
 /** A secret of this file's own fake, distinctive enough to search the output for. */

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/testing/index.js';
-import { freePort } from '../redis/redis-server.js';
+import { freePort } from '../helpers/ports.js';
 import { fakeServer, oa, workDir } from './run-oa.js';
 
 const SECRET = 'cache-secret-9c8b7a6d';

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { OAAbortError, OAClient, OAConnectionError, OATimeoutError } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
+import { freePort } from '../helpers/ports.js';
 import { json } from '../helpers/raw-server.js';
 import { tokenPair } from '../helpers/tokens.js';
 
@@ -80,10 +80,7 @@ describe('an answer that never comes', () => {
 
 describe('a connection that cannot be made', () => {
   it('is not a delivery risk: retried, then OAConnectionError with deliveryUnknown false', async () => {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const { port } = probe.address() as { port: number };
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const port = await freePort();
     const client = new OAClient({
       baseUrl: `http://127.0.0.1:${port}`,
       apiKey: 'k-123456',

@@ -2,7 +2,7 @@ import { Agent } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { type OAClient, OAConnectionError, type RequestOptions } from '../../src/index.js';
 import { clientFixture, rejection, tokensThen } from '../helpers/client-fixture.js';
-import { listen } from '../helpers/listen.js';
+import { freePort } from '../helpers/ports.js';
 import { json } from '../helpers/raw-server.js';
 
 const { setup, sends } = clientFixture();
@@ -104,8 +104,7 @@ afterEach(async () => {
 });
 
 it('its other half runs when a connection was refused, before the backoff', async () => {
-  const gone = await listen(() => {});
-  await gone.close();
+  const gone = `http://127.0.0.1:${await freePort()}`;
   const agent = new Agent();
   agents.push(agent);
   let refused = 0;
@@ -116,7 +115,7 @@ it('its other half runs when a connection was refused, before the backoff', asyn
       dispatcher: {
         dispatch(options, handler) {
           const refuse = !options.path.includes('/auth/') && refused++ === 0;
-          return agent.dispatch({ ...options, origin: refuse ? gone.url : options.origin }, handler as never);
+          return agent.dispatch({ ...options, origin: refuse ? gone : options.origin }, handler as never);
         },
       },
     },

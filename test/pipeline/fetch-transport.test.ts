@@ -1,7 +1,6 @@
 // The fetch transport (`new OAClient({ fetch })`) against the fake on loopback: the same pipeline as
 // undici's (tokens, 429, deadline, close(), the capped error body) and the at-most-once rule, which with
 // fetch means any failure of a send after fetch was called is deliveryUnknown and not retried.
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   OAClient,
@@ -13,6 +12,7 @@ import {
 } from '../../src/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { rejection } from '../helpers/client-fixture.js';
+import { freePort } from '../helpers/ports.js';
 
 let mock: MockServer | undefined;
 let client: OAClient | undefined;
@@ -92,10 +92,7 @@ describe('the fetch transport', () => {
   });
 
   it('a token request to a refused port is retried, then fails as a connection error', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as { port: number };
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await freePort();
     const calls: string[] = [];
     client = new OAClient({
       baseUrl: `http://127.0.0.1:${port}`,

@@ -9,7 +9,7 @@ import {
 } from '../../src/index.js';
 import { rejectsWithin, settleWithin } from '../helpers/bounded.js';
 import { clientFixture, tokensThen } from '../helpers/client-fixture.js';
-import { listen } from '../helpers/listen.js';
+import { freePort } from '../helpers/ports.js';
 import { json } from '../helpers/raw-server.js';
 import { tokenPair } from '../helpers/tokens.js';
 
@@ -76,13 +76,12 @@ const CASES: [string, () => Promise<DispatcherLike>][] = [
   [
     'a refused connection',
     async () => {
-      const gone = await listen(() => {});
-      await gone.close();
+      const gone = `http://127.0.0.1:${await freePort()}`;
       const working = agent();
       let first = true;
       return {
         dispatch(options, handler) {
-          const origin = first ? gone.url : options.origin;
+          const origin = first ? gone : options.origin;
           first = false;
           return working.dispatch({ ...options, origin }, handler);
         },

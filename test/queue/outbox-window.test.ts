@@ -7,7 +7,8 @@ import { OAClient } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxJobStatus } from '../../src/queue/index.js';
 import { jobIdOf } from '../../src/queue/methods.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
-import { freePort, REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { freePort } from '../helpers/ports.js';
+import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import type { OutboxWorkerConfig } from './outbox-worker.js';
 import { kill, startScript } from './processes.js';
 

@@ -7,13 +7,8 @@ import { type ChildProcess, execFile } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import {
-  freePort,
-  REDIS_SERVER,
-  type RedisServer,
-  type RedisServerOptions,
-  startOnce,
-} from './redis-server.js';
+import { freePort } from '../helpers/ports.js';
+import { REDIS_SERVER, type RedisServer, type RedisServerOptions, startOnce } from './redis-server.js';
 
 /** Whether the Redis-backed tests run against a Redis Cluster (`OA_TEST_REDIS=cluster`). */
 export const ON_CLUSTER = process.env.OA_TEST_REDIS === 'cluster';

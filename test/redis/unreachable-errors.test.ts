@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { OAConnectionError } from '../../src/errors.js';
 import { createOutbox } from '../../src/queue/index.js';
 import { createRedisCoordination, createRedisDedupeStore } from '../../src/redis/index.js';
-import { freePort } from './redis-server.js';
+import { freePort } from '../helpers/ports.js';
 
 describe('Redis refusing the connection', () => {
   it('the coordination and the dedupe store name themselves and the refused connection', async () => {

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { freePort } from '../helpers/ports.js';
 import { runtimeRecipes } from './recipes.js';
-import { distMissing, freePort, ROOT, type Served, serveChild } from './support.js';
+import { distMissing, ROOT, type Served, serveChild } from './support.js';
 
 const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
 const lines = readme.split('\n');

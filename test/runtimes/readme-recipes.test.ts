@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
+import { freePort } from '../helpers/ports.js';
 import { type Recipe, runtimeRecipes, workerStoreBindings } from './recipes.js';
 import {
   bundleWorker,
   distMissing,
   findRuntime,
-  freePort,
   ROOT,
   runArgs,
   type Served,

@@ -5,11 +5,11 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
+import { freePort } from '../helpers/ports.js';
 import { collectOutput } from '../helpers/run-script.js';
 
 export type Runtime = 'bun' | 'deno' | 'workerd';
@@ -105,16 +105,6 @@ export function runArgs(runtime: 'bun' | 'deno', file: string): string[] {
   return runtime === 'bun'
     ? ['run', `--tsconfig-override=${BUN_TSCONFIG}`, file]
     : ['run', '-A', '--node-modules-dir=manual', file];
-}
-
-/** A port that was free a moment ago on 127.0.0.1 (workerd is given its port in its config). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** The esbuild options of a Worker bundle (the issue's: neutral platform, the Worker conditions). */
