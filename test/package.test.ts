@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -48,6 +48,15 @@ let bare: string;
 let bareInstall: { stdout: string; stderr: string };
 /** The repository's package.json before the pack. */
 let repositoryManifest: string;
+/**
+ * A copy of the repository's working tree that `npm pack` runs in. The pack's prepack rebuilds dist/
+ * (cleaning it first) and writes the published package.json over the repository's until its postpack:
+ * in the repository itself, a test file running beside this one could read a dist/ or a package.json
+ * half-way. Its node_modules is the repository's (a link).
+ */
+let source: string;
+/** What the copy leaves out: what the repository's own installs and builds make, and git's. */
+const NOT_COPIED = ['node_modules', 'dist', 'coverage', 'docs/api', '.git', '.package.json.packing'];
 
 /**
  * Packs the package as npm would publish it and installs the tarball (with @types/node, as a
@@ -61,8 +70,15 @@ beforeAll(async () => {
   bare = await mkdtemp(join(tmpdir(), 'oa-messaging-app-'));
   // Packed as `npm publish` packs: its prepack builds (the API reference too: it ships in docs/api) and
   // writes the published manifest, its postpack puts the repository's back.
-  repositoryManifest = await readFile(join(root, 'package.json'), 'utf8');
-  await run('npm', ['pack', '--pack-destination', consumer], { cwd: root, timeout: 600_000 });
+  source = await mkdtemp(join(tmpdir(), 'oa-messaging-source-'));
+  const skipped = new Set(NOT_COPIED.map((path) => join(root, path)));
+  await cp(root, source, {
+    recursive: true,
+    filter: (from) => !skipped.has(from.replace(/\/$/, '')) && !from.endsWith('.tgz'),
+  });
+  await symlink(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
+  repositoryManifest = await readFile(join(source, 'package.json'), 'utf8');
+  await run('npm', ['pack', '--pack-destination', consumer], { cwd: source, timeout: 600_000 });
   const filename = (await readdir(consumer)).find((file) => file.endsWith('.tgz')) ?? 'no tarball';
   tarball = join(consumer, filename);
   await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
@@ -91,6 +107,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (consumer) await rm(consumer, { recursive: true, force: true });
   if (bare) await rm(bare, { recursive: true, force: true });
+  if (source) await rm(source, { recursive: true, force: true });
 });
 
 const node = (args: string[], cwd = consumer) => nodeIn(args, cwd);
@@ -177,7 +194,14 @@ describe('the packed tarball', () => {
     try {
       const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
       const { url, apiKey, apiSecret } = JSON.parse(line) as Record<string, string>;
-      const env = { ...process.env, OA_BASE_URL: url, OA_API_KEY: apiKey, OA_API_SECRET: apiSecret };
+      // Its token pairs kept in the consumer's folder, not the user's (nor the next run's).
+      const env = {
+        ...process.env,
+        XDG_CONFIG_HOME: consumer,
+        OA_BASE_URL: url,
+        OA_API_KEY: apiKey,
+        OA_API_SECRET: apiSecret,
+      };
       const options = { cwd: consumer, env, timeout: 20_000 };
       const sent = await run(oa, ['send', 'text', '--user', 'user-1', '--msg', 'Hello', '--json'], options);
       const image = join(root, 'test', 'fixtures', 'media', 'sample.png');
@@ -440,7 +464,7 @@ describe('the published manifest', () => {
     ]);
     expect(installed).toMatchObject({ bin: { oa: 'dist/cli/index.js' }, exports: expect.any(Object) });
     // The postpack put the repository's package.json back as it was: a clone still builds on install.
-    expect(await readFile(join(root, 'package.json'), 'utf8')).toBe(repositoryManifest);
+    expect(await readFile(join(source, 'package.json'), 'utf8')).toBe(repositoryManifest);
   });
 
   it('installing the package prints no warning about its scripts', () => {
