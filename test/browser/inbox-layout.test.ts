@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAClient } from '../../src/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { type Listening, listen } from '../helpers/listen.js';
+import { freePort } from '../helpers/ports.js';
 import { endTranscodesOnceWaitedFor } from '../helpers/transcode.js';
 import { type Browser, haveChromium, launchChromium } from './chromium.js';
 
@@ -89,10 +90,8 @@ describe.skipIf(!haveChromium)('the web inbox layout, in Chromium', () => {
     await page.fill('#reply-text', 'Delivered one');
     await page.press('#reply-text', 'Enter');
     await poll(() => page.textContent('#reply-status')).toMatch(/^Receiver answered 200/);
-    // A closed port: the post fails.
-    const closed = await listen(() => {});
-    await closed.close();
-    mock.webhookUrl = `${closed.url}/hook`;
+    // A port nothing listens on: the post fails.
+    mock.webhookUrl = `http://127.0.0.1:${await freePort()}/hook`;
     await page.fill('#reply-text', 'Lost one');
     await page.press('#reply-text', 'Enter');
     await poll(() => page.textContent('#reply-status')).toMatch(/^Not delivered/);
