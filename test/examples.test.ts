@@ -7,12 +7,15 @@ import { REDIS_SERVER, startRedisServer } from './redis/redis-server.js';
 
 /**
  * Every example, and the demo, as a user runs them: a child process with tsx from the repository root
- * (whose tsconfig maps 'oa-messaging' to src/), with no OA_* variable, so against the fake OA server.
+ * (whose tsconfig maps 'oa-messaging' to src/), with none of the machine's OA_* variables, so against
+ * the fake OA server.
  * The examples run one at a time, the demo alongside them: few processes at once, so the timing tests
  * of other files keep their CPU.
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
-const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OA_')));
+/** The settings the examples read (OA_*, PORT, REDIS_URL, WEBHOOK_PATH) come from the test alone. */
+const EXAMPLE_SETTINGS = /^(OA_|PORT$|REDIS_URL$|WEBHOOK_PATH$)/;
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !EXAMPLE_SETTINGS.test(name)));
 
 interface Run {
   child: ChildProcess;
