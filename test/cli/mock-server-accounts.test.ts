@@ -6,14 +6,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { describe, type ExpectStatic, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWebhookHandler, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
-import { fakeServer, oa, startOa, workDir } from './run-oa.js';
-
-/** Polls a child's output; with the `expect` of the test's context, as its tests run concurrently. */
-const waitFor = (expect: ExpectStatic, read: () => string, text: string | RegExp) =>
-  expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
+import { fakeServer, oa, startOa, waitFor, workDir } from './run-oa.js';
 
 interface State {
   account: string;

@@ -7,10 +7,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it, type OnTestFinishedHandler } from 'vitest';
 import { DEMO_MEMBERS } from '../../src/testing/index.js';
-import { oa, type Started, startOa, workDir } from './run-oa.js';
-
-const waitFor = (read: () => string, text: string | RegExp) =>
-  expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
+import { oa, type Started, startOa, waitFor, workDir } from './run-oa.js';
 
 /** Starts a server of the test's own (the tests run concurrently), stopped when the test ends. */
 async function start(
@@ -19,7 +16,7 @@ async function start(
 ): Promise<{ url: string; env: Record<string, string>; running: Started }> {
   const running = startOa(['mock-server', ...args]);
   onTestFinished(() => void running.child.kill('SIGKILL')); // a no-op once it has ended
-  await waitFor(running.stderr, /Press Ctrl\+C/);
+  await waitFor(expect, running.stderr, /Press Ctrl\+C/);
   const url = /^Fake OA API listening at (\S+)$/m.exec(running.stdout())?.[1] ?? '';
   const env = { OA_BASE_URL: url, OA_API_KEY: 'test-api-key', OA_API_SECRET: 'test-api-secret' };
   return { url, env, running };
@@ -109,7 +106,7 @@ describe('oa mock-server: one line per request', () => {
       body: JSON.stringify({ kind: 'error', status: 503, times: 1 }),
     });
     await oa(['send', 'text', '-u', 'user-1', '-m', 'Again'], { env });
-    await waitFor(running.stderr, /503/);
+    await waitFor(expect, running.stderr, /503/);
     const lines = (running.stderr() ?? '').split('\n');
     expect(lines).toEqual(
       expect.arrayContaining([
@@ -182,7 +179,7 @@ describe('oa mock-server --bot: chat with a bot in the web inbox', () => {
     const { url, running } = await start(onTestFinished, ['--bot', module]);
     const sent = await postJson(`${url}/_inbox/reply`, { user_id: 'user-2', kind: 'text', text: 'order?' });
     expect(sent.statusCode).toBe(200);
-    await waitFor(running.stderr, /onEvent threw \(500\)/);
+    await waitFor(expect, running.stderr, /onEvent threw \(500\)/);
     const printed = running.stderr().slice(running.stderr().indexOf('onEvent threw'));
     expect(printed).toMatch(/TypeError: the order database is down/);
     expect(printed).toMatch(/at lookUpOrder \(.*failing-bot\.mjs:2:\d+\)/);

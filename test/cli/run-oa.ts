@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { inject, type OnTestFinishedHandler } from 'vitest';
+import { type ExpectStatic, inject, type OnTestFinishedHandler } from 'vitest';
 import { createMockServer, type MockServer, type MockServerOptions } from '../../src/testing/index.js';
 
 export const oaBin = inject('oaBin');
@@ -31,7 +31,7 @@ const baseEnv: Record<string, string> = {
  * may get it, so the kept pair's base URL and key match, and the 401 and renewal add requests and
  * lines the test does not expect.
  */
-const configHome = () => mkdtempSync(join(workDir, 'config-'));
+export const configHome = () => mkdtempSync(join(workDir, 'config-'));
 
 /** The environment of a run of `oa`: no OA_* variable but those in `env`, a token folder of its own. */
 export function oaEnv(env: Record<string, string> = {}): Record<string, string> {
@@ -112,6 +112,14 @@ export async function oa(args: string[], options: RunOptions = {}): Promise<Resu
   const code = await run.exit;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
+
+/**
+ * Polls a run's output (`stdout` or `stderr` of a {@link Started}) until it matches, within 10 s.
+ * `expect` is the test's: its context's where tests run concurrently (see
+ * test/conventions/concurrent-expect.test.ts).
+ */
+export const waitFor = (expect: ExpectStatic, read: () => string, text: string | RegExp) =>
+  expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
 
 /** No key secret and nothing shaped like a JWT. */
 export function hasNoSecret(text: string, secret: string): boolean {

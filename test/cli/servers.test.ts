@@ -6,7 +6,7 @@ import { sendInboundMessage } from '../../src/testing/index.js';
 import { createWebhookHandler, getMessageText, type WebhookEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
 import { asMessage } from '../webhook/support.js';
-import { oa, oaBin, type Started, startOa } from './run-oa.js';
+import { oa, oaBin, type Started, startOa, waitFor } from './run-oa.js';
 
 /** Long-running commands: started, driven, then stopped with a signal. */
 let running: Started | undefined;
@@ -15,13 +15,10 @@ afterEach(() => {
   running = undefined;
 });
 
-const waitFor = (read: () => string, text: string | RegExp) =>
-  expect.poll(read, { timeout: 10_000, interval: 50 }).toMatch(text);
-
 describe('oa mock-server', () => {
   it('prints its URL and the test credentials, serves oa, stops on SIGINT with exit 0', async () => {
     running = startOa(['mock-server', '--port', '0', '--transcode-ms', '100']);
-    await waitFor(running.stdout, /OA_API_SECRET=.*\n/);
+    await waitFor(expect, running.stdout, /OA_API_SECRET=.*\n/);
     const url = /^Fake OA API listening at (http:\/\/127\.0\.0\.1:\d+)$/m.exec(running.stdout())?.[1];
     expect(running.stdout()).toBe(
       `Fake OA API listening at ${url}\nOA_BASE_URL=${url}\nOA_API_KEY=test-api-key\nOA_API_SECRET=test-api-secret\n`,
@@ -39,7 +36,7 @@ describe('oa mock-server', () => {
     const receiver = await listen(createWebhookHandler({ onEvent: (event) => void events.push(event) }));
     try {
       running = startOa(['mock-server', '--webhook', `${receiver.url}/hook`]);
-      await waitFor(running.stderr, /Press Ctrl\+C/);
+      await waitFor(expect, running.stderr, /Press Ctrl\+C/);
       const url = /^Fake OA API listening at (\S+)$/m.exec(running.stdout())?.[1] ?? '';
       expect(running.stderr()).toContain(`Web inbox: open ${url}/ in a browser.`);
       const page = await request(`${url}/`);
@@ -69,7 +66,7 @@ describe('oa mock-server', () => {
 
   it('--json: one JSON line with the URL and credentials; SIGTERM stops it', async () => {
     running = startOa(['mock-server', '--json']);
-    await waitFor(running.stdout, /\n/);
+    await waitFor(expect, running.stdout, /\n/);
     expect(JSON.parse(running.stdout())).toEqual({
       members: expect.any(Object),
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
@@ -86,7 +83,7 @@ describe('oa webhook listen', () => {
 
   it('prints each inbound event readably, answers other paths 404, stops on SIGINT with exit 0', async () => {
     running = startOa(['webhook', 'listen', '--port', '0', '--path', '/oa/hook']);
-    await waitFor(running.stderr, listening);
+    await waitFor(expect, running.stderr, listening);
     const url = listening.exec(running.stderr())?.[1] ?? '';
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oa\/hook$/);
 
@@ -99,7 +96,7 @@ describe('oa webhook listen', () => {
     });
     const elsewhere = await sendInboundMessage(url.replace('/oa/hook', '/other'), 'lost');
     expect([text.status, image.status, elsewhere.status]).toEqual([200, 200, 404]);
-    await waitFor(running.stdout, /media: /);
+    await waitFor(expect, running.stdout, /media: /);
     running.child.kill('SIGINT');
     expect(await running.exit).toBe(0);
     expect(running.stdout()).toMatch(
@@ -112,12 +109,12 @@ describe('oa webhook listen', () => {
 
   it('--json: one JSON line per event, as received; SIGTERM stops it', async () => {
     running = startOa(['webhook', 'listen', '--port', '0', '--json']);
-    await waitFor(running.stderr, listening);
+    await waitFor(expect, running.stderr, listening);
     const url = listening.exec(running.stderr())?.[1] ?? '';
     const first = await sendInboundMessage(url, 'One', { from: 'user_1' });
     const second = await sendInboundMessage(url, { type: 'sound', seconds: 4 }, { from: 'user_2' });
     expect([first.status, second.status]).toEqual([200, 200]);
-    await waitFor(running.stdout, /\n.*\n/);
+    await waitFor(expect, running.stdout, /\n.*\n/);
     running.child.kill('SIGTERM');
     expect(await running.exit).toBe(0);
     const lines = running.stdout().trimEnd().split('\n');
@@ -144,7 +141,7 @@ describe('started through npm (npx oa mock-server &, then kill $!)', () => {
       shell.stdout.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
       });
-      await waitFor(() => stdout, /OA_API_SECRET=/);
+      await waitFor(expect, () => stdout, /OA_API_SECRET=/);
       const url = /^Fake OA API listening at (\S+)$/m.exec(stdout)?.[1] ?? '';
       expect((await request(`${url}/`)).statusCode).toBe(200);
       shell.kill('SIGTERM');

@@ -8,15 +8,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/testing/index.js';
 import { freePort } from '../helpers/ports.js';
-import { fakeServer, oa, workDir } from './run-oa.js';
+import { configHome, fakeServer, oa, workDir } from './run-oa.js';
 
 const SECRET = 'cache-secret-9c8b7a6d';
 const KEY = 'cache-key';
 const text = ['send', 'text', '-u', 'user-1', '-m', 'Hello'];
 
-/** A config folder of the test's own, as `XDG_CONFIG_HOME`. */
-function configHome(): { env: { XDG_CONFIG_HOME: string }; files: () => string[] } {
-  const home = mkdtempSync(join(workDir, 'xdg-'));
+/** A config folder of the test's own, as `XDG_CONFIG_HOME`, and the token files in it. */
+function configFolder(): { env: { XDG_CONFIG_HOME: string }; files: () => string[] } {
+  const home = configHome();
   const dir = join(home, 'oa', 'tokens');
   const files = () => {
     try {
@@ -36,7 +36,7 @@ describe.concurrent('the token pair kept between commands', { timeout: 90_000 },
     onTestFinished,
   }) => {
     const { mock, env } = await fakeServer(onTestFinished, { apiKey: KEY, apiSecret: SECRET });
-    const config = configHome();
+    const config = configFolder();
     const first = await oa(text, { env: { ...env, ...config.env } });
     const second = await oa([...text.slice(0, -1), 'Again'], { env: { ...env, ...config.env } });
     expect([first.code, second.code, first.stderr, second.stderr]).toEqual([0, 0, '', '']);
@@ -75,7 +75,7 @@ describe.concurrent('the token pair kept between commands', { timeout: 90_000 },
   });
 
   it('another api key or another base URL does not use the pair', async ({ onTestFinished }) => {
-    const config = configHome();
+    const config = configFolder();
     const { mock, env } = await fakeServer(onTestFinished, { apiKey: KEY, apiSecret: SECRET });
     const other = await fakeServer(onTestFinished, { apiKey: 'other-key', apiSecret: SECRET });
     expect((await oa(text, { env: { ...env, ...config.env } })).code).toBe(0);
@@ -94,7 +94,7 @@ describe.concurrent('the token pair kept between commands', { timeout: 90_000 },
 
   it('a kept pair the server refuses is renewed, and the renewed pair kept', async ({ onTestFinished }) => {
     const { mock, env } = await fakeServer(onTestFinished, { apiKey: KEY, apiSecret: SECRET });
-    const config = configHome();
+    const config = configFolder();
     expect((await oa(text, { env: { ...env, ...config.env } })).code).toBe(0);
     const before = readFileSync(config.files()[0] as string, 'utf8');
     mock.expireAccessTokens();

@@ -29,12 +29,11 @@ const SNAPSHOTS = new Set([
   'toThrowErrorMatchingInlineSnapshot',
 ]);
 
-const sources = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sources(path);
-    return /\.tsx?$/.test(entry.name) ? [path] : [];
-  });
+/** Every TypeScript file under test/. */
+const testSources = (): string[] =>
+  readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.tsx?$/.test(file) && !file.includes('node_modules'))
+    .map((file) => join(ROOT, 'test', file));
 
 /** Whether a function between `node` and the file binds `expect` as (part of) a parameter. */
 function boundByParameter(node: ts.Node): boolean {
@@ -85,7 +84,7 @@ function concurrentAndTheirHelpers(): Map<string, string> {
       if (target.startsWith(join(ROOT, 'test')) && target.endsWith('.ts')) add(target);
     }
   };
-  for (const path of sources(join(ROOT, 'test'))) {
+  for (const path of testSources()) {
     if (/\b(describe|it|test)\.concurrent\b|\bconcurrent:\s*true\b/.test(readFileSync(path, 'utf8')))
       add(path);
   }
