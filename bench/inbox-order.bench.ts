@@ -11,11 +11,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { createInbox } from '../src/queue/index.js';
 import type { WebhookEvent } from '../src/webhook/index.js';
-import { fmt, median, report, spawnRedisServer, table } from './support.js';
+import { startRedisServer } from '../test/redis/redis-server.js';
+import { fmt, median, report, table } from './support.js';
 
 const USERS = 200;
 const MESSAGES = 10;
@@ -32,8 +32,8 @@ const stopAll = () => {
 };
 process.on('exit', stopAll);
 
-const { redis: server, url, dir } = await spawnRedisServer();
-children.push(server);
+const redisServer = await startRedisServer();
+const { url } = redisServer;
 const redis = new Redis(url);
 
 // The test's worker: it records each message event and counts it in `handled`.
@@ -100,7 +100,7 @@ for (let r = 1; r <= ROUNDS; r++) {
 await Promise.all(ORDERS.map((order) => inboxes[order].close()));
 await redis.quit();
 stopAll();
-rmSync(dir, { recursive: true, force: true });
+await redisServer.stop();
 
 const ordered = median(rates.sender);
 const unordered = median(rates.none);

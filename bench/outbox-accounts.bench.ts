@@ -21,7 +21,6 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAccounts, OAClient } from '../src/index.js';
@@ -29,7 +28,8 @@ import { createOutbox, type OutboxEntry } from '../src/queue/index.js';
 import { BACKOFF_TYPE, FIRST_BACKOFF_MS } from '../src/queue/outbox-worker.js';
 import { PARK_MS } from '../src/queue/turns.js';
 import { createMockServer } from '../src/testing/index.js';
-import { fmt, median, percentile, report, spawnRedisServer, table } from './support.js';
+import { startRedisServer } from '../test/redis/redis-server.js';
+import { fmt, median, percentile, report, table } from './support.js';
 
 const IDLE_ACCOUNTS = 10_000;
 const ENQUEUE = 100_000;
@@ -43,7 +43,8 @@ const UNBOUND = {
   upload: { max: 1_000_000, windowMs: 60_000 },
 };
 
-const { redis: server, url, dir } = await spawnRedisServer();
+const redisServer = await startRedisServer();
+const { url } = redisServer;
 const admin = new Redis(url);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (i: number) => ({ user_id: `user-${i}`, msg: `message ${i}` });
@@ -343,8 +344,7 @@ const smallP99 = percentile(smallWaits, 0.99);
 const waitGoalMs = SLOT_MS + 2000;
 
 await admin.quit();
-server.kill('SIGKILL');
-rmSync(dir, { recursive: true, force: true });
+await redisServer.stop();
 
 const idleRatio = idleMany / idleOne;
 // Redis's CPU per send with each account's coordination (about 5 commands more a send), and the

@@ -8,9 +8,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
 import { createOutbox, type OutboxEntry } from '../src/queue/index.js';
-import { fmt, report, spawnFakeServer, spawnRedisServer, table } from './support.js';
+import { startRedisServer } from '../test/redis/redis-server.js';
+import { fmt, report, spawnFakeServer, table } from './support.js';
 
 const LIMIT = { max: 1250, windowMs: 10_000 };
 const SENDS = 10_000;
@@ -24,8 +24,8 @@ const stopAll = () => {
 };
 process.on('exit', stopAll);
 
-const { redis, url: redisUrl, dir } = await spawnRedisServer();
-children.push(redis);
+const redisServer = await startRedisServer();
+const redisUrl = redisServer.url;
 
 // The fake in its own process; at the end it reports when each send arrived and the 429s.
 const { server, url: baseUrl } = await spawnFakeServer(LIMIT, true);
@@ -67,7 +67,7 @@ server.stdout.on('data', (chunk: Buffer) => {
 server.stdin.end();
 await once(server, 'exit');
 stopAll();
-rmSync(dir, { recursive: true, force: true });
+await redisServer.stop();
 const { sent, rejected } = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as {
   sent: number[];
   rejected: number;

@@ -4,11 +4,10 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -174,28 +173,6 @@ export async function spawnFakeServer(
 }
 
 /**
- * A redis-server of its own (`REDIS_SERVER`, else the one on PATH) on a free loopback port, no
- * persistence, its files in a new temp dir (the caller removes `dir`); resolves once it is ready.
- */
-export async function spawnRedisServer(): Promise<{ redis: ChildProcess; url: string; dir: string }> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-  const dir = mkdtempSync(join(tmpdir(), 'oa-bench-redis-'));
-  const redis = spawn(
-    process.env.REDIS_SERVER ?? 'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  for await (const chunk of redis.stdout) if (String(chunk).includes('Ready to accept connections')) break;
-  redis.stdout.resume();
-  return { redis, url: `redis://127.0.0.1:${port}`, dir };
-}
-
-/**
  * The load of the webhook benches: `connections` kept busy for `seconds` a round, `rounds` rounds
  * interleaved between the receivers (the median of their ratios is the figure: more rounds, less of
  * the machine's noise in it).
@@ -274,4 +251,50 @@ export async function load(
     p99: result.latency.p99,
     bad: result.non2xx + result.errors,
   };
+}
+
+/**
+ * Holds each process of `pids` to `cores` of a CPU (a cgroup of its own with a CPU quota, as a host of
+ * that size would): what lets one machine show how a load spreads over Redis processes that each have
+ * a budget of their own. Needs a writable cgroup CPU controller (v2 at /sys/fs/cgroup, or v1's `cpu`),
+ * as root has on most Linux machines; else resolves with why not. `release()` lifts the budgets.
+ */
+export function cpuBudget(
+  pids: readonly number[],
+  cores: number,
+): { release(): void } | { unavailable: string } {
+  const PERIOD_US = 100_000;
+  const quota = Math.max(1000, Math.round(cores * PERIOD_US));
+  const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+  const root = v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/cpu';
+  const made: string[] = [];
+  const release = () => {
+    for (const dir of made) {
+      // Back to the root group, then the empty group removed.
+      try {
+        for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean))
+          writeFileSync(join(root, 'cgroup.procs'), pid);
+        rmdirSync(dir);
+      } catch {}
+    }
+  };
+  try {
+    if (v2 && !readFileSync(join(root, 'cgroup.subtree_control'), 'utf8').includes('cpu'))
+      writeFileSync(join(root, 'cgroup.subtree_control'), '+cpu');
+    for (const pid of pids) {
+      const dir = join(root, `oa-bench-${pid}`);
+      mkdirSync(dir);
+      made.push(dir);
+      if (v2) writeFileSync(join(dir, 'cpu.max'), `${quota} ${PERIOD_US}`);
+      else {
+        writeFileSync(join(dir, 'cpu.cfs_period_us'), String(PERIOD_US));
+        writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(quota));
+      }
+      writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+    }
+    return { release };
+  } catch (error) {
+    release();
+    return { unavailable: `no CPU budget per process here (${(error as Error).message})` };
+  }
 }
