@@ -1,8 +1,9 @@
 /**
  * Outbox throughput on a Redis Cluster (3 masters, on loopback) beside a single redis-server: queued
  * sends drained by workers in this process, against the fake OA server in its own process (no quota to
- * wait for: the queue is what is measured). With 1 account (one queue) and with 100 accounts (a queue
- * each, which a cluster spreads over its masters). Like for like: no persistence and no replica on
+ * wait for: the queue is what is measured). With 1 account (one queue), with 100 accounts of a queue
+ * each, and with 100 accounts in one outbox of several queues (`shards`): the cluster spreads the
+ * queues over its masters. Like for like: no persistence and no replica on
  * either (a replica costs a single Redis as much as a cluster's master: on one machine its CPU is taken
  * from the rest, about 14% of a single Redis's throughput on 2 cores).
  *
@@ -16,7 +17,7 @@
  */
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { OAClient } from '../src/index.js';
+import { createAccounts, OAClient } from '../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../src/queue/index.js';
 import { startRedisCluster } from '../test/redis/redis-cluster.js';
 import { startRedisServer } from '../test/redis/redis-server.js';
@@ -29,34 +30,56 @@ const ROUNDS = 7;
 const BUDGET_ROUNDS = 5;
 const BUDGET_CORES = 0.08;
 const GOAL_ONE = 0.9;
-const ACCOUNTS = [1, 100] as const;
+/** One account's queue; 100 accounts, a queue each; 100 accounts in one outbox of SHARDS queues. */
+const CASES = ['1 account', '100 queues', '100 accounts, 1 outbox'] as const;
+type Case = (typeof CASES)[number];
+const SHARDS = 8;
+const MANY = 100;
 
 const single = await startRedisServer();
 const cluster = await startRedisCluster({ appendonly: false, replicas: 0 });
-const { server, url: baseUrl } = await spawnFakeServer({ max: 1_000_000, windowMs: 1_000 }, false);
+const UNBOUND = { general: { max: 1_000_000, windowMs: 1_000 } };
+const { server, url: baseUrl } = await spawnFakeServer(UNBOUND.general, false);
 const client = new OAClient({
   baseUrl,
   apiKey: 'test-api-key',
   apiSecret: 'test-api-secret',
-  rateLimit: { general: { max: 1_000_000, windowMs: 1_000 } },
+  rateLimit: UNBOUND,
 });
+// The accounts of the one outbox, served by a fake of their own, each logged in before any drain.
+const many = await spawnFakeServer(UNBOUND.general, false, MANY);
+const accounts = createAccounts({
+  credentials: (id) => {
+    const i = id.slice('acct-'.length);
+    return { apiKey: `key-${i}`, apiSecret: `secret-${i}-abcdefgh` };
+  },
+  clientOptions: { baseUrl: many.url, rateLimit: UNBOUND },
+});
+await Promise.all(Array.from({ length: MANY }, (_, i) => accounts.client(`acct-${i}`).generateToken()));
 
 let run = 0;
 /**
- * Sends per second: `accounts` queues of SENDS / accounts sends each, all drained at once, until the
- * workers have told every outcome (their events: no polling of Redis beside the drain).
+ * Sends per second of one case: SENDS sends queued, then drained at once (CONCURRENCY jobs in flight
+ * in all), until the workers have told every outcome (their events: no polling of Redis beside the
+ * drain).
  */
-async function drain(url: string, accounts: number): Promise<number> {
+async function drain(url: string, what: Case): Promise<number> {
   run++;
-  const outboxes: Outbox[] = Array.from({ length: accounts }, (_, i) =>
-    createOutbox({ connection: { url }, name: `bench-${run}-${i}` }),
-  );
-  const per = SENDS / accounts;
+  const outboxes: Outbox[] =
+    what === '100 accounts, 1 outbox'
+      ? [createOutbox({ connection: { url }, name: `bench-${run}`, shards: SHARDS })]
+      : Array.from({ length: what === '1 account' ? 1 : MANY }, (_, i) =>
+          createOutbox({ connection: { url }, name: `bench-${run}-${i}` }),
+        );
+  const per = SENDS / outboxes.length;
   await Promise.all(
     outboxes.map((outbox, a) => {
       function* sends(): Generator<OutboxEntry> {
         for (let i = 0; i < per; i++) {
-          yield { method: 'sendText', params: { user_id: `u-${i}`, msg: `m ${i}` }, key: `k-${a}-${i}` };
+          const params = { user_id: `u-${i}`, msg: `m ${i}` };
+          yield what === '100 accounts, 1 outbox'
+            ? { method: 'sendText', params, key: `k-${i}`, account: `acct-${i % MANY}` }
+            : { method: 'sendText', params, key: `k-${a}-${i}` };
         }
       }
       return outbox.addMany(sends());
@@ -72,8 +95,10 @@ async function drain(url: string, accounts: number): Promise<number> {
   };
   const started = performance.now();
   const workers = outboxes.map((outbox) =>
-    outbox
-      .work({ client, concurrency: Math.max(1, Math.round(CONCURRENCY / accounts)) })
+    (what === '100 accounts, 1 outbox'
+      ? outbox.work({ accounts, concurrency: CONCURRENCY / SHARDS })
+      : outbox.work({ client, concurrency: Math.max(1, Math.round(CONCURRENCY / outboxes.length)) })
+    )
       .on('delivered', count)
       .on('failed', count)
       .on('unknown', count),
@@ -105,7 +130,7 @@ const processedBy = () =>
 /** One part's figures: rates by `single 1`, `cluster 100` ..., each cluster drain's busiest master's share. */
 interface Part {
   rates: Record<string, number[]>;
-  busiest: Record<number, number[]>;
+  busiest: Record<string, number[]>;
 }
 
 // Interleaved rounds, single Redis and cluster for each account count, the one that goes first taking
@@ -113,29 +138,29 @@ interface Part {
 // rounds' ratios is the figure, the median rates are shown beside it. One drain of each first, not
 // counted: the first drain of a process is slower (code not yet optimised, scripts not yet loaded).
 async function measure(name: string, rounds: number): Promise<Part> {
-  const part: Part = { rates: {}, busiest: { 1: [], 100: [] } };
-  for (const accounts of ACCOUNTS) {
-    await drain(single.url, accounts);
-    await drain(cluster.url, accounts);
+  const part: Part = { rates: {}, busiest: {} };
+  for (const what of CASES) {
+    await drain(single.url, what);
+    await drain(cluster.url, what);
   }
   for (let round = 0; round < rounds; round++) {
-    for (const accounts of ACCOUNTS) {
+    for (const what of CASES) {
       const pair = [
         ['single', single.url],
         ['cluster', cluster.url],
       ] as const;
       for (const [redis, url] of round % 2 === 0 ? pair : [...pair].reverse()) {
         const before = redis === 'cluster' ? await processedBy() : [];
-        const rate = await drain(url, accounts);
+        const rate = await drain(url, what);
         if (redis === 'cluster') {
           const after = await processedBy();
           const counted = after.map((n, i) => n - (before[i] ?? 0));
           const total = counted.reduce((sum, n) => sum + n, 0);
-          part.busiest[accounts]?.push(Math.max(...counted) / total);
+          part.busiest[what] = [...(part.busiest[what] ?? []), Math.max(...counted) / total];
         }
-        const key = `${redis} ${accounts}`;
+        const key = `${redis} ${what}`;
         part.rates[key] = [...(part.rates[key] ?? []), rate];
-        console.log(`${name}, round ${round + 1}: ${redis}, ${accounts} account(s): ${fmt(rate)} sends/s`);
+        console.log(`${name}, round ${round + 1}: ${redis}, ${what}: ${fmt(rate)} sends/s`);
       }
     }
   }
@@ -150,112 +175,123 @@ if ('release' in budget) budget.release();
 
 await Promise.all([...masters, singleNode].map((node) => node.quit()));
 await client.close();
-server.stdin.end();
-await once(server, 'exit');
+await accounts.close();
+for (const fake of [server, many.server]) {
+  fake.stdin.end();
+  await once(fake, 'exit');
+}
 await cluster.stop();
 await single.stop();
 
 const m = (part: Part, key: string) => median(part.rates[key] ?? []);
 /** The median of each round's cluster over single (the pairs ran back to back), as the other benches. */
-const paired = (part: Part, accounts: number) =>
+const paired = (part: Part, what: Case) =>
   median(
-    (part.rates[`cluster ${accounts}`] ?? []).map(
-      (rate, i) => rate / (part.rates[`single ${accounts}`]?.[i] ?? rate),
+    (part.rates[`cluster ${what}`] ?? []).map(
+      (rate, i) => rate / (part.rates[`single ${what}`]?.[i] ?? rate),
     ),
   );
-const busiestShare = (part: Part, accounts: number) =>
-  `${Math.round(100 * median(part.busiest[accounts] ?? []))}%`;
-const roundsOf = (part: Part, accounts: number) =>
-  (part.rates[`single ${accounts}`] ?? [])
-    .map((rate, i) => `${fmt(rate)} / ${fmt(part.rates[`cluster ${accounts}`]?.[i] ?? 0)}`)
+const busiestShare = (part: Part, what: Case) => `${Math.round(100 * median(part.busiest[what] ?? []))}%`;
+const roundsOf = (part: Part, what: Case) =>
+  (part.rates[`single ${what}`] ?? [])
+    .map((rate, i) => `${fmt(rate)} / ${fmt(part.rates[`cluster ${what}`]?.[i] ?? 0)}`)
     .join(', ');
 const partTable = (part: Part) =>
   table(
-    ['accounts', 'single Redis', 'Redis Cluster', "cluster / single (the rounds' ratios)", 'of the medians'],
-    ACCOUNTS.map((accounts) => [
-      String(accounts),
-      `${fmt(m(part, `single ${accounts}`))}/s`,
-      `${fmt(m(part, `cluster ${accounts}`))}/s`,
-      paired(part, accounts).toFixed(2),
-      (m(part, `cluster ${accounts}`) / m(part, `single ${accounts}`)).toFixed(2),
+    [
+      'drained',
+      'single Redis',
+      'Redis Cluster',
+      "cluster / single (the rounds' ratios)",
+      'of the medians',
+      "busiest master's share of the commands",
+    ],
+    CASES.map((what) => [
+      what,
+      `${fmt(m(part, `single ${what}`))}/s`,
+      `${fmt(m(part, `cluster ${what}`))}/s`,
+      paired(part, what).toFixed(2),
+      (m(part, `cluster ${what}`) / m(part, `single ${what}`)).toFixed(2),
+      busiestShare(part, what),
     ]),
-    '---:|---:|---:|---:|---:',
+    '---|---:|---:|---:|---:|---:',
   );
-const partDetails = (part: Part) => [
-  `Rounds, single / cluster sends/s: 1 account ${roundsOf(part, 1)}; 100 accounts ${roundsOf(part, 100)}.`,
-  `The busiest master's share of the commands of a cluster drain (\`total_commands_processed\` of each, median`,
-  `of the rounds): ${busiestShare(part, 1)} with 1 account, ${busiestShare(part, 100)} with 100 (of 3 masters).`,
-];
+const partRounds = (part: Part) =>
+  `Rounds, single / cluster sends/s: ${CASES.map((what) => `${what} ${roundsOf(part, what)}`).join('; ')}.`;
 
-const one = paired(free, 1);
-const grown = held ? paired(held, 100) : undefined;
+const one = paired(free, '1 account');
+const budgetRow = (what: Case, label: string) =>
+  held
+    ? {
+        figure: `outbox sends/s on a Redis Cluster (3 masters), ${label}, each Redis held to ${BUDGET_CORES} of a core`,
+        sdk: `${fmt(m(held, `cluster ${what}`))}/s`,
+        baseline: `${fmt(m(held, `single ${what}`))}/s single Redis`,
+        ratio: paired(held, what).toFixed(2),
+        goal: '> 1 (grows with the masters)',
+        pass: paired(held, what) > 1,
+      }
+    : {
+        figure: `outbox sends/s on a Redis Cluster (3 masters), ${label}, each Redis held to a CPU budget`,
+        sdk: 'not measured',
+        baseline: 'not measured',
+        ratio: '-',
+        goal: '> 1 (grows with the masters)',
+        pass: false,
+      };
 report({
   title: 'Outbox on a Redis Cluster beside a single Redis',
   command: 'npx tsx bench/cluster.bench.ts',
   rows: [
     {
       figure: `outbox sends/s on a Redis Cluster (3 masters), 1 account, ${fmt(SENDS)} sends`,
-      sdk: `${fmt(m(free, 'cluster 1'))}/s`,
-      baseline: `${fmt(m(free, 'single 1'))}/s single Redis`,
+      sdk: `${fmt(m(free, 'cluster 1 account'))}/s`,
+      baseline: `${fmt(m(free, 'single 1 account'))}/s single Redis`,
       ratio: one.toFixed(2),
       goal: `>= ${GOAL_ONE}`,
       pass: one >= GOAL_ONE,
     },
     {
-      figure: `outbox sends/s on a Redis Cluster (3 masters), 100 accounts, ${fmt(SENDS)} sends`,
-      sdk: `${fmt(m(free, 'cluster 100'))}/s`,
-      baseline: `${fmt(m(free, 'single 100'))}/s single Redis`,
-      ratio: paired(free, 100).toFixed(2),
+      figure: `outbox sends/s on a Redis Cluster (3 masters), 100 accounts in one outbox of ${SHARDS} shards, ${fmt(SENDS)} sends`,
+      sdk: `${fmt(m(free, 'cluster 100 accounts, 1 outbox'))}/s`,
+      baseline: `${fmt(m(free, 'single 100 accounts, 1 outbox'))}/s single Redis`,
+      ratio: paired(free, '100 accounts, 1 outbox').toFixed(2),
     },
-    held && grown !== undefined
-      ? {
-          figure: `outbox sends/s on a Redis Cluster (3 masters), 100 accounts, each Redis held to ${BUDGET_CORES} of a core`,
-          sdk: `${fmt(m(held, 'cluster 100'))}/s`,
-          baseline: `${fmt(m(held, 'single 100'))}/s single Redis`,
-          ratio: grown.toFixed(2),
-          goal: '> 1 (grows with the masters)',
-          pass: grown > 1,
-        }
-      : {
-          figure:
-            'outbox sends/s on a Redis Cluster (3 masters), 100 accounts, each Redis held to a CPU budget',
-          sdk: 'not measured',
-          baseline: 'not measured',
-          ratio: '-',
-          goal: '> 1 (grows with the masters)',
-          pass: false,
-        },
+    budgetRow('100 accounts, 1 outbox', `100 accounts in one outbox of ${SHARDS} shards`),
+    budgetRow('100 queues', '100 accounts, a queue each'),
   ],
   details: [
-    `${fmt(SENDS)} texts queued with \`outbox.addMany\`, then drained by \`outbox.work\` in this process (concurrency`,
-    `${CONCURRENCY} in all: one worker of ${CONCURRENCY} for 1 account; for 100 accounts a queue each, with a worker`,
-    'of concurrency 1 each), against the fake OA server in its own process without a quota, until the',
-    "workers have told every job's outcome (their events: nothing polls Redis beside the drain). The",
-    'cluster: 3 masters on loopback; the single Redis: one redis-server; like for like, neither persists',
-    'nor has a replica (a replica costs either the same: on one machine it takes CPU from the rest).',
-    `Interleaved rounds (which of the two goes first alternates), after one drain of each not counted (the`,
-    "first of a process is slower): the median rates, and the median of the rounds' own ratios (cluster",
-    'over single, each pair run back to back).',
+    `${fmt(SENDS)} texts queued with \`outbox.addMany\`, then drained by \`outbox.work\` in this process, ${CONCURRENCY} jobs`,
+    'in flight in all, against the fake OA server in its own process without a quota, until the workers',
+    "have told every job's outcome (their events: nothing polls Redis beside the drain). Drained: 1 account",
+    `(one queue, one worker of concurrency ${CONCURRENCY}); 100 queues (an outbox each, of one account, each with a`,
+    `worker of concurrency 1); 100 accounts in one outbox (\`createOutbox({ shards: ${SHARDS} })\`, one`,
+    `\`outbox.work({ accounts, concurrency: ${CONCURRENCY / SHARDS} })\`: ${CONCURRENCY / SHARDS} jobs per shard, every account logged in first).`,
+    'The cluster: 3 masters on loopback; the single Redis: one redis-server; like for like, neither persists',
+    'nor has a replica (a replica costs either the same: on one machine it takes CPU from the rest), and',
+    'the same outboxes on both. Interleaved rounds (which of the two goes first alternates), after one',
+    "drain of each not counted (the first of a process is slower): the median rates, the median of the rounds'",
+    "own ratios (cluster over single, each pair run back to back), and the busiest master's share of a cluster",
+    "drain's commands (`total_commands_processed` of each master, median of the rounds).",
     '',
     `**Each Redis process free to use the machine's cores** (${ROUNDS} rounds): what the cluster costs. Every Redis`,
-    "process, the workers and the fake share this machine's 2 cores, so the cluster's masters cannot add CPU",
+    "process, the workers and the fakes share this machine's 2 cores, so the cluster's masters cannot add CPU",
     'here.',
     '',
     partTable(free),
     '',
-    ...partDetails(free),
+    partRounds(free),
     '',
     held
       ? [
           `**Each Redis process held to ${BUDGET_CORES} of a core** (a cgroup CPU quota each: the single redis-server and`,
           `each master, as hosts of that size would be; ${BUDGET_ROUNDS} rounds): Redis, not the shared cores, bounds the`,
           "drain, and the cluster's 3 masters have 3 budgets where the single Redis has one. One queue is one",
-          'hash tag, on one master: 1 account drains as on a single Redis. 100 queues spread over the masters,',
-          'and the throughput grows with them.',
+          'hash tag, on one master: 1 account drains as on a single Redis. The queues of 100 accounts (a queue',
+          `each, or the ${SHARDS} shards of one outbox) spread over the masters, and the throughput grows with them.`,
           '',
           partTable(held),
           '',
-          ...partDetails(held),
+          partRounds(held),
         ].join('\n')
       : `**Each Redis process held to a CPU budget**: not measured (${'unavailable' in budget ? budget.unavailable : ''}).`,
   ].join('\n'),

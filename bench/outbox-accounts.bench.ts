@@ -478,9 +478,9 @@ report({
     "the progress poll included); each account's coordination adds a limiter slot taken and ended, about",
     `5 commands more: some ${fmt(redisMsPerSend, 3)} ms in all. A Redis master runs its commands on one core, so`,
     `${fmt(fleetRate)} sends a second keep about ${fmt(redisCores, 1)} such cores busy: ${fmt(masters)} masters, each kept under half`,
-    "busy, on cores like this machine's (measure yours: a server's cores are often faster). One outbox is",
-    'one BullMQ queue, on one master (its keys share one hash tag on a Cluster): the fleet splits its',
-    'accounts over as many outboxes (a name per shard, e.g. a hash of the account id), at least one per',
-    "master, each account's coordination keys on the master of their own tag.",
+    "busy, on cores like this machine's (measure yours: a server's cores are often faster). One BullMQ",
+    'queue lives on one master (its keys share one hash tag on a Cluster): the outbox keeps its accounts',
+    "in `shards` queues (8 by default on a Cluster), so give it at least a few per master; each account's",
+    'coordination keys are on the master of their own tag.',
   ].join('\n'),
 });

@@ -142,11 +142,14 @@ export function firstLine(child: ChildProcess): Promise<string> {
 /**
  * The fake OA server in a process of its own, enforcing `general` in a sliding window. Ending its
  * stdin closes it; with `reportAtEnd`, it first prints one JSON line: when each delivery arrived
- * (`sent`, ms since the epoch) and how many requests it answered 429 (`rejected`).
+ * (`sent`, ms since the epoch) and how many requests it answered 429 (`rejected`). With `accounts`, it
+ * serves that many accounts instead of its default one: `acct-<i>`, api key `key-<i>`, secret
+ * `secret-<i>-abcdefgh`.
  */
 export async function spawnFakeServer(
   general: { max: number; windowMs: number },
   reportAtEnd = false,
+  accounts = 0,
 ): Promise<{
   server: ChildProcess & { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream };
   url: string;
@@ -162,7 +165,10 @@ export async function spawnFakeServer(
       '--input-type=module',
       '-e',
       `import { createMockServer } from ${JSON.stringify(new URL('../src/testing/index.ts', import.meta.url).href)};
-       const mock = await createMockServer({ rateLimit: { general: ${JSON.stringify(general)}, mode: 'sliding' } });
+       const mock = await createMockServer({
+         rateLimit: { general: ${JSON.stringify(general)}, mode: 'sliding' },
+         ${accounts > 0 ? `accounts: Array.from({ length: ${accounts} }, (_, i) => ({ username: 'acct-' + i, apiKey: 'key-' + i, apiSecret: 'secret-' + i + '-abcdefgh' })),` : ''}
+       });
        console.log(mock.url);
        process.stdin.on('end', async () => { ${atEnd} await mock.close(); }).resume();`,
     ],

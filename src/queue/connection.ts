@@ -108,6 +108,11 @@ export class QueueConnection {
     });
   }
 
+  /** Whether it is a Redis Cluster's: a `Cluster` given, or a URL of several nodes. */
+  get isCluster(): boolean {
+    return this.#producer.isCluster;
+  }
+
   /**
    * The BullMQ name of the queue `name` on this connection: `{name}` on a Redis Cluster (one hash slot
    * per queue), `name` on a single Redis (see `queueKeyName`).

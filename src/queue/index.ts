@@ -38,13 +38,13 @@ export {
   type OutboxMethod,
   type OutboxParams,
 } from './methods.js';
-export {
-  createOutbox,
-  type Outbox,
-  type OutboxAccountOption,
-  type OutboxOptions,
-  type OutboxWorker,
-  type OutboxWorkOptions,
-} from './outbox.js';
+export { createOutbox } from './outbox.js';
+export type {
+  Outbox,
+  OutboxAccountOption,
+  OutboxOptions,
+  OutboxWorker,
+  OutboxWorkOptions,
+} from './outbox-types.js';
 export type { OutboxError, OutboxJobData } from './outbox-worker.js';
 export type { SendRecord } from './record.js';

@@ -1,7 +1,6 @@
 /** `createOutbox`: sends queued in Redis (BullMQ), each delivered at most once across crashes. */
 import type { Job } from 'bullmq';
 import * as z from 'zod/mini';
-import type { OAAccounts } from '../accounts/accounts.js';
 import type { OAClient } from '../client.js';
 import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
@@ -11,36 +10,31 @@ import { jobTraceOptions } from '../telemetry/jobs.js';
 import {
   cancelJob,
   type OutboxAddResult,
-  type OutboxCancelResult,
-  type OutboxWaitOptions,
   openKeys,
   storedAlready,
   type WaitSource,
   waitForJobs,
 } from './campaign.js';
-import { QueueConnection, type QueueConnectionOptions, queueConnection } from './connection.js';
+import { QueueConnection, queueConnection } from './connection.js';
 import {
   type OutboxCounts,
   OutboxEmitter,
-  type OutboxEventName,
   type OutboxJobEvent,
   type OutboxJobStatus,
-  type OutboxListener,
   type OutboxState,
   OutboxSubscription,
   reportOutcomes,
 } from './events.js';
 import { loadBullMQ } from './load.js';
-import {
-  checkEntry,
-  checkKeyText,
-  jobIdOf,
-  keyOfJobId,
-  type OutboxAddOptions,
-  type OutboxEntry,
-  type OutboxMethod,
-  type OutboxParams,
-} from './methods.js';
+import { checkEntry, checkKeyText, jobIdOf, keyOfJobId, type OutboxEntry } from './methods.js';
+import { shardedOutbox, shardName } from './outbox-shards.js';
+import type {
+  Outbox,
+  OutboxAccountOption,
+  OutboxOptions,
+  OutboxWorker,
+  OutboxWorkOptions,
+} from './outbox-types.js';
 import {
   BACKOFF_TYPE,
   endedUnknown,
@@ -68,165 +62,9 @@ import {
   release,
 } from './turns.js';
 
-/** Options of {@link createOutbox}. */
-export interface OutboxOptions {
-  /** Where the queue lives. */
-  connection: QueueConnectionOptions;
-  /**
-   * The BullMQ queue's name: processes with the same connection and name share one outbox. On a Redis
-   * Cluster BullMQ keeps it as `{name}` (a hash tag: one slot per queue), unless it holds a hash tag
-   * already.
-   * @default 'oa-outbox'
-   */
-  name?: string | undefined;
-  /**
-   * How long a delivered, failed or unknown job (and so its key) is kept: adding its key again within
-   * this window keeps the one job. Rounded up to whole seconds.
-   * @default 604_800_000 (7 days)
-   */
-  retentionMs?: number | undefined;
-  /**
-   * How many times a job is run, in all. A run calls the worker's client, which spends its own retry
-   * budget first (`maxRetries`, `maxBusyWaitMs`); a job whose client then reports it not sent (a 429 or
-   * `JOB_BUSY` past `maxBusyWaitMs`, a refused connection, Redis unreachable) is run again later, with
-   * exponential backoff from 1 s and never sooner than a 429's `Retry-After`. Anything else ends it
-   * (`delivered`, `failed`, `unknown`).
-   * @default 12
-   */
-  attempts?: number | undefined;
-}
-
-/** Options of `outbox.work`: `client`, `accounts`, or both. */
-export interface OutboxWorkOptions {
-  /**
-   * The client that sends the jobs added without `account` (give it `createRedisCoordination` so
-   * that every worker shares the quota).
-   * @default undefined (jobs without an account are not taken: another worker's)
-   */
-  client?: OAClient | undefined;
-  /**
-   * The accounts (`createAccounts`) whose clients send the jobs added with `account`: one worker
-   * serves every account, in turns (give `clientOptions.coordination` so that every worker shares
-   * each account's quota).
-   * @default undefined (jobs with an account are not taken)
-   */
-  accounts?: Pick<OAAccounts, 'client'> | undefined;
-  /**
-   * With `client` (not `accounts`): the one account whose jobs this worker sends, with `client` as that
-   * account's client (e.g. `oa outbox work --account`). It takes that account's turns only.
-   * @default undefined
-   */
-  account?: string | undefined;
-  /**
-   * How many jobs this worker runs at once (with `accounts`: an account's jobs waiting for its quota
-   * count too, at most 3 per account across every worker).
-   * @default 1
-   */
-  concurrency?: number | undefined;
-  /**
-   * How long a job stays with a worker that stopped renewing its lock (it died, or was stopped) before
-   * another running worker takes it, at most: its lock is four fifths of it (renewed every two fifths),
-   * and every worker looks for jobs whose lock expired every fifth of it. Between the lock's expiry and
-   * that check the job is `orphaned`.
-   * @default 30_000
-   */
-  lockDurationMs?: number | undefined;
-}
-
-/** A running worker of an outbox. */
-export interface OutboxWorker {
-  /**
-   * Listens to the outcomes of this worker's jobs, each reported once its state is stored.
-   * @example worker.on('failed', (e) => log.warn(`${e.key}: ${e.error.message}`))
-   */
-  on<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
-  /** Removes a listener added with `on`. */
-  off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
-  /** Waits for the jobs it is running to end, then stops. Safe to call twice. */
-  close(): Promise<void>;
-}
-
-/**
- * An outbox: add sends, watch them, run workers. See {@link createOutbox}. `add`, `addMany`, `get` and
- * `counts` reject with `OAConnectionError` when Redis cannot be reached (not connected within 5 s, a
- * lost connection, no answer within 5 s) instead of waiting for it; a rejected `add` may still have
- * been stored (add the key again: it keeps one job). Workers wait through a reconnection.
- */
-export interface Outbox {
-  /**
-   * Queues one send under `key`; resolves once stored, or once found known (a key is stored once), and
-   * says which: `{ added: 1, known: 0 }` or `{ added: 0, known: 1 }`.
-   */
-  add<M extends OutboxMethod>(
-    method: M,
-    params: OutboxParams<M>,
-    options: OutboxAddOptions,
-  ): Promise<OutboxAddResult>;
-  /**
-   * Queues many sends, stored in chunks of 1,000 (no one huge command). An array is checked whole
-   * before anything is stored; another iterable is read and stored chunk by chunk (a bad entry stops
-   * it there: the chunks before stay stored, and adding them again keeps one job per key). Resolves
-   * with how many jobs it stored and which keys were already known. Known is read just before each
-   * chunk is stored: a key added by another process at that very moment may be counted added by both.
-   */
-  addMany(entries: Iterable<OutboxEntry>): Promise<OutboxAddResult>;
-  /** Starts a worker in this process. */
-  work(options: OutboxWorkOptions): OutboxWorker;
-  /**
-   * Jobs per state; agrees with `get` over all keys. `active` counts live work only: a job whose worker
-   * stopped renewing its lock (it died) is `orphaned` until another worker takes it (within
-   * `lockDurationMs`); `orphaned` is there only when some are.
-   */
-  counts(options?: OutboxAccountOption): Promise<OutboxCounts>;
-  /** The job of `key` (of `account`), or `undefined` for a key never added or past its retention. */
-  get(key: string, options?: OutboxAccountOption): Promise<OutboxJobStatus | undefined>;
-  /**
-   * Waits for jobs to end (`delivered`, `failed` or `unknown`) and resolves with their final states, by
-   * key, as `get` gives them: `keys` (each must be known: else `OAValidationError`), or `'all'`: every
-   * job not final at the call. A key already final resolves at once; the others as their outcomes are
-   * told (the events of `on`). An event can be missed, so the keys still open are also read again every
-   * `recheckMs` (5 s): a missed outcome delays the wait by at most that, never holds it; a key cancelled
-   * meanwhile is left out of the result. Rejects with `OATimeoutError` (naming how many keys are still
-   * open) after `timeoutMs`, with `OAAbortError` when `signal` aborts, with `OAConnectionError` when
-   * the outbox is closed: each ends every part of the wait at once, its reads of Redis included (a
-   * Redis that does not answer cannot hold it), and clears its timers.
-   * @example const states = await outbox.waitFor('all', { timeoutMs: 3_600_000 });
-   */
-  waitFor(
-    keys: Iterable<string> | 'all',
-    options?: OutboxWaitOptions & OutboxAccountOption,
-  ): Promise<Map<string, OutboxJobStatus>>;
-  /**
-   * Removes the job of `key` if it is not sent yet (`waiting` or `delayed`): it is never sent, and its key
-   * is free again. An `active` job (a worker is sending it) or a final one is kept, and the result
-   * says its state.
-   */
-  cancel(key: string, options?: OutboxAccountOption): Promise<OutboxCancelResult>;
-  /**
-   * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
-   * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
-   * outcomes reported from about then on. Events tell what happened as it happens; a listener that was
-   * not running misses them, and `counts` and `get` remain the record.
-   * @example outbox.on('delivered', (e) => console.log(`${e.key} delivered`))
-   */
-  on<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
-  /** Removes a listener added with `on`. */
-  off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
-  /** Closes its workers, its listeners' reader, its queue and the connections it opened. Safe to call twice. */
-  close(): Promise<void>;
-}
-
-/** Which account's jobs `get`, `counts`, `cancel` and `waitFor` are about. */
-export interface OutboxAccountOption {
-  /**
-   * The account the keys were added with (`add(..., { key, account })`): keys are unique per account.
-   * `counts({ account })` reads each of its jobs kept (one step per job).
-   * @default undefined (the jobs added without an account; `counts()`: every job of the outbox)
-   */
-  account?: string | undefined;
-}
-
 const CHUNK = 1000;
+/** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
+const CLUSTER_SHARDS = 8;
 const DAY_MS = 86_400_000;
 
 const OUTBOX_NEEDS = 'createOutbox needs { connection }';
@@ -235,7 +73,14 @@ const WORK_NEEDS =
 
 /** What {@link OutboxOptions} takes, checked once by `createOutbox`. */
 const OutboxOptionsSchema = optionsOf(
-  { connection: queueConnection('createOutbox'), ...QUEUE_RULES },
+  {
+    connection: queueConnection('createOutbox'),
+    ...QUEUE_RULES,
+    shards: checked(
+      (v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 1024,
+      'must be a whole number from 1 to 1,024',
+    ),
+  },
   OUTBOX_NEEDS,
 );
 
@@ -282,7 +127,27 @@ const WorkOptionsSchema = optionsOf(
 export function createOutbox(options: OutboxOptions): Outbox {
   checkConfig(OutboxOptionsSchema, options, 'createOutbox');
   const connection = new QueueConnection(options.connection, 'createOutbox');
+  const shards = options.shards ?? (connection.isCluster ? CLUSTER_SHARDS : 1);
   const name = options.name ?? 'oa-outbox';
+  if (shards === 1) return outboxOn(connection, options, name, true);
+  // Each shard an outbox of its own queue; the producer's and the workers' command connections shared.
+  return shardedOutbox(
+    Array.from({ length: shards }, (_, i) => outboxOn(connection, options, shardName(name, i), false)),
+    (workOptions) => checkConfig(WorkOptionsSchema, workOptions, 'outbox.work'),
+    () => connection.close(),
+  );
+}
+
+/**
+ * The outbox of the queue `name` on `connection` (its options checked); `close()` closes the connection
+ * too when `ownsConnection` (a shard's is closed by its sharded outbox, once every shard is closed).
+ */
+function outboxOn(
+  connection: QueueConnection,
+  options: OutboxOptions,
+  name: string,
+  ownsConnection: boolean,
+): Outbox {
   const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
   const attempts = Math.ceil(options.attempts ?? 12);
   const keyPrefix = `bull:${connection.queueName(name)}:`;
@@ -644,7 +509,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
       waits.closeAll();
       if (queue.closed) return;
       await Promise.all([queue.close(), subscription.close()]);
-      await connection.close();
+      if (ownsConnection) await connection.close();
     },
   };
   rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts', 'cancel', 'waitFor'], (e) =>
