@@ -71,7 +71,8 @@ export interface OutboxWorkOptions {
   account?: string | undefined;
   /**
    * How many jobs this worker runs at once (with `accounts`: an account's jobs waiting for its quota
-   * count too, at most 3 per account across every worker).
+   * count too, at most 3 per account across every worker), on each of the outbox's queues (`shards`)
+   * that it works.
    * @default 1
    */
   concurrency?: number | undefined;
