@@ -10,6 +10,7 @@ import type { OutboxAddResult } from './campaign.js';
 import type { OutboxCounts, OutboxJobStatus } from './events.js';
 import { checkEntry, type OutboxEntry } from './methods.js';
 import type { Outbox, OutboxWorker, OutboxWorkOptions } from './outbox-types.js';
+import { CHUNK, chunksOf } from './shared.js';
 
 /** The BullMQ queue name of shard `index` of the outbox `name`: the first keeps `name` itself. */
 export function shardName(name: string, index: number): string {
@@ -32,9 +33,6 @@ function shardOf(account: unknown, count: number): number {
 
 /** The `account` option of a call, as given (checked by the shard's outbox). */
 const accountOf = (options: unknown): unknown => (options as { account?: unknown } | undefined)?.account;
-
-/** How many entries of an `addMany` are checked and stored at a time. */
-const CHUNK = 1000;
 
 /**
  * The outbox over `shards` (each the outbox of its shard's queue, on one connection that
@@ -103,21 +101,13 @@ export function shardedOutbox(
         total.known += result.known;
         total.knownKeys.push(...result.knownKeys);
       };
-      if (Array.isArray(entries)) {
-        const checked = entries.map(check);
-        for (let i = 0; i < checked.length; i += CHUNK) await add(checked.slice(i, i + CHUNK));
-        return total;
-      }
-      let chunk: OutboxEntry[] = [];
-      let index = 0;
-      for (const entry of entries) {
-        chunk.push(check(entry, index++));
-        if (chunk.length === CHUNK) {
-          await add(chunk);
-          chunk = [];
-        }
-      }
-      if (chunk.length > 0) await add(chunk);
+      const checked: Iterable<OutboxEntry> = Array.isArray(entries)
+        ? entries.map(check)
+        : (function* () {
+            let index = 0;
+            for (const entry of entries) yield check(entry, index++);
+          })();
+      for (const chunk of chunksOf(checked, CHUNK)) await add(chunk);
       return total;
     },
 

@@ -48,7 +48,7 @@ import {
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
 import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
-import { LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
+import { CHUNK, chunksOf, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
 import {
   accountStates,
   Dispatcher,
@@ -62,7 +62,6 @@ import {
   release,
 } from './turns.js';
 
-const CHUNK = 1000;
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
 const CLUSTER_SHARDS = 8;
 const DAY_MS = 86_400_000;
@@ -567,16 +566,3 @@ function stateOf(bullState: string, marker: string | null): OutboxState {
 
 /** An entry of `add` or `addMany` once checked, with its params and its BullMQ job id. */
 type CheckedEntry = ReturnType<typeof checkEntry> & { params: unknown; id: string };
-
-/** `items` in arrays of `size` (the last one shorter), read as they are needed. */
-function* chunksOf<T>(items: Iterable<T>, size: number): Generator<T[], void, undefined> {
-  let chunk: T[] = [];
-  for (const item of items) {
-    chunk.push(item);
-    if (chunk.length === size) {
-      yield chunk;
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk;
-}

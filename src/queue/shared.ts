@@ -136,3 +136,19 @@ export class LazyQueue {
     await opened?.queue.close();
   }
 }
+
+/** How many entries of an `addMany` are checked and stored at a time. */
+export const CHUNK = 1000;
+
+/** `items` in arrays of `size` (the last one shorter), read as they are needed. */
+export function* chunksOf<T>(items: Iterable<T>, size: number): Generator<T[], void, undefined> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
