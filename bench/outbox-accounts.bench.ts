@@ -5,8 +5,7 @@
  * - Dispatch cost while idle: Redis commands per second of one idle worker when 10,000 accounts have
  *   had jobs, against 1 account (goal <= 1.1x).
  * - Enqueue: `outbox.addMany` of 100,000 sends across 1,000 accounts, against BullMQ's own `addBulk`
- *   of the same jobs in chunks of 1,000 (goal >= 0.9x), and beside them `addBulk` of the jobs parked
- *   as the outbox parks them (no lane written): the floor of `addMany` with accounts.
+ *   of the same jobs in chunks of 1,000 (goal >= 0.9x).
  * - Dispatch rate: one worker process (concurrency 32) draining 5,000 sends spread over 1,000 busy
  *   accounts, against the single-account outbox draining 5,000, limits raised so they never bind
  *   (goal >= 0.8x).
@@ -25,8 +24,6 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAccounts, OAClient } from '../src/index.js';
 import { createOutbox, type OutboxEntry } from '../src/queue/index.js';
-import { BACKOFF_TYPE, FIRST_BACKOFF_MS } from '../src/queue/outbox-worker.js';
-import { PARK_MS } from '../src/queue/turns.js';
 import { createMockServer } from '../src/testing/index.js';
 import { startRedisServer } from '../test/redis/redis-server.js';
 import { fmt, median, percentile, report, table } from './support.js';
@@ -99,19 +96,6 @@ const enqueueEntries: OutboxEntry[] = Array.from({ length: ENQUEUE }, (_, i) => 
 // Rounds taking turns (the order alternating), each on fresh keys: the median round's ratio counts.
 const outboxRounds: number[] = [];
 const bullRounds: number[] = [];
-const parkedRounds: number[] = [];
-// The same jobs as the outbox stores them for an account, through BullMQ's addBulk: parked (delayed a
-// year) with the outbox's options, no lane written. What storing them costs BullMQ, before any turn.
-const RETENTION_S = 7 * 86_400;
-const parkedOpts = (key: string) => ({
-  jobId: `k-${key}`,
-  attempts: 12,
-  backoff: { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS },
-  removeOnComplete: { age: RETENTION_S },
-  removeOnFail: { age: RETENTION_S },
-  timestamp: Date.now(),
-  delay: PARK_MS,
-});
 for (let round = 0; round < ENQUEUE_ROUNDS; round++) {
   const timeOutbox = async () => {
     const outbox = createOutbox({ connection: { url }, name: `enqueue-${round}` });
@@ -121,9 +105,9 @@ for (let round = 0; round < ENQUEUE_ROUNDS; round++) {
     outboxRounds.push(performance.now() - begun);
     await outbox.close();
   };
-  const timeBull = (parked: boolean) => async () => {
+  const timeBull = async () => {
     const connection = new Redis(url, { maxRetriesPerRequest: null });
-    const bull = new Queue(`bull-enqueue-${parked ? 'parked-' : ''}${round}`, { connection });
+    const bull = new Queue(`bull-enqueue-${round}`, { connection });
     await bull.waitUntilReady();
     const begun = performance.now();
     for (let i = 0; i < ENQUEUE; i += 1000) {
@@ -131,26 +115,24 @@ for (let round = 0; round < ENQUEUE_ROUNDS; round++) {
         enqueueEntries.slice(i, i + 1000).map((e) => ({
           name: e.method,
           data: e,
-          opts: parked ? parkedOpts(e.key) : { jobId: `k-${e.key}` },
+          opts: { jobId: `k-${e.key}` },
         })),
       );
     }
-    (parked ? parkedRounds : bullRounds).push(performance.now() - begun);
+    bullRounds.push(performance.now() - begun);
     // BullMQ leaves a connection it was given open.
     await bull.close();
     await connection.quit();
   };
-  // The order turns round from round to round.
-  const runs = [timeOutbox, timeBull(false), timeBull(true)];
-  for (let i = 0; i < runs.length; i++) await runs[(i + round) % runs.length]?.();
+  // The order alternates from round to round.
+  const runs = round % 2 === 0 ? [timeOutbox, timeBull] : [timeBull, timeOutbox];
+  for (const run of runs) await run();
   await admin.flushall();
 }
 const enqueueRatios = outboxRounds.map((ms, i) => (bullRounds[i] ?? 0) / ms);
 const enqueueRatio = median(enqueueRatios);
 const outboxMs = median(outboxRounds);
 const bullMs = median(bullRounds);
-const parkedMs = median(parkedRounds);
-const parkedRatio = median(parkedRounds.map((ms, i) => (bullRounds[i] ?? 0) / ms));
 
 // 3. Dispatch rate: one worker, 1,000 busy accounts against one account.
 const mock = await createMockServer({
@@ -402,12 +384,11 @@ report({
     'A local redis-server; the fake OA server (quota off) and the workers in this process.',
     `Idle: one \`outbox.work({ accounts })\` with nothing to send, Redis's \`total_commands_processed\` over 5 s,`,
     `after ${fmt(IDLE_ACCOUNTS)} accounts (or 1) each had a job (added, then cancelled).`,
-    `Enqueue: \`addMany\` of ${fmt(ENQUEUE)} texts over ${fmt(ENQUEUE_ACCOUNTS)} accounts (the key check, the parked jobs, the`,
-    "accounts' lanes) against BullMQ's `Queue.addBulk` of the same jobs, 1,000 a call, and `addBulk` of the",
-    "same jobs parked as the outbox parks a job of an account (delayed a year, with the outbox's options),",
-    'no lane written: what the jobs cost BullMQ before any turn, the floor of `addMany` with accounts. The',
-    `three take turns (the order turning round), ${ENQUEUE_ROUNDS} rounds on fresh keys, the median round's ratio. The`,
-    `rounds (outbox / addBulk / addBulk parked): ${outboxRounds.map((ms, i) => `${fmt(ms)} / ${fmt(bullRounds[i] ?? 0)} / ${fmt(parkedRounds[i] ?? 0)} ms`).join(', ')}.`,
+    `Enqueue: \`addMany\` of ${fmt(ENQUEUE)} texts over ${fmt(ENQUEUE_ACCOUNTS)} accounts (the key check, each job`,
+    "stored as BullMQ stores one, the accounts' lanes: one script of the outbox's per 1,000 entries)",
+    "against BullMQ's `Queue.addBulk` of the same jobs (no lanes), 1,000 a call (a script of BullMQ's per job).",
+    `The two take turns (the order alternating), ${ENQUEUE_ROUNDS} rounds on fresh keys, the median round's ratio. The`,
+    `rounds (outbox / addBulk): ${outboxRounds.map((ms, i) => `${fmt(ms)} / ${fmt(bullRounds[i] ?? 0)} ms`).join(', ')}.`,
     `Dispatch: ${fmt(DRAIN)} texts drained by one worker (concurrency ${CONCURRENCY}), spread over ${fmt(ENQUEUE_ACCOUNTS)} accounts`,
     "(each sent through its account's client, every one logged in before the clock starts) against one client:",
     `${DRAIN_ROUNDS} interleaved rounds (the order alternating), the median round's figures and the median of each round's`,
@@ -422,11 +403,6 @@ report({
           `${fmt(idleOne, 1)} (1 account)`,
         ],
         ['enqueue (median round)', `${fmt(outboxMs)} ms`, `${fmt(bullMs)} ms (addBulk)`],
-        [
-          'addBulk of the jobs parked (median round), its ratio to addBulk',
-          `${fmt(parkedMs)} ms, ${parkedRatio.toFixed(2)}`,
-          `${fmt(bullMs)} ms (addBulk)`,
-        ],
         ['drain', `${fmt(many)}/s (${fmt(ENQUEUE_ACCOUNTS)} accounts)`, `${fmt(single)}/s (1 account)`],
         [
           'Redis commands per send while draining (the counts poll included)',

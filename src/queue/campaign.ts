@@ -83,24 +83,30 @@ export async function storedAlready(
   return answer.map((n) => n === 1);
 }
 
-// Takes the job out of the lists a worker takes jobs from, and only if it is in one: once out, no
-// worker can start it, so a job that is active or has ended is never removed. Then its hash and logs
-// go (the key is free again), told on the queue's event stream as BullMQ tells a removal.
+// Takes the job out of the lists a worker takes jobs from (an account's lanes, KEYS[8] on, included),
+// and only if it is in one: once out, no worker can start it, so a job that is active or has ended is
+// never removed. Then its hash and logs go (the key is free again), told on the queue's event stream as
+// BullMQ tells a removal.
 const CANCEL = script(`
 local id = ARGV[1]
 local taken = redis.call('LREM', KEYS[2], 0, id) + redis.call('LREM', KEYS[3], 0, id)
   + redis.call('ZREM', KEYS[4], id) + redis.call('ZREM', KEYS[5], id)
+for i = 8, #KEYS do taken = taken + redis.call('ZREM', KEYS[i], id) end
 if taken == 0 then return 0 end
 redis.call('DEL', KEYS[1], KEYS[7])
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jobId', id, 'prev', 'waiting')
 return 1`);
 
-/** Removes the job of `key` if it is waiting or delayed; else says the job's state. */
+/**
+ * Removes the job of `key` if it is waiting or delayed (in BullMQ's lists, or in one of `lanes`, the
+ * lanes of its account); else says the job's state.
+ */
 export async function cancelJob(
   outbox: Pick<WaitSource, 'get'>,
   open: () => Promise<[RedisClient, Queue]>,
   key: unknown,
   account?: string,
+  lanes: readonly string[] = [],
 ): Promise<OutboxCancelResult> {
   if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
   checkKeyText(key);
@@ -109,18 +115,25 @@ export async function cancelJob(
   const keys = [id, 'wait', 'paused', 'prioritized', 'delayed', 'events', `${id}:logs`].map((name) =>
     queue.toKey(name),
   );
+  keys.push(...lanes);
   if ((await runScript(redis, CANCEL, keys, [id, 10_000])) === 1) return { cancelled: true };
   return { cancelled: false, state: (await outbox.get(key))?.state };
 }
 
-/** The keys of the jobs that are not final: waiting, delayed or active. */
-export async function openKeys(queue: Queue): Promise<string[]> {
+/**
+ * The keys of the jobs that are not final: waiting, delayed or active in BullMQ's lists, and those
+ * `parked` reads (jobs of accounts waiting for their turn, in no list of BullMQ's).
+ */
+export async function openKeys(queue: Queue, parked?: () => Promise<string[]>): Promise<string[]> {
+  // Parked first: a job leaves `parked` only for BullMQ's lists, so one admitted between the reads is
+  // found in the second.
+  const more = parked ? await parked() : [];
   const ids = await queue.getRanges(
     ['waiting', 'prioritized', 'waiting-children', 'delayed', 'active'],
     0,
     -1,
   );
-  return ids.map(keyOfJobId);
+  return [...new Set([...more, ...ids])].map(keyOfJobId);
 }
 
 const FINAL: readonly OutboxState[] = ['delivered', 'failed', 'unknown'];

@@ -52,14 +52,16 @@ import { CHUNK, chunksOf, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js
 import {
   accountStates,
   Dispatcher,
-  enqueue,
   forget,
-  laneScore,
-  PARK_MS,
+  laneKeysOf,
+  type ParkedJob,
   parkedCounts,
+  parkedIds,
   parkedState,
   pauseAccount,
   release,
+  storedOpts,
+  storeParked,
 } from './turns.js';
 
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
@@ -159,16 +161,8 @@ function outboxOn(
   // The dispatch loops of this process's workers with accounts: woken when a job is added here.
   const dispatchers = new Set<Dispatcher>();
 
-  /**
-   * The BullMQ job of a checked entry stored at Redis's `now`, and its place in its account's lanes
-   * (`index`: its order in its chunk).
-   */
-  const jobOf = (
-    entry: CheckedEntry,
-    trace: ReturnType<typeof jobTraceOptions>,
-    now: number,
-    index: number,
-  ) => {
+  /** The BullMQ job of a checked entry, stored at Redis's `now` (0: at a time it does not need). */
+  const jobOf = (entry: CheckedEntry, trace: ReturnType<typeof jobTraceOptions>, now: number) => {
     const { method, params, key, account, bulk } = entry;
     // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
     // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
@@ -184,43 +178,54 @@ function outboxOn(
     opts.removeOnComplete = { age: retention };
     opts.removeOnFail = { age: retention };
     if (trace) opts.telemetry = trace.telemetry;
-    // A job of an account is parked (see turns.ts): BullMQ holds it delayed, its account's turns admit it.
-    if (notBefore !== undefined || account !== undefined) {
+    // A job of an account is parked instead (see turns.ts): its account's turns decide when it goes.
+    if (notBefore !== undefined && account === undefined) {
       opts.timestamp = now;
-      opts.delay = account !== undefined ? PARK_MS : Math.max(0, (notBefore ?? now) - now);
+      opts.delay = Math.max(0, notBefore - now);
     }
-    const lane =
-      account === undefined
-        ? undefined
-        : {
-            account,
-            id: entry.id,
-            score: laneScore(Math.max(now, notBefore ?? now), index),
-            bulk: bulk === true,
-          };
-    return { job: { name: method, data, opts }, lane };
+    return { name: method, data, opts };
   };
 
-  /** A chunk's keys stored already, and Redis's now when a job of it needs it (else 0). */
+  /** A checked entry of an account as its lanes keep it (`index`: its order in its chunk). */
+  const parkedOf = (
+    entry: CheckedEntry & { account: string },
+    trace: ReturnType<typeof jobTraceOptions>,
+    now: number,
+    index: number,
+  ): ParkedJob => {
+    const { name, data, opts } = jobOf(entry, trace, now);
+    return {
+      account: entry.account,
+      id: entry.id,
+      due: data.notBefore ?? 0,
+      index,
+      bulk: entry.bulk === true,
+      name,
+      data: JSON.stringify(data),
+      opts: storedOpts(opts),
+    };
+  };
+
+  /**
+   * A chunk's keys of jobs without an account stored already (those of accounts are looked up as they
+   * are stored), and Redis's now when a job of it needs it (else 0).
+   */
   const readChunk = (redis: IORedis, chunk: readonly CheckedEntry[]) => {
-    const timed = chunk.some((e) => e.at !== undefined || e.delay || e.account !== undefined);
+    const plain = chunk.filter((e) => e.account === undefined).map((e) => e.id);
+    const timed = chunk.some((e) => e.at !== undefined || e.delay);
     return Promise.all([
-      storedAlready(
-        redis,
-        keyPrefix,
-        chunk.map((e) => e.id),
-      ),
+      plain.length > 0 ? storedAlready(redis, keyPrefix, plain) : [],
       timed ? redisNow(redis) : 0,
     ]);
   };
 
   /**
-   * Stores the chunks one after the other, each in one BullMQ `addBulk` (no one huge command), and
-   * counts what they add and the keys found known (read just before each chunk is stored). The lanes
-   * of a chunk's jobs of accounts are written in one script once it is stored, sent after the next
-   * chunk's read, so that the next chunk is built while Redis writes them; resolves once every chunk's
-   * lanes are written. An error reading `chunks` (a bad entry) stops it there: the chunks before stay
-   * stored, their lanes written.
+   * Stores the chunks one after the other, and counts what they add and the keys found known. A chunk's
+   * jobs without an account go in one BullMQ `addBulk` (their keys read just before); its jobs of
+   * accounts in one script of ours (`storeParked`, which finds their known keys itself), sent before the
+   * next chunk is built, so that the next chunk is built while Redis writes them. Resolves once every
+   * chunk is written. An error reading `chunks` (a bad entry) stops it there: the chunks before stay
+   * stored.
    */
   const store = async (
     chunks: Iterator<CheckedEntry[]>,
@@ -233,24 +238,44 @@ function outboxOn(
     const redis = await connection.producer();
     let added = 0;
     let reading = readChunk(redis, next.value);
-    let lanes: Promise<void> | undefined;
+    // The previous chunk's jobs of accounts being stored, then its keys counted.
+    let parking: Promise<void> | undefined;
     try {
       while (!next.done) {
         const chunk = next.value;
         const [stored, now] = await reading;
+        const known = chunk.map(() => false);
         const adding = new Set<string>();
         const jobs = [];
-        const laneJobs = [];
-        for (let i = 0; i < chunk.length; i++) {
+        const parked: ParkedJob[] = [];
+        const parkedAt: number[] = [];
+        for (let i = 0, plain = 0; i < chunk.length; i++) {
           const entry = chunk[i] as CheckedEntry;
-          if (stored[i] || adding.has(entry.id)) knownKeys.push(entry.key);
+          if (entry.account !== undefined) {
+            parked.push(parkedOf(entry as CheckedEntry & { account: string }, trace, now, i));
+            parkedAt.push(i);
+            continue;
+          }
+          if (stored[plain++] || adding.has(entry.id)) known[i] = true;
           else adding.add(entry.id);
-          const { job, lane } = jobOf(entry, trace, now, i);
-          jobs.push(job);
-          if (lane) laneJobs.push(lane);
+          jobs.push(jobOf(entry, trace, now));
         }
-        await q.addBulk(jobs);
+        if (jobs.length > 0) await q.addBulk(jobs);
         added += adding.size;
+        // One chunk's jobs of accounts at a time, and the keys counted in the order the entries came.
+        await parking;
+        parking = storeParked(redis, keyPrefix, parked).then((knownParked) => {
+          knownParked.forEach((wasKnown, j) => {
+            if (wasKnown) known[parkedAt[j] as number] = true;
+            else added++;
+          });
+          chunk.forEach((entry, i) => {
+            if (known[i]) knownKeys.push(entry.key);
+          });
+          if (parked.length > 0) for (const dispatcher of dispatchers) dispatcher.wake();
+        });
+        // Awaited by the next turn or below (its error is the call's): never an unhandled rejection.
+        parking.catch(() => {});
         let failure: { error: unknown } | undefined;
         try {
           next = chunks.next();
@@ -263,21 +288,11 @@ function outboxOn(
           // Awaited by the next turn, unless this one fails first: never an unhandled rejection.
           reading.catch(() => {});
         }
-        // One chunk's lanes at a time: the previous chunk's were sent before this one's.
-        await lanes;
-        lanes = undefined;
-        if (laneJobs.length > 0) {
-          lanes = enqueue(redis, keyPrefix, q, now, laneJobs).then(() => {
-            for (const dispatcher of dispatchers) dispatcher.wake();
-          });
-          // Awaited by the next turn or below (its error is the call's): never an unhandled rejection.
-          lanes.catch(() => {});
-        }
         if (failure) throw failure.error;
       }
-      await lanes;
+      await parking;
     } catch (error) {
-      await lanes?.catch(() => {});
+      await parking?.catch(() => {});
       throw error;
     }
     return { added, known: knownKeys.length, knownKeys };
@@ -430,10 +445,10 @@ function outboxOn(
         parkedCounts(redis, keyPrefix),
       ]);
       const n = (state: string) => c[state] ?? 0;
-      // Parked jobs of accounts are BullMQ's delayed: those due are waiting for their account's turn.
+      // Parked jobs of accounts are in no list of BullMQ's: those due wait for their account's turn.
       const counts: OutboxCounts = {
         waiting: n('waiting') + n('prioritized') + n('waiting-children') + parked.due,
-        delayed: n('delayed') - parked.due,
+        delayed: n('delayed') + parked.notYet,
         active: active - orphaned,
         delivered: n('completed'),
         failed: n('failed') - unknown,
@@ -450,6 +465,9 @@ function outboxOn(
       const { queue: q } = await open();
       const redis = await connection.producer();
       const id = jobIdOf(key, account);
+      // A job of an account parked in its lanes first: it leaves them only for BullMQ's lists, read after.
+      const parked = account === undefined ? undefined : await parkedState(redis, keyPrefix, account, id);
+      if (parked) return { state: parked };
       // The state first, then the job: a job read first and completed just after would be reported
       // `delivered` with the result it did not have yet when it was read.
       const read = await q.getJobState(id);
@@ -463,9 +481,6 @@ function outboxOn(
       ]);
       if (!job) return undefined;
       const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
-      if (status.state === 'delayed' && account !== undefined) {
-        status.state = await parkedState(redis, keyPrefix, account, id, await redisNow(redis));
-      }
       if (status.state === 'delivered') status.result = job.returnvalue;
       else if (error) status.error = JSON.parse(error) as OutboxError;
       return status;
@@ -474,7 +489,9 @@ function outboxOn(
     waitFor(keys, waitOptions) {
       const account = accountOption(waitOptions, 'waitFor');
       if (account === undefined) {
-        return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions, waits);
+        const listOpen = async () =>
+          openKeys((await open()).queue, async () => parkedIds(await connection.producer(), keyPrefix));
+        return waitForJobs(outbox, listOpen, keys, waitOptions, waits);
       }
       const listOpen = async () => {
         const { open: ids } = await accountStates(
@@ -496,6 +513,7 @@ function outboxOn(
         async () => [await connection.producer(), (await open()).queue],
         key,
         account,
+        account === undefined ? [] : laneKeysOf(keyPrefix, account),
       );
       if (result.cancelled && account !== undefined) {
         await forget(await connection.producer(), keyPrefix, account, jobIdOf(key, account));

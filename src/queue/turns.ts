@@ -7,9 +7,11 @@
  * - **One BullMQ queue**, the outbox's own. A job with an `account` is a plain BullMQ job of that
  *   queue (id `a-<account>/<key>`: keys unique per account), so that everything the outbox does for
  *   one job holds as it is: the at-most-once record, `unknown`/`failed`/`delivered`, retries with
- *   backoff, the stalled check, tracing, events, retention. It is stored **parked**: delayed by
- *   BullMQ for a year ({@link PARK_MS}), so that no BullMQ worker takes it on its own.
- * - **Lanes.** Its id also goes in one of the account's two lanes (sorted sets scored by when it is
+ *   backoff, the stalled check, tracing, events, retention. Until its turn it is **parked**: its hash
+ *   is stored as BullMQ stores a job's (so `get`, a known key and `cancel` read it as one), but its id
+ *   is in none of BullMQ's lists, so no BullMQ worker can take it; it is written by one script of
+ *   ours for a whole chunk ({@link STORE}), not one of BullMQ's per job.
+ * - **Lanes.** Its id is in one of the account's two lanes (sorted sets scored by when it is
  *   due, then by the order added): `lane` for ordinary jobs, `bulk` for `bulk: true`. An account with
  *   a job in a lane is in **`ready`**, one sorted set for the outbox scored by when the account may
  *   next be served. Nothing else is kept per account; an account with nothing queued is in no
@@ -40,16 +42,14 @@
  *   once the job is final or gone (a worker that died): nothing leaks.
  *
  * Keys (all under the queue's prefix, built in {@link turnKeys} and {@link accountKeys} only, and
- * joined the same way inside `ADMIT`): a script touches the queue's own keys and those of one account,
- * so that a hash tag in the queue's prefix keeps each script on one slot of a Redis Cluster.
+ * joined the same way inside `STORE` and `ADMIT`): a script touches the queue's own keys and those of
+ * its accounts, so that a hash tag in the queue's prefix keeps each script on one slot of a Redis
+ * Cluster.
  */
 import type { Queue } from 'bullmq';
 import { sleep } from '../core/call-control.js';
 import type { RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
-
-/** How long a parked job would wait if no dispatcher ever took it (BullMQ's delay): a year. */
-export const PARK_MS = 365 * 86_400_000;
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;
@@ -93,93 +93,100 @@ function accountKeys(keyPrefix: string, account: string) {
   };
 }
 
-/** A lane's score: due (ms) then the order added within that ms (up to 1,000). */
-export function laneScore(due: number, index: number): number {
-  return due * 1000 + (index % 1000);
+/**
+ * A job's options as BullMQ keeps them in its hash (as its `optsAsJSON` writes them: the telemetry's
+ * `metadata` as `tm`), so that BullMQ reads a parked job as one it stored.
+ */
+export function storedOpts(opts: Readonly<Record<string, unknown>>): string {
+  const { telemetry, ...rest } = opts as { telemetry?: { metadata?: string } };
+  return JSON.stringify(telemetry?.metadata === undefined ? rest : { ...rest, tm: telemetry.metadata });
 }
 
-// Puts jobs of accounts in their lanes: each only if it is still parked (in `delayed`, not in flight),
-// and once (NX), so that adding a known key again repairs a lane an interrupted add left empty. A chunk
-// of jobs is written in a few variadic commands (each account's lanes and index, then the outbox's
-// `parked` and `ready`), not six commands a job: the cost of an `addMany` is mostly this script's.
-// ARGV: account base, now, then per job: tag, id, score, lane ('lane' or 'bulk').
-const ENQUEUE = script(`
-local base = ARGV[1]
+// Stores jobs of accounts: each, unless its job is stored already (a known key, then left as it is),
+// as BullMQ stores a job (its hash, the same fields), but in no list of BullMQ's: only in its
+// account's lane, its account's index and the outbox's `parked`, its account in `ready`. A job and its
+// lane are written in one step, so that no add that stops half-way leaves a job without its lane. A
+// chunk's lanes and indexes are written in a few variadic commands (per account, then `parked` and
+// `ready`), not a script of BullMQ's a job: what an `addMany` of accounts costs is mostly this script.
+// Each job's lane score is `laneScore` of the later of its due time and now (Redis's clock), and its
+// order in the chunk. KEYS: ready, parked. ARGV: account base, job prefix, then per job: tag, id, due
+// (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts. Answers, per job, 1 if its key was
+// known, else 0.
+const STORE = script(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local base, jobPrefix = ARGV[1], ARGV[2]
 -- A command's arguments go in slices: Lua's unpack is bounded.
 local function zadd(key, flag, list)
   for s = 1, #list, 1000 do redis.call('ZADD', key, flag, unpack(list, s, math.min(s + 999, #list))) end
 end
--- Each id's score (false when absent), one ZSCORE each: ZMSCORE would need Redis 6.2.
-local function zmscore(key, ids)
-  local out = {}
-  for j = 1, #ids do out[j] = redis.call('ZSCORE', key, ids[j]) end
-  return out
-end
-local ids = {}
-for i = 4, #ARGV, 4 do ids[#ids + 1] = ARGV[i] end
-if #ids == 0 then return 1 end
-local delayed = zmscore(KEYS[3], ids)
-local tags, byTag = {}, {}
-for j = 1, #ids do
-  if delayed[j] then
-    local i = 3 + (j - 1) * 4
-    local tag = ARGV[i]
+local known, tags, byTag, parked = {}, {}, {}, {}
+for i = 3, #ARGV, 8 do
+  local tag, id, due, lane = ARGV[i], ARGV[i + 1], math.max(now, tonumber(ARGV[i + 2])), ARGV[i + 4]
+  local score = due * 1000 + tonumber(ARGV[i + 3]) % 1000
+  local jobKey = jobPrefix .. id
+  if redis.call('EXISTS', jobKey) == 1 then
+    known[#known + 1] = 1
+  else
+    known[#known + 1] = 0
+    redis.call('HSET', jobKey, 'name', ARGV[i + 5], 'data', ARGV[i + 6], 'opts', ARGV[i + 7],
+      'timestamp', now, 'delay', 0, 'priority', 0)
     local g = byTag[tag]
     if not g then
-      g = { ids = {}, at = {} }
+      g = { lane = {}, bulk = {}, jobs = {}, first = nil }
       byTag[tag] = g
       tags[#tags + 1] = tag
     end
-    g.ids[#g.ids + 1] = ids[j]
-    g.at[#g.at + 1] = i
+    local l = g[lane]
+    l[#l + 1] = score
+    l[#l + 1] = id
+    g.jobs[#g.jobs + 1] = now
+    g.jobs[#g.jobs + 1] = id
+    parked[#parked + 1] = score
+    parked[#parked + 1] = id
+    if not g.first or due < g.first then g.first = due end
   end
 end
-local parked, ready = {}, {}
+local ready = {}
 for _, tag in ipairs(tags) do
   local g = byTag[tag]
   local k = base .. tag .. ':'
-  local inflight = zmscore(k .. 'inflight', g.ids)
-  local lanes, jobs, first = { lane = {}, bulk = {} }, {}, nil
-  for j = 1, #g.ids do
-    if not inflight[j] then
-      local i = g.at[j]
-      local id, score, lane = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-      local l = lanes[lane]
-      l[#l + 1] = score
-      l[#l + 1] = id
-      jobs[#jobs + 1] = ARGV[2]
-      jobs[#jobs + 1] = id
-      parked[#parked + 1] = score
-      parked[#parked + 1] = id
-      local at = math.floor(tonumber(score) / 1000)
-      if not first or at < first then first = at end
-    end
-  end
-  if first then
-    for name, l in pairs(lanes) do if #l > 0 then zadd(k .. name, 'NX', l) end end
-    zadd(k .. 'jobs', 'NX', jobs)
-    ready[#ready + 1] = first
-    ready[#ready + 1] = tag
-  end
+  for _, name in ipairs({ 'lane', 'bulk' }) do if #g[name] > 0 then zadd(k .. name, 'NX', g[name]) end end
+  zadd(k .. 'jobs', 'NX', g.jobs)
+  ready[#ready + 1] = g.first
+  ready[#ready + 1] = tag
 end
 zadd(KEYS[2], 'NX', parked)
 zadd(KEYS[1], 'LT', ready)
-return 1`);
+return known`);
+
+/** A job of an account as `storeParked` stores it: BullMQ's fields of it, and its place in its lanes. */
+export interface ParkedJob {
+  account: string;
+  id: string;
+  /** When it is due (ms on Redis's clock; 0 or a time past: now). */
+  due: number;
+  /** Its order in its chunk: of jobs due in the same ms, the first added goes first. */
+  index: number;
+  bulk: boolean;
+  /** BullMQ's `name`, `data` and `opts` fields, as BullMQ would store them. */
+  name: string;
+  data: string;
+  opts: string;
+}
 
 /**
- * Puts newly stored (or found parked) jobs of accounts in their lanes and their accounts in `ready`:
- * one script for the chunk (see `ENQUEUE`).
+ * Stores jobs of accounts in their lanes, their accounts in `ready`, in one script for the chunk (see
+ * `STORE`). Answers, for each job, whether its key was known (and so left as it was).
  */
-export async function enqueue(
+export async function storeParked(
   redis: RedisClient,
   keyPrefix: string,
-  queue: Queue,
-  now: number,
-  jobs: readonly { account: string; id: string; score: number; bulk: boolean }[],
-): Promise<void> {
-  if (jobs.length === 0) return;
+  jobs: readonly ParkedJob[],
+): Promise<boolean[]> {
+  if (jobs.length === 0) return [];
   const keys = turnKeys(keyPrefix);
-  const args: (string | number)[] = [keys.accountBase, now];
+  const args: (string | number)[] = [keys.accountBase, keyPrefix];
   // A chunk's jobs are often of a few accounts (a campaign's): each account's tag made once.
   const tags = new Map<string, string>();
   for (const job of jobs) {
@@ -188,15 +195,17 @@ export async function enqueue(
       tag = accountTag(job.account);
       tags.set(job.account, tag);
     }
-    args.push(tag, job.id, job.score, job.bulk ? 'bulk' : 'lane');
+    const lane = job.bulk ? 'bulk' : 'lane';
+    args.push(tag, job.id, job.due, job.index, lane, job.name, job.data, job.opts);
   }
-  await runScript(redis, ENQUEUE, [keys.ready, keys.parked, queue.toKey('delayed')], args);
+  const known = (await runScript(redis, STORE, [keys.ready, keys.parked], args)) as number[];
+  return known.map((n) => Number(n) === 1);
 }
 
 // One turn: the account at the head of `ready`, if its time has come, gives one job to BullMQ's wait
 // list (its `lane` first, `bulk` only under BULK_CAP) and goes to the tail; an account with nothing it
 // may send now is scored for when it may (a due time, its cap, a pause), or leaves `ready`.
-// KEYS: ready, parked, delayed, wait, meta, marker, events, completed, failed.
+// KEYS: ready, parked, wait, meta, marker, events, completed, failed.
 // ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, and the one account
 // served ('' for every account).
 // Admits jobs, one per account in turn, until the wait list holds `most jobs waiting`. Answers
@@ -206,7 +215,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local jobPrefix, base = ARGV[1], ARGV[2]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local room = maxWait - redis.call('LLEN', KEYS[4])
+local room = maxWait - redis.call('LLEN', KEYS[3])
 if room <= 0 then return {0, 20} end
 local admitted = 0
 for _ = 1, 25 + room do
@@ -225,7 +234,7 @@ for _ = 1, 25 + room do
   else
     local inflight = k .. 'inflight'
     for _, id in ipairs(redis.call('ZRANGE', inflight, 0, -1)) do
-      if redis.call('ZSCORE', KEYS[8], id) or redis.call('ZSCORE', KEYS[9], id)
+      if redis.call('ZSCORE', KEYS[7], id) or redis.call('ZSCORE', KEYS[8], id)
         or redis.call('EXISTS', jobPrefix .. id) == 0 then
         redis.call('ZREM', inflight, id)
       end
@@ -248,12 +257,11 @@ for _ = 1, 25 + room do
       redis.call('ZREM', pick[1], id)
       redis.call('ZREM', KEYS[2], id)
       redis.call('ZADD', KEYS[1], now, tag)
-      if redis.call('ZREM', KEYS[3], id) == 1 and redis.call('EXISTS', jobPrefix .. id) == 1 then
+      if redis.call('EXISTS', jobPrefix .. id) == 1 then
         -- As BullMQ's promote: to the wait list, its marker set (not while the queue is paused).
-        redis.call('LPUSH', KEYS[4], id)
-        if redis.call('HEXISTS', KEYS[5], 'paused') == 0 then redis.call('ZADD', KEYS[6], 0, '0') end
-        redis.call('XADD', KEYS[7], 'MAXLEN', '~', 10000, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
-        redis.call('HSET', jobPrefix .. id, 'delay', 0)
+        redis.call('LPUSH', KEYS[3], id)
+        if redis.call('HEXISTS', KEYS[4], 'paused') == 0 then redis.call('ZADD', KEYS[5], 0, '0') end
+        redis.call('XADD', KEYS[6], 'MAXLEN', '~', 10000, '*', 'event', 'waiting', 'jobId', id)
         redis.call('ZADD', inflight, now, id)
         admitted = admitted + 1
         if admitted >= room then return {admitted, 0} end
@@ -351,23 +359,42 @@ export async function accountStates(
   return { counts: counts.map(Number), open };
 }
 
-// Where a parked job is: its lane score (due), or nothing when it is not parked.
+// Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes, else nothing.
 const LANE_OF = script(`
-return redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1]) or false`);
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score then return false end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return math.floor(tonumber(score) / 1000) > now and 'delayed' or 'waiting'`);
 
-/** Whether a job of `account` that BullMQ calls delayed is parked and due (`waiting`), or truly `delayed`. */
+/**
+ * Whether a job of `account` is parked, waiting for its account's turn: `waiting` (due) or `delayed`
+ * (not yet); `undefined` when it is not (admitted to BullMQ, or not stored). A job leaves its lane only
+ * forwards (admitted or cancelled), so a job found in no lane is read from BullMQ after.
+ */
 export async function parkedState(
   redis: RedisClient,
   keyPrefix: string,
   account: string,
   id: string,
-  now: number,
-): Promise<'waiting' | 'delayed'> {
+): Promise<'waiting' | 'delayed' | undefined> {
   const a = accountKeys(keyPrefix, account);
-  const score = await runScript(redis, LANE_OF, [a.lane, a.bulk], [id]);
-  if (score === null || score === false || score === undefined) return 'delayed';
-  return Math.floor(Number(score) / 1000) > now ? 'delayed' : 'waiting';
+  const state = await runScript(redis, LANE_OF, [a.lane, a.bulk], [id]);
+  return state === 'waiting' || state === 'delayed' ? state : undefined;
 }
+
+/** The lanes of `account`: where its parked jobs are, for a cancel to take one out of. */
+export function laneKeysOf(keyPrefix: string, account: string): string[] {
+  const a = accountKeys(keyPrefix, account);
+  return [a.lane, a.bulk];
+}
+
+/** The ids of every parked job of the outbox (all accounts): jobs not final that BullMQ does not list. */
+export async function parkedIds(redis: RedisClient, keyPrefix: string): Promise<string[]> {
+  return (await runScript(redis, PARKED_IDS, [turnKeys(keyPrefix).parked], [])) as string[];
+}
+
+const PARKED_IDS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
 // How many parked jobs there are, and how many of them are due.
 const PARKED = script(`
@@ -433,7 +460,6 @@ export class Dispatcher {
           [
             keys.ready,
             keys.parked,
-            queue.toKey('delayed'),
             queue.toKey('wait'),
             queue.toKey('meta'),
             queue.toKey('marker'),

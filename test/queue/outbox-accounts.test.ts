@@ -1,12 +1,16 @@
 // One outbox for every account, against a real redis-server and the fake OA server serving several
 // accounts: keys per account, get/counts/cancel/waitFor/events with the account, fair turns, the bulk
 // lane, a rotated secret that pauses instead of failing.
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccounts, type OAAccounts, OAValidationError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxCounts, type OutboxJobEvent } from '../../src/queue/index.js';
+import { queueKeyName } from '../../src/redis/keys.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { accountStore, refusedLogins, servedAccounts, texts, tooManyRequests } from '../accounts/support.js';
-import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { ON_CLUSTER, REDIS_SERVER, redisClient, useRedisServer } from '../redis/redis-server.js';
 
 const EMPTY: OutboxCounts = { waiting: 0, delayed: 0, active: 0, delivered: 0, failed: 0, unknown: 0 };
 
@@ -215,5 +219,52 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts', () => {
     expect(texts(mock, 'shop-1')).toHaveLength(11);
     // One refusal per login attempt of the account, not one per queued job.
     expect(refusedLogins(mock, 'shop-1')).toBeLessThanOrEqual(3);
+  });
+  it("a job of an account is stored as BullMQ stores the same job, and is in none of BullMQ's lists until its turn", async () => {
+    const name = 'stored';
+    outbox = createOutbox({ connection: { url: shared.server.url }, name, shards: 1 });
+    const store = outbox;
+    const params = { user_id: 'u-1', msg: 'hello' };
+    // Inside a trace, so that its context is stored with each job (BullMQ's `tm`).
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    const span = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 };
+    try {
+      await context.with(trace.setSpanContext(context.active(), span), async () => {
+        await store.addMany([{ method: 'sendText', params, key: 'same' }]);
+        await store.addMany([{ method: 'sendText', params, key: 'same', account: 'shop-1' }]);
+      });
+    } finally {
+      context.disable();
+    }
+    const prefix = `bull:${queueKeyName(name, ON_CLUSTER)}:`;
+    const plain = await shared.redis.hgetall(`${prefix}k-same`);
+    const parked = await shared.redis.hgetall(`${prefix}a-shop-1/same`);
+    expect(Object.keys(parked).sort()).toEqual(Object.keys(plain).sort());
+    for (const field of ['name', 'delay', 'priority']) expect(parked[field], field).toBe(plain[field]);
+    expect(JSON.parse(parked.data ?? '')).toEqual({ ...JSON.parse(plain.data ?? ''), account: 'shop-1' });
+    const opts = JSON.parse(parked.opts ?? '');
+    expect(opts).toEqual({ ...JSON.parse(plain.opts ?? ''), jobId: 'a-shop-1/same' });
+    expect(opts.tm).toContain(span.traceId);
+    // BullMQ reads it as its own job, and lists it nowhere: no BullMQ worker can take it on its own.
+    const connection = redisClient(shared.server.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueKeyName(name, ON_CLUSTER), { connection });
+    try {
+      const job = await queue.getJob('a-shop-1/same');
+      expect(job?.opts).toMatchObject({ attempts: 12, telemetry: { metadata: opts.tm } });
+      expect(job?.data).toMatchObject({ method: 'sendText', params, key: 'same', account: 'shop-1' });
+      expect(await queue.getJobState('a-shop-1/same')).toBe('unknown');
+      expect(await queue.getJobCounts('wait', 'delayed')).toEqual({ wait: 1, delayed: 0 });
+    } finally {
+      await queue.close();
+      await connection.quit();
+    }
+    expect(await store.get('same', { account: 'shop-1' })).toEqual({ state: 'waiting' });
+    expect(await store.counts()).toEqual({ ...EMPTY, waiting: 2 });
+    expect(await store.addMany([{ method: 'sendText', params, key: 'same', account: 'shop-1' }])).toEqual({
+      added: 0,
+      known: 1,
+      knownKeys: ['same'],
+    });
   });
 });
