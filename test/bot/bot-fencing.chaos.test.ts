@@ -67,7 +67,9 @@ describe.skipIf(!REDIS_SERVER)('a bot worker paused past its lock (order: sender
     const inbox = createInbox({ connection: { url: server.url }, name: base.inbox, order: 'sender' });
     const client = new OAClient({ baseUrl: mock.url, apiKey: mock.apiKey, apiSecret: mock.apiSecret });
     const outbox = createOutbox({ connection: { url: server.url }, name: base.outbox });
-    const sender = outbox.work({ client, concurrency: 4 });
+    // One send at a time: the replies reach the fake in the order they were added (with more, two
+    // replies of one user waiting at once may be sent side by side and arrive either way round).
+    const sender = outbox.work({ client, concurrency: 1 });
     const sessions = createRedisSessionStore({ url: server.url });
     const counts = async () =>
       Promise.all(
