@@ -14,7 +14,7 @@ import type {
   OutboxListener,
   OutboxState,
 } from './events.js';
-import { checkKeyText, jobIdOf, keyOfJobId } from './methods.js';
+import { checkKeyText, isAccountJobId, jobIdOf, keyOfJobId } from './methods.js';
 
 /** What `outbox.add` and `outbox.addMany` stored. */
 export interface OutboxAddResult {
@@ -83,30 +83,38 @@ export async function storedAlready(
   return answer.map((n) => n === 1);
 }
 
-// Takes the job out of the lists a worker takes jobs from (an account's lanes, KEYS[8] on, included),
-// and only if it is in one: once out, no worker can start it, so a job that is active or has ended is
-// never removed. Then its hash and logs go (the key is free again), told on the queue's event stream as
-// BullMQ tells a removal.
+// Takes the job out of the lists a worker takes jobs from (for a job of an account, its lanes too:
+// KEYS[8] and [9]), and only if it is in one: once out, no worker can start it, so a job that is active
+// or has ended is never removed. Then its hash and logs go (the key is free again), told on the queue's
+// event stream as BullMQ tells a removal; a job of an account also leaves its account's index (KEYS[10])
+// and the outbox's `parked` (KEYS[11]), and its account (ARGV[3]) leaves `ready` (KEYS[12]) when its
+// lanes are empty. One step: an add of the same key meanwhile finds it either whole or gone.
 const CANCEL = script(`
 local id = ARGV[1]
+local parked = #KEYS > 7
 local taken = redis.call('LREM', KEYS[2], 0, id) + redis.call('LREM', KEYS[3], 0, id)
   + redis.call('ZREM', KEYS[4], id) + redis.call('ZREM', KEYS[5], id)
-for i = 8, #KEYS do taken = taken + redis.call('ZREM', KEYS[i], id) end
+if parked then taken = taken + redis.call('ZREM', KEYS[8], id) + redis.call('ZREM', KEYS[9], id) end
 if taken == 0 then return 0 end
 redis.call('DEL', KEYS[1], KEYS[7])
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jobId', id, 'prev', 'waiting')
+if parked then
+  redis.call('ZREM', KEYS[10], id)
+  redis.call('ZREM', KEYS[11], id)
+  if redis.call('ZCARD', KEYS[8]) + redis.call('ZCARD', KEYS[9]) == 0 then redis.call('ZREM', KEYS[12], ARGV[3]) end
+end
 return 1`);
 
 /**
- * Removes the job of `key` if it is waiting or delayed (in BullMQ's lists, or in one of `lanes`, the
- * lanes of its account); else says the job's state.
+ * Removes the job of `key` if it is waiting or delayed (in BullMQ's lists, or for a job of an account
+ * in its lanes, `turns`: its keys of `cancelKeysOf`); else says the job's state.
  */
 export async function cancelJob(
   outbox: Pick<WaitSource, 'get'>,
   open: () => Promise<[RedisClient, Queue]>,
   key: unknown,
   account?: string,
-  lanes: readonly string[] = [],
+  turns?: { keys: readonly string[]; tag: string },
 ): Promise<OutboxCancelResult> {
   if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
   checkKeyText(key);
@@ -115,25 +123,26 @@ export async function cancelJob(
   const keys = [id, 'wait', 'paused', 'prioritized', 'delayed', 'events', `${id}:logs`].map((name) =>
     queue.toKey(name),
   );
-  keys.push(...lanes);
-  if ((await runScript(redis, CANCEL, keys, [id, 10_000])) === 1) return { cancelled: true };
+  const args: (string | number)[] = [id, 10_000];
+  if (turns) {
+    keys.push(...turns.keys);
+    args.push(turns.tag);
+  }
+  if ((await runScript(redis, CANCEL, keys, args)) === 1) return { cancelled: true };
   return { cancelled: false, state: (await outbox.get(key))?.state };
 }
 
 /**
- * The keys of the jobs that are not final: waiting, delayed or active in BullMQ's lists, and those
- * `parked` reads (jobs of accounts waiting for their turn, in no list of BullMQ's).
+ * The keys of the jobs without an account that are not final: waiting, delayed or active. (The jobs
+ * of an account, keyed per account, are listed by account: `accountStates`.)
  */
-export async function openKeys(queue: Queue, parked?: () => Promise<string[]>): Promise<string[]> {
-  // Parked first: a job leaves `parked` only for BullMQ's lists, so one admitted between the reads is
-  // found in the second.
-  const more = parked ? await parked() : [];
+export async function openKeys(queue: Queue): Promise<string[]> {
   const ids = await queue.getRanges(
     ['waiting', 'prioritized', 'waiting-children', 'delayed', 'active'],
     0,
     -1,
   );
-  return [...new Set([...more, ...ids])].map(keyOfJobId);
+  return ids.filter((id) => !isAccountJobId(id)).map(keyOfJobId);
 }
 
 const FINAL: readonly OutboxState[] = ['delivered', 'failed', 'unknown'];

@@ -174,14 +174,15 @@ export function jobIdOf(key: string, account?: string): string {
     : `a-${encodeURIComponent(account)}/${encodeURIComponent(key)}`;
 }
 
+/** Whether a job id is that of a job of an account (made by {@link jobIdOf} with an account). */
+export function isAccountJobId(id: string): boolean {
+  return id.startsWith('a-') && id.includes('/');
+}
+
 /** The key a job id was made from by {@link jobIdOf} (the id itself when it was not made so). */
 export function keyOfJobId(id: string): string {
   const slash = id.indexOf('/');
-  const encoded = id.startsWith('k-')
-    ? id.slice(2)
-    : id.startsWith('a-') && slash !== -1
-      ? id.slice(slash + 1)
-      : undefined;
+  const encoded = id.startsWith('k-') ? id.slice(2) : isAccountJobId(id) ? id.slice(slash + 1) : undefined;
   if (encoded === undefined) return id;
   try {
     return decodeURIComponent(encoded);

@@ -136,10 +136,11 @@ export interface Outbox {
   /**
    * Waits for jobs to end (`delivered`, `failed` or `unknown`) and resolves with their final states, by
    * key, as `get` gives them: `keys` (each must be known: else `OAValidationError`), or `'all'`: every
-   * job not final at the call. A key already final resolves at once; the others as their outcomes are
-   * told (the events of `on`). An event can be missed, so the keys still open are also read again every
-   * `recheckMs` (5 s): a missed outcome delays the wait by at most that, never holds it; a key cancelled
-   * meanwhile is left out of the result. Rejects with `OATimeoutError` (naming how many keys are still
+   * job not final at the call (with `account`, that account's; without, the jobs added without one).
+   * A key already final resolves at once; the others as their outcomes are told (the events of `on`).
+   * An event can be missed, so the keys still open are also read again every `recheckMs` (5 s): a
+   * missed outcome delays the wait by at most that, never holds it; a key cancelled meanwhile is left
+   * out of the result. Rejects with `OATimeoutError` (naming how many keys are still
    * open) after `timeoutMs`, with `OAAbortError` when `signal` aborts, with `OAConnectionError` when
    * the outbox is closed: each ends every part of the wait at once, its reads of Redis included (a
    * Redis that does not answer cannot hold it), and clears its timers.

@@ -51,12 +51,10 @@ import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record
 import { CHUNK, chunksOf, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
 import {
   accountStates,
+  cancelKeysOf,
   Dispatcher,
-  forget,
-  laneKeysOf,
   type ParkedJob,
   parkedCounts,
-  parkedIds,
   parkedState,
   pauseAccount,
   release,
@@ -438,11 +436,13 @@ function outboxOn(
         if (orphaned > 0) counts.orphaned = orphaned;
         return counts;
       }
-      const [c, unknown, [active, orphaned], parked] = await Promise.all([
+      // Parked first: a job leaves `parked` only for BullMQ's lists, so one admitted between the reads
+      // is counted twice at worst, never missed.
+      const parked = await parkedCounts(redis, keyPrefix);
+      const [c, unknown, [active, orphaned]] = await Promise.all([
         q.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'completed', 'failed'),
         countUnknown(redis, keyPrefix),
         countActive(redis, keyPrefix),
-        parkedCounts(redis, keyPrefix),
       ]);
       const n = (state: string) => c[state] ?? 0;
       // Parked jobs of accounts are in no list of BullMQ's: those due wait for their account's turn.
@@ -489,9 +489,7 @@ function outboxOn(
     waitFor(keys, waitOptions) {
       const account = accountOption(waitOptions, 'waitFor');
       if (account === undefined) {
-        const listOpen = async () =>
-          openKeys((await open()).queue, async () => parkedIds(await connection.producer(), keyPrefix));
-        return waitForJobs(outbox, listOpen, keys, waitOptions, waits);
+        return waitForJobs(outbox, async () => openKeys((await open()).queue), keys, waitOptions, waits);
       }
       const listOpen = async () => {
         const { open: ids } = await accountStates(
@@ -508,17 +506,13 @@ function outboxOn(
 
     async cancel(key, cancelOptions) {
       const account = accountOption(cancelOptions, 'cancel');
-      const result = await cancelJob(
+      return cancelJob(
         accountSource(outbox, account),
         async () => [await connection.producer(), (await open()).queue],
         key,
         account,
-        account === undefined ? [] : laneKeysOf(keyPrefix, account),
+        account === undefined ? undefined : cancelKeysOf(keyPrefix, account),
       );
-      if (result.cancelled && account !== undefined) {
-        await forget(await connection.producer(), keyPrefix, account, jobIdOf(key, account));
-      }
-      return result;
     },
 
     async close() {

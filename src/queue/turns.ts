@@ -108,8 +108,8 @@ export function storedOpts(opts: Readonly<Record<string, unknown>>): string {
 // lane are written in one step, so that no add that stops half-way leaves a job without its lane. A
 // chunk's lanes and indexes are written in a few variadic commands (per account, then `parked` and
 // `ready`), not a script of BullMQ's a job: what an `addMany` of accounts costs is mostly this script.
-// Each job's lane score is `laneScore` of the later of its due time and now (Redis's clock), and its
-// order in the chunk. KEYS: ready, parked. ARGV: account base, job prefix, then per job: tag, id, due
+// A lane's score is when its job is due, the later of its due time and now (ms, Redis's clock), times
+// 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. KEYS: ready, parked. ARGV: account base, job prefix, then per job: tag, id, due
 // (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts. Answers, per job, 1 if its key was
 // known, else 0.
 const STORE = script(`
@@ -383,19 +383,6 @@ export async function parkedState(
   return state === 'waiting' || state === 'delayed' ? state : undefined;
 }
 
-/** The lanes of `account`: where its parked jobs are, for a cancel to take one out of. */
-export function laneKeysOf(keyPrefix: string, account: string): string[] {
-  const a = accountKeys(keyPrefix, account);
-  return [a.lane, a.bulk];
-}
-
-/** The ids of every parked job of the outbox (all accounts): jobs not final that BullMQ does not list. */
-export async function parkedIds(redis: RedisClient, keyPrefix: string): Promise<string[]> {
-  return (await runScript(redis, PARKED_IDS, [turnKeys(keyPrefix).parked], [])) as string[];
-}
-
-const PARKED_IDS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)`);
-
 // How many parked jobs there are, and how many of them are due.
 const PARKED = script(`
 local t = redis.call('TIME')
@@ -408,18 +395,15 @@ export async function parkedCounts(redis: RedisClient, keyPrefix: string) {
   return { due: Number(due), notYet: Number(all) - Number(due) };
 }
 
-// A cancelled job out of its account's lanes and indexes; the account out of `ready` when its lanes
-// are empty. KEYS: lane, bulk, jobs, parked, ready.
-const FORGET = script(`
-for i = 1, 4 do redis.call('ZREM', KEYS[i], ARGV[1]) end
-if redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[5], ARGV[2]) end
-return 1`);
-
-/** Takes a cancelled job of `account` out of its lanes and indexes. */
-export async function forget(redis: RedisClient, keyPrefix: string, account: string, id: string) {
+/**
+ * What a cancel of a job of `account` takes it out of, in the same step as BullMQ's lists (the
+ * outbox's `CANCEL`): its lanes and indexes (`keys`: lane, bulk, jobs, parked, ready), and its account
+ * (`tag`) out of `ready` when its lanes are left empty.
+ */
+export function cancelKeysOf(keyPrefix: string, account: string): { keys: string[]; tag: string } {
   const a = accountKeys(keyPrefix, account);
   const { parked, ready } = turnKeys(keyPrefix);
-  await runScript(redis, FORGET, [a.lane, a.bulk, a.jobs, parked, ready], [id, accountTag(account)]);
+  return { keys: [a.lane, a.bulk, a.jobs, parked, ready], tag: accountTag(account) };
 }
 
 /**

@@ -266,5 +266,39 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts', () => {
       known: 1,
       knownKeys: ['same'],
     });
+    // One chunk of jobs with and without an account, a key twice in it: known keys in the order given.
+    const mixed = await store.addMany([
+      { method: 'sendText', params, key: 'mix' },
+      { method: 'sendText', params, key: 'dup', account: 'shop-1' },
+      { method: 'sendText', params, key: 'same' },
+      { method: 'sendText', params, key: 'dup', account: 'shop-1' },
+      { method: 'sendText', params, key: 'dup', account: 'shop-2', delay: 60_000 },
+    ]);
+    expect(mixed).toEqual({ added: 3, known: 2, knownKeys: ['same', 'dup'] });
+    expect(await store.get('dup', { account: 'shop-2' })).toEqual({ state: 'delayed' });
+    expect(await store.counts()).toEqual({ ...EMPTY, waiting: 4, delayed: 1 });
+  });
+
+  it("waitFor('all') without an account is the jobs added without one; a cancel leaves nothing of a job of an account", async () => {
+    const name = 'cancelled';
+    outbox = createOutbox({ connection: { url: shared.server.url }, name, shards: 1 });
+    const params = { user_id: 'u-1', msg: 'hello' };
+    await outbox.addMany([
+      { method: 'sendText', params, key: 'now', account: 'shop-1' },
+      { method: 'sendText', params, key: 'later', account: 'shop-1', delay: 60_000 },
+    ]);
+    expect(await outbox.waitFor('all', { timeoutMs: 2000 })).toEqual(new Map());
+    expect(await outbox.cancel('now', { account: 'shop-1' })).toEqual({ cancelled: true });
+    expect(await outbox.cancel('later', { account: 'shop-1' })).toEqual({ cancelled: true });
+    expect(await outbox.counts()).toEqual(EMPTY);
+    const prefix = `bull:${queueKeyName(name, ON_CLUSTER)}:`;
+    for (const key of ['oa:parked', 'oa:ready', 'oa:acct:shop-1:lane', 'oa:acct:shop-1:jobs']) {
+      expect(await shared.redis.exists(`${prefix}${key}`), key).toBe(0);
+    }
+    // Added again, the key is a new job, waiting for its turn.
+    expect(await outbox.add('sendText', params, { key: 'now', account: 'shop-1' })).toMatchObject({
+      added: 1,
+    });
+    expect(await outbox.get('now', { account: 'shop-1' })).toEqual({ state: 'waiting' });
   });
 });
