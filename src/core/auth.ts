@@ -133,6 +133,11 @@ export class TokenManager {
     this.#now = deps.now ?? Date.now;
   }
 
+  /** Whether renewals are shared with other processes (a coordination's lock). */
+  get shared(): boolean {
+    return this.#deps.lock !== undefined;
+  }
+
   /**
    * The access token of the pair this process holds, while it is fresh: no promise and no trip to the
    * store (a shared store is a network round trip). `undefined` when there is none or it is stale:

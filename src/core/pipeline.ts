@@ -186,8 +186,12 @@ async function tokenFor(call: Call<z.ZodMiniType>, replay: boolean): Promise<str
   let rejected = replay ? call.token : undefined;
   for (let renewals = 0; token === undefined; renewals++) {
     const { permit } = call;
-    // An upload's permit holds an upload slot too, which a login must not use: it goes back instead.
-    const loan = permit && call.bucket === 'general' ? new SlotLoan(permit) : undefined;
+    // An upload's permit holds an upload slot too, which a login should not use: alone, it goes back
+    // instead (the login, queued first, takes the general slot freed). A renewal shared with other
+    // processes borrows it all the same: their calls waiting for this renewal (it holds the fleet's
+    // renewal lock) may hold every general slot, and a login queued behind them would wait for ever.
+    const loan =
+      permit && (call.bucket === 'general' || call.ctx.tokens.shared) ? new SlotLoan(permit) : undefined;
     if (!loan) permit?.release();
     let renewed: string;
     try {
