@@ -10,7 +10,7 @@ import type { OutboxAddResult } from './campaign.js';
 import type { OutboxCounts, OutboxJobStatus } from './events.js';
 import { checkEntry, type OutboxEntry } from './methods.js';
 import type { Outbox, OutboxWorker, OutboxWorkOptions } from './outbox-types.js';
-import { CHUNK, chunksOf } from './shared.js';
+import { checkedChunks } from './shared.js';
 
 /** The BullMQ queue name of shard `index` of the outbox `name`: the first keeps `name` itself. */
 export function shardName(name: string, index: number): string {
@@ -101,13 +101,7 @@ export function shardedOutbox(
         total.known += result.known;
         total.knownKeys.push(...result.knownKeys);
       };
-      const checked: Iterable<OutboxEntry> = Array.isArray(entries)
-        ? entries.map(check)
-        : (function* () {
-            let index = 0;
-            for (const entry of entries) yield check(entry, index++);
-          })();
-      for (const chunk of chunksOf(checked, CHUNK)) await add(chunk);
+      for (const chunk of checkedChunks(entries, check)) await add(chunk);
       return total;
     },
 

@@ -48,7 +48,7 @@ import {
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
 import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
-import { CHUNK, chunksOf, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
+import { checkedChunks, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
 import {
   accountStates,
   cancelKeysOf,
@@ -318,15 +318,7 @@ function outboxOn(
         const checked = checkEntry(e.method, e.params, e, [index]);
         return { ...checked, params: e.params, id: jobIdOf(checked.key, checked.account) };
       };
-      // An array is checked whole before anything is stored; any other iterable (a generator over a
-      // database cursor) chunk by chunk, so that it never has to be held at once.
-      const checked: Iterable<CheckedEntry> = Array.isArray(entries)
-        ? entries.map(check)
-        : (function* () {
-            let index = 0;
-            for (const entry of entries) yield check(entry, index++);
-          })();
-      return store(chunksOf(checked, CHUNK), trace);
+      return store(checkedChunks(entries, check), trace);
     },
 
     work(workOptions) {

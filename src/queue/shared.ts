@@ -138,10 +138,10 @@ export class LazyQueue {
 }
 
 /** How many entries of an `addMany` are checked and stored at a time. */
-export const CHUNK = 1000;
+const CHUNK = 1000;
 
 /** `items` in arrays of `size` (the last one shorter), read as they are needed. */
-export function* chunksOf<T>(items: Iterable<T>, size: number): Generator<T[], void, undefined> {
+function* chunksOf<T>(items: Iterable<T>, size: number): Generator<T[], void, undefined> {
   let chunk: T[] = [];
   for (const item of items) {
     chunk.push(item);
@@ -151,4 +151,22 @@ export function* chunksOf<T>(items: Iterable<T>, size: number): Generator<T[], v
     }
   }
   if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * The entries of an `addMany`, each through `check` (given its index), in chunks of {@link CHUNK}: an
+ * array is checked whole before the first chunk (nothing is stored from a bad one); any other iterable
+ * (a generator over a database cursor) chunk by chunk, so that it never has to be held at once.
+ */
+export function checkedChunks<T>(
+  entries: Iterable<unknown>,
+  check: (entry: unknown, index: number) => T,
+): Generator<T[], void, undefined> {
+  const checked: Iterable<T> = Array.isArray(entries)
+    ? entries.map(check)
+    : (function* () {
+        let index = 0;
+        for (const entry of entries) yield check(entry, index++);
+      })();
+  return chunksOf(checked, CHUNK);
 }

@@ -50,6 +50,7 @@ import type { Queue } from 'bullmq';
 import { sleep } from '../core/call-control.js';
 import type { RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
+import { NOW } from '../redis/scripts.js';
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;
@@ -112,9 +113,7 @@ export function storedOpts(opts: Readonly<Record<string, unknown>>): string {
 // 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. KEYS: ready, parked. ARGV: account base, job prefix, then per job: tag, id, due
 // (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts. Answers, per job, 1 if its key was
 // known, else 0.
-const STORE = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const STORE = script(`${NOW}
 local base, jobPrefix = ARGV[1], ARGV[2]
 -- A command's arguments go in slices: Lua's unpack is bounded.
 local function zadd(key, flag, list)
@@ -210,9 +209,7 @@ export async function storeParked(
 // served ('' for every account).
 // Admits jobs, one per account in turn, until the wait list holds `most jobs waiting`. Answers
 // {admitted, ms}: look again in ms (0: at once, -1: nobody is ready).
-const ADMIT = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const ADMIT = script(`${NOW}
 local jobPrefix, base = ARGV[1], ARGV[2]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local room = maxWait - redis.call('LLEN', KEYS[3])
@@ -276,11 +273,8 @@ end
 return {admitted, 0}`);
 
 // A job of the account ended: its place in flight is free, and the account may take a turn now.
-const RELEASE = script(`
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], 'LT', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[2])
-end
+const RELEASE = script(`${NOW}
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[2], 'LT', now, ARGV[2]) end
 return 1`);
 
 /** Gives back the place in flight of a job of `account` that ended. */
@@ -294,10 +288,9 @@ export async function release(redis: RedisClient, keyPrefix: string, account: st
 }
 
 // The account's login was refused: none of its jobs is admitted for `ms`.
-const PAUSE = script(`
+const PAUSE = script(`${NOW}
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-local t = redis.call('TIME')
-redis.call('ZADD', KEYS[2], 'GT', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1]), ARGV[2])
+redis.call('ZADD', KEYS[2], 'GT', now + tonumber(ARGV[1]), ARGV[2])
 return 1`);
 
 /** Pauses `account`'s turns for `ms`. */
@@ -309,9 +302,7 @@ export async function pauseAccount(redis: RedisClient, keyPrefix: string, accoun
 // Where each kept job of one account stands (ids of jobs gone past their retention are dropped):
 // {waiting, delayed, active, orphaned, delivered, failed, unknown}, and the ids not final.
 // KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown. ARGV: job prefix, 1 to list.
-const ACCOUNT_STATES = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const ACCOUNT_STATES = script(`${NOW}
 local c = {0, 0, 0, 0, 0, 0, 0}
 local open = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -360,11 +351,9 @@ export async function accountStates(
 }
 
 // Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes, else nothing.
-const LANE_OF = script(`
+const LANE_OF = script(`${NOW}
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not score then return false end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return math.floor(tonumber(score) / 1000) > now and 'delayed' or 'waiting'`);
 
 /**
@@ -384,9 +373,7 @@ export async function parkedState(
 }
 
 // How many parked jobs there are, and how many of them are due.
-const PARKED = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const PARKED = script(`${NOW}
 return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now * 1000 + 999)}`);
 
 /** How many parked jobs are due (`waiting`) and how many are not yet (`delayed`), all accounts. */

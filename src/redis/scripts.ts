@@ -5,10 +5,10 @@
 import { script } from './script.js';
 
 /**
- * Redis before 5 refuses writes after TIME in a script unless it replicates effects; later versions
- * always do (the call is then a no-op).
+ * The start of a script that needs Redis's clock: `now` (ms). Redis before 5 refuses writes after
+ * TIME in a script unless it replicates effects; later versions always do (the call is then a no-op).
  */
-const NOW = `
+export const NOW = `
 if redis.replicate_commands then redis.replicate_commands() end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
