@@ -33,17 +33,6 @@ export function accountClient(parts: AccountClientParts): OAClient {
   }
 }
 
-/**
- * Closes an account's client once no call of it is in flight (a client dropped beyond `maxClients`):
- * its timers and limiter released, without failing a call.
- */
-export function retireClient(client: OAClient): Promise<void> {
-  return retire(client);
-}
-
-/** {@link retireClient}, which reads the client's context: set by the class. */
-let retire: (client: OAClient) => Promise<void>;
-
 declare global {
   interface SymbolConstructor {
     /**
@@ -70,14 +59,6 @@ export class OAClient {
   #account: AccountClientParts | undefined;
   /** Closed before its context was made: the context is made closed. */
   #closedUnused = false;
-
-  static {
-    retire = async (client) => {
-      const ctx = client.#context;
-      if (ctx) await ctx.calls.whenIdle();
-      await client.close();
-    };
-  }
 
   constructor(options: OAClientOptions = {}) {
     const account = constructing;

@@ -253,6 +253,25 @@ export class OAAbortError extends OAError {
 }
 
 /**
+ * Your credentials store (a `credentials` resolver of `createAccounts`, or a client's `credentials`
+ * provider) threw, or did not answer within `credentialsTimeoutMs`: an outage of the store, not a
+ * verdict on the call. Nothing was sent (`deliveryUnknown: false`); the store is asked again at the
+ * next call, and an outbox job that meets it waits and is tried again (it does not fail). `cause` is
+ * the store's own error, when it threw.
+ */
+export class OACredentialsError extends OAError {
+  /** The class name, also across realms (see `isOAError`). */
+  override name = 'OACredentialsError';
+  /** The account whose credentials could not be read, when the client has one. */
+  readonly account: string | undefined;
+
+  constructor(message: string, account: string | undefined, options: OAErrorOptions = {}) {
+    super(message, { failure: 'not_sent', ...options });
+    this.account = account;
+  }
+}
+
+/**
  * A worker of an inbox with `order: 'sender'` no longer holds the sender whose event it was handling:
  * it stalled (paused, starved of CPU) past `lockDurationMs`, and another worker may have taken the
  * sender over. Thrown by a bot reply (nothing sent) and by the session's save (nothing written), so

@@ -60,6 +60,7 @@ export {
   OABadRequestError,
   OAConfigError,
   OAConnectionError,
+  OACredentialsError,
   OAError,
   type OAErrorOptions,
   type OAFailureKind,

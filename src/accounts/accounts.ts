@@ -4,10 +4,9 @@
  * connection pool and one token store; inbound events routed to the client of their account.
  */
 import * as z from 'zod/mini';
-import { accountClient, type OAClient, retireClient } from '../client.js';
-import { MemoryTokenStore } from '../core/auth.js';
+import { accountClient, type OAClient } from '../client.js';
 import type { SharedClientParts } from '../core/context.js';
-import { CredentialSource, type OACredentials } from '../core/credentials.js';
+import { CREDENTIALS_TIMEOUT_MS, CredentialSource, type OACredentials } from '../core/credentials.js';
 import { baseUrlOf, type OAClientOptions } from '../core/options.js';
 import { sharedClientParts } from '../core/shared-pool.js';
 import { OAConfigError } from '../errors.js';
@@ -15,17 +14,21 @@ import {
   aFunction,
   checkConfig,
   checked,
+  isNumber,
   optionsOf,
   positiveInteger,
   required,
 } from '../schemas/option-checks.js';
+import { MAX_TIMEOUT_MS } from '../schemas/requests.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 
 /**
  * Your store of connected accounts: the api key and secret of `account` (and its `baseUrl` when its
  * API is elsewhere than `clientOptions.baseUrl`), or `undefined`/`null` when there is no such account.
  * Called before the account's client first sends (once, however many calls wait), and again once
- * after its login was refused (a rotated secret).
+ * after its login was refused (a rotated secret). One that throws or does not answer within
+ * `credentialsTimeoutMs` is an outage of your store: the call rejects with `OACredentialsError`
+ * (nothing sent) and the next call asks again.
  */
 export type AccountCredentialsResolver = (
   account: string,
@@ -38,6 +41,16 @@ export type AccountClientOptions = Omit<OAClientOptions, 'apiKey' | 'apiSecret' 
 export interface CreateAccountsOptions<E = WebhookEvent> {
   /** Where each account's api key and secret come from (see {@link AccountCredentialsResolver}). */
   credentials: AccountCredentialsResolver;
+  /**
+   * How long one lookup of `credentials` may take. A lookup that throws or has not answered by then
+   * is an outage of your store, not a verdict on the account's calls: they reject with
+   * `OACredentialsError` (`deliveryUnknown: false`, nothing sent), the next call asks again (a lookup
+   * that never settles holds nothing for good), and outbox jobs of the account wait and are tried
+   * again, never `failed`. Every wait for the credentials is bounded by it, also a call's without a
+   * deadline.
+   * @default clientOptions.credentialsTimeoutMs, else 10_000
+   */
+  credentialsTimeoutMs?: number | undefined;
   /**
    * The options of every account's client: `baseUrl`, `coordination` (then all processes share each
    * account's token pair and limits), `logger`, `rateLimit` (each account's own) ... With neither
@@ -53,10 +66,11 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    */
   accountOf?: ((event: E) => string | undefined) | undefined;
   /**
-   * How many clients are kept: beyond it, the least recently used one is dropped, and closed (its
-   * timers and limiter released) once its calls in flight have ended: none fails because of it. Its
-   * token pair stays in the shared store and its credentials with the accounts, so the account's next
-   * client (a new instance) neither logs in nor asks the resolver again.
+   * How many clients are kept: beyond it, the least recently used one is dropped from the accounts
+   * (never closed: a caller that still holds it, a bot handler's `ctx.client`, a variable, goes on
+   * using it, and it is freed once nobody does). What is kept for its OA (token pair, limiter) is shared
+   * with the account's next client, and its credentials stay with the accounts, so that client (a new
+   * instance) neither logs in nor asks the resolver again.
    * @default 1000
    */
   maxClients?: number | undefined;
@@ -98,6 +112,10 @@ const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
       ),
     ),
     accountOf: aFunction,
+    credentialsTimeoutMs: checked(
+      (v) => isNumber(v) && v > 0 && v <= MAX_TIMEOUT_MS,
+      `must be a number of ms above 0 to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`,
+    ),
     maxClients: positiveInteger,
     maxConnections: positiveInteger,
     webhookSecret: checked(
@@ -144,8 +162,9 @@ export interface OAAccounts<E = WebhookEvent> {
   /** How many clients are kept now. */
   readonly size: number;
   /**
-   * Closes every client (calls in flight through them reject) and the accounts' connection pools. A
-   * single client's `close()` leaves the pools to the others.
+   * Closes every client (calls in flight through them reject), those dropped beyond `maxClients` and
+   * still held included, what is kept for each OA (its limiter's timers) and the accounts' connection
+   * pools. A single client's `close()` leaves the pools and the OA's state to the others.
    */
   close(): Promise<void>;
 }
@@ -187,8 +206,12 @@ class Accounts<E> implements OAAccounts<E> {
    * `maxClients`): a client made again for an account asks no one.
    */
   readonly #credentials = new Map<string, CredentialSource>();
-  /** Clients dropped beyond maxClients, closing once their calls end. */
-  readonly #retiring = new Set<OAClient>();
+  /**
+   * Clients dropped beyond maxClients, held weakly: one a caller still holds keeps working (and is
+   * closed by `close()`); one nobody holds is freed. Emptied of the freed ones as it grows.
+   */
+  #dropped = new Set<WeakRef<OAClient>>();
+  readonly #credentialsTimeoutMs: number;
   /** The account used last: using it again moves nothing. */
   #newest: string | undefined;
   #closed = false;
@@ -198,6 +221,8 @@ class Accounts<E> implements OAAccounts<E> {
   constructor(options: CreateAccountsOptions<E>) {
     checkConfig(AccountsOptionsSchema, options, 'createAccounts');
     const { maxClients = 1000, maxConnections = 64, clientOptions = {}, accountOf, webhookSecret } = options;
+    this.#credentialsTimeoutMs =
+      options.credentialsTimeoutMs ?? clientOptions.credentialsTimeoutMs ?? CREDENTIALS_TIMEOUT_MS;
     if (webhookSecret !== undefined) {
       let key: Promise<CryptoKey> | undefined;
       this.#webhookKey = () =>
@@ -212,10 +237,7 @@ class Accounts<E> implements OAAccounts<E> {
     this.#resolve = options.credentials;
     this.#accountOf = accountOf ?? byUsername;
     this.#maxClients = maxClients;
-    // One in-memory store for every account (keyed by account): a dropped client's pair is not lost.
-    const shareTokens = clientOptions.coordination === undefined && clientOptions.tokenStore === undefined;
-    const shared = shareTokens ? { ...clientOptions, tokenStore: new MemoryTokenStore() } : clientOptions;
-    this.#shared = sharedClientParts(shared, baseUrlOf(clientOptions.baseUrl), maxConnections);
+    this.#shared = sharedClientParts(clientOptions, baseUrlOf(clientOptions.baseUrl), maxConnections);
   }
 
   get size(): number {
@@ -291,12 +313,14 @@ class Accounts<E> implements OAAccounts<E> {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const clients = [...this.#clients.values(), ...this.#retiring];
+    const dropped = [...this.#dropped].flatMap((ref) => ref.deref() ?? []);
+    const clients = [...this.#clients.values(), ...dropped];
     this.#clients.clear();
-    this.#retiring.clear();
+    this.#dropped.clear();
     this.#credentials.clear();
     this.#newest = undefined;
     await Promise.all(clients.map((client) => client.close()));
+    this.#shared.states.close();
     await this.#shared.transport.close();
   }
 
@@ -315,7 +339,7 @@ class Accounts<E> implements OAAccounts<E> {
     while (this.#clients.size > this.#maxClients) {
       const [oldest, dropped] = this.#clients.entries().next().value as [string, OAClient];
       this.#clients.delete(oldest);
-      this.#retire(dropped);
+      this.#drop(dropped);
     }
     return client;
   }
@@ -328,7 +352,13 @@ class Accounts<E> implements OAAccounts<E> {
     } else {
       const resolve = this.#resolve;
       const allowInsecureHttp = this.#shared.options.allowInsecureHttp;
-      source = new CredentialSource(undefined, () => resolve(account), account, allowInsecureHttp);
+      source = new CredentialSource(
+        undefined,
+        () => resolve(account),
+        account,
+        allowInsecureHttp,
+        this.#credentialsTimeoutMs,
+      );
     }
     this.#credentials.set(account, source);
     while (this.#credentials.size > this.#maxClients * CREDENTIALS_PER_CLIENT) {
@@ -337,12 +367,15 @@ class Accounts<E> implements OAAccounts<E> {
     return source;
   }
 
-  /** Closes a dropped client once its calls in flight have ended. */
-  #retire(client: OAClient): void {
-    this.#retiring.add(client);
-    retireClient(client).then(
-      () => this.#retiring.delete(client),
-      () => this.#retiring.delete(client),
-    );
+  /**
+   * Forgets a client dropped beyond `maxClients` without closing it: it owns no socket and no timer
+   * (its OA's state and the pools are the accounts'), so whoever still holds it goes on using it, and
+   * it is freed with the last reference. `close()` still reaches it while it is held.
+   */
+  #drop(client: OAClient): void {
+    if (this.#dropped.size >= this.#maxClients) {
+      this.#dropped = new Set([...this.#dropped].filter((ref) => ref.deref() !== undefined));
+    }
+    this.#dropped.add(new WeakRef(client));
   }
 }

@@ -24,7 +24,7 @@ export interface StoredToken {
 }
 
 /**
- * Where the client keeps its token pair, keyed by api key. The default keeps it in memory; a shared
+ * Where the client keeps its token pair, keyed by OA (its base URL and api key). The default keeps it in memory; a shared
  * store (for example `oa-messaging/redis`) lets many processes use one pair.
  */
 export interface TokenStore {
@@ -87,7 +87,7 @@ export interface TokenEndpoints {
 
 export interface TokenManagerDeps {
   store: TokenStore;
-  /** The store key: one pair per api key. */
+  /** The store key: one pair per OA (its `oaKey`, base URL and api key). */
   key: string;
   /** Where renewals go. */
   endpoints: TokenEndpoints;
@@ -95,7 +95,7 @@ export interface TokenManagerDeps {
   refreshBeforeExpiryMs: number;
   logger: Logger;
   /** Told of each pair obtained by a renewal (`tokenRefresh`), and why the renewal ran. */
-  events: ClientEvents;
+  events: Pick<ClientEvents, 'emit'>;
   /**
    * Runs a renewal under a lock shared with other processes (`coordination`); without it, renewals
    * are single-flight within this process only.

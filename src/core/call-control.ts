@@ -104,8 +104,6 @@ export type StopReason = 'aborted' | 'deadline' | 'closed';
  */
 export class CallRegistry {
   readonly #live = new Set<CallControl>();
-  /** Told once no call is live (see {@link whenIdle}). */
-  #idle: (() => void)[] = [];
   readonly #signals = new SignalWatch<CallControl>((signal, calls) => {
     for (const call of calls) call.stop('aborted', signal.reason);
   });
@@ -146,24 +144,6 @@ export class CallRegistry {
   forget(control: CallControl, signal: AbortSignal | undefined): void {
     this.#live.delete(control);
     if (signal) this.#signals.delete(signal, control);
-    if (this.#live.size === 0 && this.#idle.length > 0) {
-      const waiting = this.#idle;
-      this.#idle = [];
-      for (const resume of waiting) resume();
-    }
-  }
-
-  /**
-   * Resolves once no call is in flight, and none began again by the next turn of the event loop (a
-   * helper that chains two calls, `sendImageFile`, starts its second within that turn): when a client
-   * may be closed without failing a call. Bounded by the calls themselves, each bounded by its deadline.
-   */
-  async whenIdle(): Promise<void> {
-    for (;;) {
-      if (this.#live.size > 0) await new Promise<void>((resume) => this.#idle.push(resume));
-      await sleep(0, undefined, 'the calls in flight').done;
-      if (this.#live.size === 0) return;
-    }
   }
 }
 

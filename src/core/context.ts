@@ -6,7 +6,7 @@
 import type * as z from 'zod/mini';
 import { defaultTransport } from '#core-runtime';
 import { type Endpoint, endpoints } from '../endpoints.js';
-import { OAConfigError, OAUnauthorizedError, OAValidationError } from '../errors.js';
+import { OAConfigError, OAError, OAUnauthorizedError, OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
 import { clientTelemetry } from '../telemetry/runtime.js';
@@ -14,13 +14,21 @@ import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
 import { UploadReuse } from '../video/upload-reuse.js';
-import { MemoryTokenStore, type TokenEndpoints, TokenManager } from './auth.js';
+import { MemoryTokenStore, type TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { CredentialSource, type OACredentials } from './credentials.js';
 import { ClientEvents } from './events.js';
 import { FetchTransport } from './fetch-transport.js';
 import { type CallHooks, joinHooks } from './hooks.js';
 import { type Logger, loggerFor } from './logger.js';
+import {
+  makeState,
+  type OAState,
+  type OAStates,
+  oaKey,
+  type StateOptions,
+  type StateUser,
+} from './oa-state.js';
 import {
   checkOptions,
   type OAClientOptions,
@@ -31,7 +39,7 @@ import {
   resolveOptions,
 } from './options.js';
 import { call, callUpload, tokenExchange } from './pipeline.js';
-import { type Limiter, type Permit, RateLimiter } from './rate-limit.js';
+import type { Limiter, Permit } from './rate-limit.js';
 import type { PipelineContext } from './retry.js';
 import type { Transport } from './transport.js';
 
@@ -51,6 +59,8 @@ export interface SharedClientParts {
   readonly logger: Logger;
   /** Every account's transport (one pool per origin); no client closes it. */
   readonly transport: Transport;
+  /** What is kept per OA, shared by every account's client that speaks for it. */
+  readonly states: OAStates;
 }
 
 /** One account's client of `createAccounts`: the shared parts, its id and its credentials. */
@@ -83,16 +93,14 @@ export function clientTransport(
 }
 
 /** One client's {@link PipelineContext}. */
-export class ClientContext implements PipelineContext, TokenEndpoints {
-  /** What the token pair, the limits, ready videos and upload answers are keyed by (`account`, else the api key). */
-  readonly stateKey: string;
+export class ClientContext implements PipelineContext, StateUser {
   readonly #credentials: CredentialSource;
   baseUrl: URL;
   /** Each endpoint's URL at `baseUrl`: the accounts' own map while an account's client sends there. */
   urls: Map<string, URL>;
   /**
-   * Set while an account's client does not know where to send (its credentials, which may name a base
-   * URL, not read yet): each call awaits it first, within its deadline.
+   * Set while a client whose credentials come from a provider has not read them (they say where it
+   * sends and whose token and quota it uses): each call awaits it first, within its deadline.
    */
   prepare: (() => Promise<void>) | undefined;
   /** The transport is the client's own, closed by {@link close}; not the accounts' shared one. */
@@ -101,16 +109,27 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   readonly #provided: boolean;
   /** The base URL of the accounts, when the credentials name none. */
   readonly #defaultBaseUrl: URL | undefined;
+  /** What is kept for the OA the client speaks to now; unset until a provider's credentials are read. */
+  #state: OAState | undefined;
+  /**
+   * The key of what is kept for the OA the client speaks to ({@link oaKey}): its token pair, limits,
+   * ready videos and upload answers. These three are the state's, copied as fields (read on every call).
+   */
+  stateKey = '';
+  limiter: Limiter | undefined;
+  /** Set with the state: a call reads it only after `prepare`. */
+  tokens!: TokenManager;
+  /** Where states come from: the accounts' shared ones, else the client's own (stopped by close()). */
+  readonly #states: (key: string) => OAState;
+  readonly #ownStates: OAState[] = [];
   readonly headers: RequestHeaders;
   readonly timeoutMs: number;
   readonly uploadTimeoutMs: number;
   readonly maxRetries: number;
   readonly maxBusyWaitMs: number;
-  readonly limiter: Limiter | undefined;
   readonly transport: Transport;
   readonly events: ClientEvents;
   readonly logger: Logger;
-  readonly tokens: TokenManager;
   readonly calls = new CallRegistry();
   readonly hooks: CallHooks | undefined;
   /** The reuse of upload answers for the same bytes (`reuseUploads`), unless turned off. */
@@ -121,9 +140,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     const shared = account?.shared;
     const resolved = shared?.resolved ?? resolveOptions(options);
     const { apiKey, apiSecret, rateLimit } = resolved;
-    const stateKey = account ? `account/${account.account}` : resolved.stateKey;
     const { coordination } = options;
-    this.stateKey = stateKey;
     this.#credentials =
       account?.credentials ??
       new CredentialSource(
@@ -131,6 +148,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
         options.credentials,
         options.account,
         options.allowInsecureHttp,
+        options.credentialsTimeoutMs,
       );
     this.#defaultBaseUrl = shared ? shared.baseUrl : resolved.baseUrl;
     this.baseUrl = this.#defaultBaseUrl ?? NO_BASE_URL;
@@ -145,19 +163,23 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     }
     this.logger = shared?.logger ?? loggerFor(options.logger, options.logLevel);
     this.events = new ClientEvents(this.logger);
-    // No limiter starts a timer before its first request.
-    this.limiter = rateLimit
-      ? (coordination?.createLimiter(stateKey, rateLimit) ?? new RateLimiter(rateLimit))
-      : undefined;
-    this.tokens = new TokenManager({
-      store: coordination?.tokenStore ?? options.tokenStore ?? new MemoryTokenStore(),
-      lock: coordination,
-      key: stateKey,
-      endpoints: this,
-      refreshBeforeExpiryMs: resolved.refreshBeforeExpiryMs,
-      logger: this.logger,
-      events: this.events,
-    });
+    if (shared) {
+      this.#states = (key) => shared.states.of(key, this);
+    } else {
+      const stateOptions: StateOptions = {
+        coordination,
+        tokenStore: options.tokenStore ?? new MemoryTokenStore(),
+        rateLimit,
+        refreshBeforeExpiryMs: resolved.refreshBeforeExpiryMs,
+        logger: this.logger,
+      };
+      this.#states = (key) => {
+        const state = makeState(key, stateOptions, this);
+        this.#ownStates.push(state);
+        return state;
+      };
+    }
+    if (!this.#provided) this.#use(this.#states(oaKey(resolved.baseUrl, apiKey)));
     this.headers = shared?.headers ?? requestHeaders(options.appInfo, options.defaultHeaders);
     this.transport = shared?.transport ?? clientTransport(options, resolved.proxyFromEnv);
     this.timeoutMs = resolved.timeoutMs;
@@ -177,21 +199,26 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
 
   secrets(): string[] {
     const held = this.#credentials.held;
-    return held ? [held.apiSecret, ...this.tokens.knownSecrets()] : this.tokens.knownSecrets();
+    const tokens = this.#state?.tokens.knownSecrets() ?? [];
+    return held ? [held.apiSecret, ...tokens] : tokens;
   }
 
   /**
-   * Endpoint 1 for a renewal: one exchange, no retry loop of its own (see `tokenExchange`). Refused
-   * credentials from a provider are asked for again once, and a changed answer logs in at once.
+   * Endpoint 1 for a renewal of the state `key`: one exchange, no retry loop of its own (see
+   * `tokenExchange`). Refused credentials from a provider are asked for again once, and a changed
+   * answer logs in at once; an answer that names another OA moves the client there, and this renewal
+   * (of the old OA's token) ends not sent, so that its calls try again with the new OA's state.
    */
-  async login(slot: Permit | undefined): Promise<TokenPair> {
+  async login(slot: Permit | undefined, key: string): Promise<TokenPair> {
     const used = await this.#credentials.current();
+    this.#follow(used, key);
     try {
       return await this.#loginWith(used, slot);
     } catch (error) {
       if (!(error instanceof OAUnauthorizedError)) throw error;
       const changed = await this.#credentials.refused(used, error, true);
-      if (!changed) throw error;
+      if (!changed) throw this.#credentials.named(error);
+      this.#follow(changed, key);
       try {
         return await this.#loginWith(changed, undefined);
       } catch (again) {
@@ -201,9 +228,33 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     }
   }
 
+  /** Endpoint 2 for a renewal of the state `key`, the same way. */
+  refresh(refresh_token: string, slot: Permit | undefined, key: string): Promise<TokenPair> {
+    if (this.#state?.key !== key) return Promise.reject(this.#movedAway());
+    return tokenExchange(this, endpoints.refreshToken, { refresh_token }, slot);
+  }
+
   /**
-   * Sends where `credentials` say (their base URL, else the accounts' own): an account's credentials
-   * read again after a refusal may name another.
+   * Sends where `credentials` say from now on, with the state of their OA; throws (not sent) when that
+   * is no longer the state `key` being renewed.
+   */
+  #follow(credentials: OACredentials, key: string): void {
+    if (this.#provided) this.#sendTo(credentials);
+    if (this.#state?.key !== key) throw this.#movedAway();
+  }
+
+  #movedAway(): OAError {
+    const whose =
+      this.#credentials.account === undefined ? '' : ` of OA account ${this.#credentials.account}`;
+    return new OAError(
+      `The credentials${whose} now name another OA (another api key or base URL): nothing of the old OA is used for it; nothing was sent`,
+      { failure: 'not_sent' },
+    );
+  }
+
+  /**
+   * Sends where `credentials` say (their base URL, else the accounts' own), with what is kept for that
+   * OA: an account's credentials read again after a refusal may name another.
    */
   #sendTo(credentials: OACredentials): void {
     const target = credentials.baseUrl === undefined ? this.#defaultBaseUrl : new URL(credentials.baseUrl);
@@ -212,22 +263,25 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
         `OA account ${this.#credentials.account ?? ''} has no base URL: its credentials name none, and createAccounts was given none (clientOptions.baseUrl, OA_BASE_URL); nothing was sent`,
       );
     }
+    const key = oaKey(target, credentials.apiKey);
+    if (this.#state?.key !== key) this.#use(this.#states(key));
     if (target.href === this.baseUrl.href) return;
     this.baseUrl = target;
     this.urls = new Map();
   }
 
+  #use(state: OAState): void {
+    this.#state = state;
+    this.stateKey = state.key;
+    this.limiter = state.limiter;
+    this.tokens = state.tokens;
+  }
+
   async #loginWith(credentials: OACredentials, slot: Permit | undefined): Promise<TokenPair> {
-    if (this.#provided) this.#sendTo(credentials);
     const params = { api_key: credentials.apiKey, api_secret: credentials.apiSecret };
     const pair = await tokenExchange(this, endpoints.generateToken, params, slot);
     this.#credentials.accepted();
     return pair;
-  }
-
-  /** Endpoint 2 for a renewal, the same way. */
-  refresh(refresh_token: string, slot: Permit | undefined): Promise<TokenPair> {
-    return tokenExchange(this, endpoints.refreshToken, { refresh_token }, slot);
   }
 
   /** `generateToken()`: endpoint 1 as a call of the caller's; the client keeps the pair. */
@@ -242,6 +296,7 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
 
   /** `refreshToken()`: endpoint 2 with the given refresh token, else the one held. */
   async refreshToken(refresh_token: string | undefined, options: RequestOptions | undefined) {
+    await this.prepare?.();
     const token = refresh_token ?? (await this.tokens.currentRefreshToken());
     if (token === undefined) {
       throw new OAValidationError(
@@ -274,6 +329,8 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
     const control = this.calls.start(`POST ${endpoint.path}`, checked);
     let prepared: PreparedUpload;
     try {
+      // The answers reused are those of the OA the client speaks to: its credentials say which.
+      if (this.prepare) await control.wait(this.prepare(), "reading the account's credentials");
       prepared = await control.wait(
         prepareUpload(kind, file, { ...checked, signal: control.signal }),
         'reading the file',
@@ -305,7 +362,8 @@ export class ClientContext implements PipelineContext, TokenEndpoints {
   async close(): Promise<void> {
     if (this.calls.closed) return;
     this.calls.closeAll();
-    this.limiter?.stop();
+    // An account's states are the accounts' (other clients of the OA may use them): closed with them.
+    for (const state of this.#ownStates) state.limiter?.stop();
     if (this.#ownsTransport) await this.transport.close();
   }
 }

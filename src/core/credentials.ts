@@ -5,7 +5,7 @@
  * per backoff), since the provider's store may learn the new secret seconds after the OA refuses the
  * old one.
  */
-import { OAConfigError, OAError, type OAUnauthorizedError, reissued } from '../errors.js';
+import { OAConfigError, OACredentialsError, type OAUnauthorizedError, reissued } from '../errors.js';
 import { baseUrlProblem } from '../schemas/client-options.js';
 import { MIN_SECRET_LENGTH } from '../schemas/option-values.js';
 
@@ -34,6 +34,9 @@ export type CredentialsProvider = () =>
   | null
   | Promise<OACredentials | undefined | null>;
 
+/** How long a lookup in the caller's store may take before it counts as failed (and is asked again). */
+export const CREDENTIALS_TIMEOUT_MS = 10_000;
+
 /** The wait after a refused login before the next one, doubled at each refusal up to the most. */
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
@@ -52,6 +55,7 @@ export class CredentialSource {
   readonly #whose: string;
   readonly #account: string | undefined;
   readonly #allowInsecureHttp: boolean;
+  readonly #timeoutMs: number;
   #held: OACredentials | undefined;
   #asking: Promise<OACredentials> | undefined;
   #refusal: Refusal | undefined;
@@ -63,11 +67,13 @@ export class CredentialSource {
     provider: CredentialsProvider | undefined,
     account?: string,
     allowInsecureHttp = false,
+    timeoutMs = CREDENTIALS_TIMEOUT_MS,
   ) {
     this.#held = given;
     this.#provider = provider;
     this.#account = account;
     this.#allowInsecureHttp = allowInsecureHttp;
+    this.#timeoutMs = timeoutMs;
     this.#whose = account === undefined ? '' : ` of OA account ${account}`;
   }
 
@@ -83,7 +89,8 @@ export class CredentialSource {
 
   /**
    * The credentials to log in with: those held, else the provider's answer (one question however many
-   * calls wait). While refused logins are backing off, the last refusal again, at once: nothing sent.
+   * calls wait, bounded by `credentialsTimeoutMs`: a question that fails or runs out is asked again by
+   * the next call). While refused logins are backing off, the last refusal again, at once: nothing sent.
    */
   current(now = Date.now()): OACredentials | Promise<OACredentials> {
     const refusal = this.#refusal;
@@ -136,21 +143,64 @@ export class CredentialSource {
     return undefined;
   }
 
+  /**
+   * `error`, a refused login, in words that name the account and say what was tried: every refusal
+   * of an account's login names it, the first as well as those during the backoff.
+   */
+  named(error: OAUnauthorizedError): OAUnauthorizedError {
+    if (this.#account === undefined) return error;
+    return reissued(error, {
+      message: `${error.message} (login${this.#whose} refused, its credentials read again and unchanged: nothing sent)`,
+    });
+  }
+
   /** A login succeeded: refusals are forgotten. */
   accepted(): void {
     this.#refusal = undefined;
   }
 
-  async #ask(): Promise<OACredentials> {
-    let answer: OACredentials | undefined | null;
+  /**
+   * The provider's answer, or {@link OACredentialsError} when it throws or has not answered within
+   * `credentialsTimeoutMs`. An answer that comes after that is dropped: the next call asks again, so a
+   * lookup that never settles cannot hold the account's calls for good.
+   */
+  async #answer(): Promise<OACredentials | undefined | null> {
+    const provider = this.#provider as CredentialsProvider;
+    const timeoutMs = this.#timeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ranOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new OACredentialsError(
+              `The credentials${this.#whose} were not read: the credentials store did not answer within ${timeoutMs} ms (credentialsTimeoutMs); nothing was sent, and the next call asks again`,
+              this.#account,
+            ),
+          ),
+        timeoutMs,
+      );
+      // A lookup still running must not keep a script that has ended alive.
+      (timer as { unref?: () => void }).unref?.();
+    });
     try {
-      answer = await (this.#provider as CredentialsProvider)();
+      const asked = Promise.resolve().then(provider);
+      // Dropped once the bound has run out: its late failure is nobody's.
+      asked.catch(() => {});
+      return await Promise.race([asked, ranOut]);
     } catch (error) {
-      throw new OAError(
+      if (error instanceof OACredentialsError) throw error;
+      throw new OACredentialsError(
         `The credentials${this.#whose} could not be read: ${error instanceof Error ? error.message : String(error)}; nothing was sent`,
+        this.#account,
         { cause: error },
       );
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  async #ask(): Promise<OACredentials> {
+    const answer = await this.#answer();
     if (answer === undefined || answer === null) {
       const which =
         this.#account === undefined ? 'Unknown OA account' : `Unknown OA account ${this.#account}`;

@@ -46,10 +46,11 @@ export interface OAClientOptions {
   apiSecret?: string | undefined;
   /**
    * The OA account this client speaks for, in a service that connects many (see `createAccounts`): the
-   * key of its token pair, rate limits, ready video tickets and upload answers (in `tokenStore` and a
-   * `coordination`, so that accounts sharing a store never share a token or a quota), the `oa.account`
-   * attribute of its spans, and named in its errors. Any non-empty string: your id for the account.
-   * @default none: the client's state is keyed by its api key
+   * `oa.account` attribute of its spans, and named in its errors. Any non-empty string: your id for the
+   * account. What is kept for the client (token pair, rate limits, ready video tickets, upload answers)
+   * is keyed by the OA itself, its base URL and api key, never by this name: every client of one OA
+   * shares them (through a `coordination`, across processes), and no other OA's are ever used.
+   * @default none
    */
   account?: string | undefined;
   /**
@@ -60,10 +61,18 @@ export interface OAClientOptions {
    * one refused login. Refused logins are then spaced out (1 s, doubling up to 30 s: calls in between
    * fail at once with the refusal, nothing sent). An answer of `undefined` or `null`: every call rejects
    * with `OAConfigError`, nothing sent; a provider that throws: the call rejects with an `OAError` whose
-   * `cause` is its error. Needs `account` (the key of the client's state).
+   * `cause` is its error. Needs `account` (how errors and spans name the account).
    * @default none: `apiKey` and `apiSecret`
    */
   credentials?: CredentialsProvider | undefined;
+  /**
+   * How long a lookup of `credentials` may take. One that throws or has not answered by then is an
+   * outage of your store, not a verdict on the call: the call rejects with `OACredentialsError`
+   * (`deliveryUnknown: false`, nothing sent), the next call asks again, and an outbox job waits and
+   * is tried again. Bounds every call's wait for the credentials, also a call without a deadline.
+   * @default 10_000
+   */
+  credentialsTimeoutMs?: number | undefined;
   /**
    * Per-attempt limit in ms, from sending to the last byte of the answer.
    * @default 30_000
@@ -203,8 +212,6 @@ export interface ResolvedOptions {
   /** Empty when the credentials come from a provider. */
   apiKey: string;
   apiSecret: string;
-  /** What the client's token pair, limits, ready videos and upload answers are keyed by. */
-  stateKey: string;
   timeoutMs: number;
   uploadTimeoutMs: number;
   maxRetries: number;
@@ -249,8 +256,6 @@ export function resolveOptions(
     baseUrl: new URL(baseUrl),
     apiKey: provided ? '' : apiKey,
     apiSecret: provided ? '' : apiSecret,
-    // An account's state is kept apart from any api key's (`account/` cannot begin an api key's key).
-    stateKey: options.account === undefined ? apiKey : `account/${options.account}`,
     timeoutMs: options.timeoutMs ?? 30_000,
     uploadTimeoutMs: options.uploadTimeoutMs ?? 600_000,
     maxRetries: Math.floor(options.maxRetries ?? 2),
@@ -283,7 +288,7 @@ function credentialOptionsProblem(options: OAClientOptions): void {
   }
   if (typeof options.account !== 'string' || options.account === '') {
     throw new OAConfigError(
-      "credentials needs account (a non-empty string): the key of the client's token pair and limits",
+      'credentials needs account (a non-empty string): how its errors and spans name the account',
     );
   }
 }

@@ -194,6 +194,18 @@ function loginRefused(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether `error` is an outage of the caller's credentials store (it threw, or did not answer in time):
+ * nothing was sent, and it says nothing of the job.
+ */
+function storeOutage(error: unknown): boolean {
+  return isOAError(error) && error.name === 'OACredentialsError' && error.deliveryUnknown !== true;
+}
+
+/** The shortest and longest wait of an account's jobs while its credentials store is out. */
+const OUTAGE_FIRST_MS = 1000;
+const OUTAGE_MAX_MS = 30_000;
+
 /** The client of a job: its account's, or the worker's client for a job without one. */
 function senderOf(data: OutboxJobData, senders: Senders): OAClient | undefined {
   const { account } = (data ?? {}) as Partial<OutboxJobData>;
@@ -229,6 +241,10 @@ export function outboxProcessor(
   keyPrefix: string,
   senders: Senders,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {
+  // When each account's credentials store was first seen out, in this worker: its jobs wait as long as
+  // the outage has lasted (from 1 s, up to 30 s), so that a short one costs seconds and a long one is
+  // not polled. A send of the account that gets through ends it.
+  const outages = new Map<string, number>();
   return async (job, token) => {
     const id = job.id ?? '';
     const jobKey = `${keyPrefix}${id}`;
@@ -263,7 +279,9 @@ export function outboxProcessor(
     const { method, params } = job.data;
     const send = client[method] as (params: unknown, options: RequestOptions) => Promise<unknown>;
     try {
-      return await send.call(client, params, options);
+      const result = await send.call(client, params, options);
+      if (typeof job.data.account === 'string') outages.delete(job.data.account);
+      return result;
     } catch (error) {
       const kind = isOAError(error) ? error.retryClass : 'final';
       const kept = describe(error);
@@ -275,6 +293,16 @@ export function outboxProcessor(
       }
       await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
       const { account } = job.data;
+      if (typeof account === 'string' && storeOutage(error)) {
+        // Its credentials could not be read (your store threw or hung): not a verdict on the job. It
+        // waits, uncounted as a try, and its account's other jobs with it, until the store answers.
+        await clearRecord(redis, jobKey, record);
+        const since = outages.get(account) ?? Date.now();
+        outages.set(account, since);
+        const waitMs = Math.min(OUTAGE_MAX_MS, Math.max(OUTAGE_FIRST_MS, Date.now() - since));
+        await senders.pause(account, waitMs).catch(() => {});
+        await putBack(bull, redis, keyPrefix, job, token, waitMs);
+      }
       if (typeof account === 'string' && loginRefused(error)) {
         // Its account's login was refused (a rotated secret): nothing left. The job waits (BullMQ's
         // backoff) and its account's other jobs with it, until the resolver gives working credentials.

@@ -68,6 +68,7 @@ export const OAClientOptionsSchema = z
       'must be a whole number from 0',
     ),
     maxBusyWaitMs: ms('from 0'),
+    credentialsTimeoutMs: ms('above 0'),
     refreshBeforeExpiryMs: ms('from 0'),
     rateLimit: z.optional(
       z.pipe(

@@ -123,6 +123,8 @@ export class VideoReadiness {
 
   /** Whether a ticket is known ready, here or in the shared memory. */
   async isReady(ticket_id: string): Promise<boolean> {
+    // Known for the OA the client speaks to: its credentials say which (bounded by credentialsTimeoutMs).
+    await this.#ctx.prepare?.();
     const key = this.#ctx.stateKey;
     const local = this.#local;
     if (await local.isReady(key, ticket_id)) return true;

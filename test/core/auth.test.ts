@@ -215,7 +215,8 @@ describe('token life cycle', () => {
     const pair = await seed.generateToken();
     const store = new MemoryTokenStore();
     const stored: StoredToken = { ...pair, obtained_at: Date.now(), expires_at: Date.now() + 3_600_000 };
-    store.set('key-123456', stored);
+    // Kept per OA: its api key at its base URL.
+    store.set(`key-123456@${server.url}/`, stored);
     const c = new OAClient({
       baseUrl: server.url,
       apiKey: 'key-123456',

@@ -2,10 +2,10 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type DispatcherLike,
-  MemoryTokenStore,
   type OAClient,
   OAConnectionError,
   type OAError,
+  type TokenStore,
 } from '../../src/index.js';
 import { rejectsWithin, settleWithin } from '../helpers/bounded.js';
 import { clientFixture, tokensThen } from '../helpers/client-fixture.js';
@@ -31,12 +31,11 @@ function agent(): Agent {
   return made;
 }
 
-/** A token pair already in the store: no login takes a slot of its own. */
-function storeWithToken(): MemoryTokenStore {
-  const store = new MemoryTokenStore();
+/** A token pair already in the store (whatever OA it is asked for): no login takes a slot of its own. */
+function storeWithToken(): TokenStore {
   const now = Date.now();
-  store.set('key-123456', { ...tokenPair(1), obtained_at: now, expires_at: now + 3_600_000 });
-  return store;
+  const token = { ...tokenPair(1), obtained_at: now, expires_at: now + 3_600_000 };
+  return { get: () => token, set() {}, delete() {} };
 }
 
 /** Sends through `working`, except the first request, which goes to `refusing`. */

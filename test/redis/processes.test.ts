@@ -73,7 +73,7 @@ describe.skipIf(!REDIS_SERVER)('many processes share one api key through Redis',
     mock = await createMockServer();
     mock.injectFault('hang', { path: TOKEN_PATH });
     const lockTtlMs = 2000;
-    const lockKey = `oa:lock:${mock.apiKey}`;
+    const lockKey = `oa:lock:${mock.apiKey}@${mock.url}/`;
     workers = ['a', 'b', 'c'].map((name) => startWorker(config(name, { texts: 3, uploads: 0, lockTtlMs })));
     const [holder, ...others] = workers as [Worker, Worker, Worker];
     await Promise.all(workers.map((w) => w.ready));

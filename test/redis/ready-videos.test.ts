@@ -88,7 +88,7 @@ describe.skipIf(!REDIS_SERVER)('video tickets known to be ready, shared through 
     expect(refused).toBeInstanceOf(OAVideoNotConfirmedError);
     expect(mock.deliveries).toHaveLength(2);
 
-    const ttl = await shared.redis.pttl(`oa:video:${mock.apiKey}:${ticket_id}`);
+    const ttl = await shared.redis.pttl(`oa:video:${mock.apiKey}@${mock.url}/:${ticket_id}`);
     expect(ttl).toBeGreaterThan(WEEK_MS - 60_000);
     expect(ttl).toBeLessThanOrEqual(WEEK_MS);
   });
@@ -103,7 +103,7 @@ describe.skipIf(!REDIS_SERVER)('video tickets known to be ready, shared through 
     const client = clientWith(coordination);
     const { ticket_id } = await client.uploadVideo(clip);
     await client.sendVideo({ user_id: 'u1', ticket_id });
-    const ttl = await shared.redis.pttl(`app:video:${mock.apiKey}:${ticket_id}`);
+    const ttl = await shared.redis.pttl(`app:video:${mock.apiKey}@${mock.url}/:${ticket_id}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
     expect(() => createRedisCoordination({ url: shared.server.url, readyVideoTtlMs: 0 })).toThrow(

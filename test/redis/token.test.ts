@@ -200,7 +200,9 @@ describe.skipIf(!REDIS_SERVER)('the shared token pair and renewal lock', () => {
       expect(logins).toBe(1);
       const [first, second] = server.hits.filter((h) => h.path.endsWith('/broadcast-message'));
       expect(second?.authorization).toBe(first?.authorization);
-      const stored = JSON.parse((await shared.redis.get('oa:token:key-123456')) ?? '{}') as StoredToken;
+      // Kept per OA: its api key at its base URL.
+      const key = `oa:token:key-123456@${server.url}/`;
+      const stored = JSON.parse((await shared.redis.get(key)) ?? '{}') as StoredToken;
       expect([stored.refresh_token, stored.token_type, stored.expires_at - stored.obtained_at]).toEqual([
         '',
         'Bearer',

@@ -54,7 +54,9 @@ describe.skipIf(!REDIS_SERVER)('upload answers shared through Redis', () => {
     expect(keys).toHaveLength(2);
     for (const key of keys) {
       expect(key).toMatch(
-        new RegExp(`^oa:upload:${mock.apiKey}:${mock.url}/api/v2/public/upload/(image|video):[0-9a-f]{64}$`),
+        new RegExp(
+          `^oa:upload:${mock.apiKey}@${mock.url}/:${mock.url}/api/v2/public/upload/(image|video):[0-9a-f]{64}$`,
+        ),
       );
       const ttl = await shared.redis.pttl(key);
       expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
@@ -68,9 +70,9 @@ describe.skipIf(!REDIS_SERVER)('upload answers shared through Redis', () => {
     await one.uploadImage(png);
     // The fake knows one key: the other client gets a working token through the shared store, under
     // its own api key, so that only the key differs.
-    const token = await shared.redis.get(`oa:token:${mock.apiKey}`);
+    const token = await shared.redis.get(`oa:token:${mock.apiKey}@${mock.url}/`);
     expect(token).toBeTruthy();
-    await shared.redis.set('oa:token:another-api-key', token as string, 'PX', 3_600_000);
+    await shared.redis.set(`oa:token:another-api-key@${mock.url}/`, token as string, 'PX', 3_600_000);
     const two = clientOf({ apiKey: 'another-api-key', apiSecret: 'another-secret' });
     await two.uploadImage(png);
     expect(uploads('image')).toBe(2);
