@@ -47,7 +47,10 @@ function createClient(flags: ClientFlags, out: Output, extra: Partial<OAClientOp
   out.addSecret(settings.apiSecret);
   // The pair of the last command is used again, so that a shell loop does not log in each time.
   const options: OAClientOptions = {
-    tokenStore: new FileTokenStore(settings.baseUrl),
+    tokenStore: new FileTokenStore(settings.baseUrl, {
+      apiSecret: settings.apiSecret,
+      warn: (line) => out.notice(line),
+    }),
     ...extra,
     ...settings,
   };

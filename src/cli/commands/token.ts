@@ -50,14 +50,14 @@ export function logoutCommand(): Command {
   ).action((options: LogoutFlags, command: Command) =>
     runAction(command, async (out) => {
       if (options.all) {
-        const removed = new FileTokenStore('').clear();
+        const removed = new FileTokenStore('', { warn: (line) => out.notice(line) }).clear();
         out.result({ removed }, `Removed ${removed} kept token pair${removed === 1 ? '' : 's'}.`);
         return;
       }
       const { baseUrl, apiKey } = resolveAccount(options);
-      const store = new FileTokenStore(baseUrl);
-      const removed = store.get(apiKey) === undefined ? 0 : 1;
-      store.delete(apiKey);
+      // No secret needed: the pair is removed whatever secret it was kept with.
+      const store = new FileTokenStore(baseUrl, { warn: (line) => out.notice(line) });
+      const removed = store.forget(apiKey) ? 1 : 0;
       out.result(
         { removed },
         removed
