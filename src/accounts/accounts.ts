@@ -65,7 +65,7 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    * see {@link OAAccounts.webhookPath}. Keep it as you keep an api secret; a new one changes every
    * account's path. At least 16 characters.
    * @default undefined (no webhook paths: `webhookPath` throws, and a webhook handler given these
-   * accounts refuses every request)
+   * accounts is refused when made)
    */
   webhookSecret?: string | undefined;
   /**
@@ -141,6 +141,12 @@ export interface OAAccounts<E = WebhookEvent> {
    * `webhookSecret`). What the webhook handlers check; a receiver of its own may call it too.
    */
   webhookAccount(path: string): Promise<string | undefined>;
+  /**
+   * Whether these accounts have webhook paths: `true` when made with `webhookSecret`. A webhook
+   * handler given accounts without them refuses them when it is made (`OAConfigError`), as no
+   * request could reach an account.
+   */
+  readonly hasWebhookPaths: boolean;
   /** How many clients are kept now. */
   readonly size: number;
   /**
@@ -216,6 +222,10 @@ class Accounts<E> implements OAAccounts<E> {
     const shareTokens = clientOptions.coordination === undefined && clientOptions.tokenStore === undefined;
     const shared = shareTokens ? { ...clientOptions, tokenStore: new MemoryTokenStore() } : clientOptions;
     this.#shared = sharedClientParts(shared, baseUrlOf(clientOptions.baseUrl), maxConnections);
+  }
+
+  get hasWebhookPaths(): boolean {
+    return this.#webhookKey !== undefined;
   }
 
   get size(): number {
