@@ -13,6 +13,7 @@ import { sharedClientParts } from '../core/shared-pool.js';
 import { OAConfigError } from '../errors.js';
 import {
   aFunction,
+  aStringOfAtLeast,
   checkConfig,
   checked,
   optionsOf,
@@ -79,6 +80,9 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
   maxConnections?: number | undefined;
 }
 
+/** The shortest `webhookSecret` taken: a shorter one could be found by trying secrets against one known path. */
+const MIN_WEBHOOK_SECRET_LENGTH = 16;
+
 /** The clients' options that name one account: the resolver gives each account its own. */
 const ONE_ACCOUNT = 'must not be given (it names one account: the credentials resolver gives each its own)';
 
@@ -100,10 +104,7 @@ const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
     accountOf: aFunction,
     maxClients: positiveInteger,
     maxConnections: positiveInteger,
-    webhookSecret: checked(
-      (v) => typeof v === 'string' && v.length >= 16,
-      'must be a string of at least 16 characters',
-    ),
+    webhookSecret: aStringOfAtLeast(MIN_WEBHOOK_SECRET_LENGTH),
   },
   'createAccounts needs { credentials }: a function that gives an account id its credentials',
 );

@@ -48,6 +48,28 @@ describe('accounts.webhookPath', () => {
     expect(() => createAccounts({ credentials, webhookSecret: 'short' })).toThrow(/webhookSecret/);
     await plain.close();
   });
+
+  it('says how long a short webhookSecret is and how long it must be, never what it holds', () => {
+    const refusal = (webhookSecret: unknown) => {
+      try {
+        createAccounts({ credentials, webhookSecret: webhookSecret as string });
+      } catch (error) {
+        expect(error).toBeInstanceOf(OAConfigError);
+        return (error as Error).message;
+      }
+      throw new Error('createAccounts took the webhookSecret');
+    };
+    const tiny = refusal('tiny-secret');
+    expect(tiny).toBe(
+      'createAccounts: webhookSecret must be a string of at least 16 characters, got a string of 11 characters',
+    );
+    expect(tiny).not.toContain('tiny-secret');
+    expect(refusal('x')).toMatch(/, got a string of 1 character$/);
+    expect(refusal('')).toMatch(/, got a string of 0 characters$/);
+    // Not a string: what was given, as for any other option.
+    expect(refusal(42)).toMatch(/webhookSecret must be a string of at least 16 characters, got 42$/);
+    expect(refusal({})).toMatch(/, got an object$/);
+  });
 });
 
 describe('a handler given accounts without a webhookSecret', () => {
