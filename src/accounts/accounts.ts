@@ -12,6 +12,7 @@ import { sharedClientParts } from '../core/shared-pool.js';
 import { OAConfigError } from '../errors.js';
 import {
   aFunction,
+  aStringOfAtLeast,
   checkConfig,
   checked,
   isNumber,
@@ -79,7 +80,7 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    * see {@link OAAccounts.webhookPath}. Keep it as you keep an api secret; a new one changes every
    * account's path. At least 16 characters.
    * @default undefined (no webhook paths: `webhookPath` throws, and a webhook handler given these
-   * accounts refuses every request)
+   * accounts is refused when made)
    */
   webhookSecret?: string | undefined;
   /**
@@ -92,6 +93,9 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    */
   maxConnections?: number | undefined;
 }
+
+/** The shortest `webhookSecret` taken: a shorter one could be found by trying secrets against one known path. */
+const MIN_WEBHOOK_SECRET_LENGTH = 16;
 
 /** The clients' options that name one account: the resolver gives each account its own. */
 const ONE_ACCOUNT = 'must not be given (it names one account: the credentials resolver gives each its own)';
@@ -118,10 +122,7 @@ const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
     ),
     maxClients: positiveInteger,
     maxConnections: positiveInteger,
-    webhookSecret: checked(
-      (v) => typeof v === 'string' && v.length >= 16,
-      'must be a string of at least 16 characters',
-    ),
+    webhookSecret: aStringOfAtLeast(MIN_WEBHOOK_SECRET_LENGTH),
   },
   'createAccounts needs { credentials }: a function that gives an account id its credentials',
 );
@@ -159,6 +160,12 @@ export interface OAAccounts<E = WebhookEvent> {
    * `webhookSecret`). What the webhook handlers check; a receiver of its own may call it too.
    */
   webhookAccount(path: string): Promise<string | undefined>;
+  /**
+   * Whether these accounts have webhook paths: `true` when made with `webhookSecret`. A webhook
+   * handler given accounts without them refuses them when it is made (`OAConfigError`), as no
+   * request could reach an account.
+   */
+  readonly hasWebhookPaths: boolean;
   /** How many clients are kept now. */
   readonly size: number;
   /**
@@ -238,6 +245,10 @@ class Accounts<E> implements OAAccounts<E> {
     this.#accountOf = accountOf ?? byUsername;
     this.#maxClients = maxClients;
     this.#shared = sharedClientParts(clientOptions, baseUrlOf(clientOptions.baseUrl), maxConnections);
+  }
+
+  get hasWebhookPaths(): boolean {
+    return this.#webhookKey !== undefined;
   }
 
   get size(): number {

@@ -32,9 +32,11 @@ export type {
 export { createInbox, type Inbox, type InboxOptions, type InboxWorkOptions } from './inbox.js';
 export type { InboxTurn } from './inbox-order.js';
 export {
+  type OnlyWidenedMethods,
   OUTBOX_METHODS,
   type OutboxAddOptions,
   type OutboxEntry,
+  type OutboxLooseEntry,
   type OutboxMethod,
   type OutboxParams,
 } from './methods.js';

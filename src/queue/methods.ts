@@ -68,6 +68,29 @@ export type OutboxEntry = {
   } & OutboxAddOptions;
 }[OutboxMethod];
 
+/**
+ * An entry of `addMany` whose method TypeScript knows only as a string: one built in a variable
+ * (`users.map((u) => ({ method: 'sendText', params, key }))`), where the literal `'sendText'` widens
+ * to `string`. Its params must still be those of some send method, and a key is still needed; its
+ * method, and its params against that method, are checked when it is added (an unknown method is an
+ * `OAValidationError`, nothing stored). Entries written inline are held to {@link OutboxEntry}.
+ */
+export type OutboxLooseEntry = {
+  /** The client method that sends it, e.g. `'sendText'`: checked when it is added. */
+  method: string;
+  /** The params of one of the send methods, checked against `method`'s before they are stored. */
+  params: OutboxParams<OutboxMethod>;
+} & OutboxAddOptions;
+
+/**
+ * `addMany`'s second signature takes {@link OutboxLooseEntry} only where `method` is a plain
+ * `string` (TypeScript no longer knows which): a method written as a literal is held to the first
+ * signature, so a misspelt one, or params of another method, still fails to compile.
+ */
+export type OnlyWidenedMethods<E extends Pick<OutboxLooseEntry, 'method'>> = string extends E['method']
+  ? unknown
+  : never;
+
 const MAX_PRIORITY = 2_097_152;
 const MAX_KEY = 512;
 

@@ -8,7 +8,7 @@
 import { OAValidationError } from '../errors.js';
 import type { OutboxAddResult } from './campaign.js';
 import type { OutboxCounts, OutboxJobStatus } from './events.js';
-import { checkEntry, type OutboxEntry } from './methods.js';
+import { checkEntry, type OutboxEntry, type OutboxLooseEntry } from './methods.js';
 import type { Outbox, OutboxWorker, OutboxWorkOptions } from './outbox-types.js';
 import { checkedChunks } from './shared.js';
 
@@ -83,7 +83,8 @@ export function shardedOutbox(
   const outbox: Outbox = {
     add: (method, params, options) => of(options).add(method, params, options),
 
-    async addMany(entries) {
+    // Either signature's entries: each is checked here, whatever TypeScript knew of it.
+    async addMany(entries: Iterable<OutboxLooseEntry>) {
       if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
         throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
       }

@@ -4,7 +4,14 @@ import type { OAClient } from '../client.js';
 import type { OutboxAddResult, OutboxCancelResult, OutboxWaitOptions } from './campaign.js';
 import type { QueueConnectionOptions } from './connection.js';
 import type { OutboxCounts, OutboxEventName, OutboxJobStatus, OutboxListener } from './events.js';
-import type { OutboxAddOptions, OutboxEntry, OutboxMethod, OutboxParams } from './methods.js';
+import type {
+  OnlyWidenedMethods,
+  OutboxAddOptions,
+  OutboxEntry,
+  OutboxLooseEntry,
+  OutboxMethod,
+  OutboxParams,
+} from './methods.js';
 
 /** Options of {@link createOutbox}. */
 export interface OutboxOptions {
@@ -121,8 +128,29 @@ export interface Outbox {
    * it there: the chunks before stay stored, and adding them again keeps one job per key). Resolves
    * with how many jobs it stored and which keys were already known. Known is read just before each
    * chunk is stored: a key added by another process at that very moment may be counted added by both.
+   *
+   * Entries written inline are checked by TypeScript as {@link OutboxEntry}s: the method's name and
+   * its params. Entries built in a variable, whose `method` TypeScript widened to `string`, are taken
+   * as they are, without `as const` (the next signature).
    */
-  addMany(entries: Iterable<OutboxEntry>): Promise<OutboxAddResult>;
+  // `readonly OutboxEntry[]` beside `Iterable`: an array's bad entry is then reported at the entry
+  // (`'sendTxt'` is not a method, did you mean `'sendText'`), not through the iterator's result types,
+  // whose error suggests an `exactOptionalPropertyTypes` fix that is not the problem.
+  addMany(entries: readonly OutboxEntry[] | Iterable<OutboxEntry>): Promise<OutboxAddResult>;
+  /**
+   * `addMany` of entries built in a variable, where TypeScript knows `method` only as a `string`
+   * ({@link OutboxLooseEntry}): each entry still needs a key and the params of some send method, and
+   * its method is checked when it is added (an unknown one is an `OAValidationError`, nothing stored).
+   * A method written as a literal is held to the signature above.
+   * @example
+   * const entries = users.map((u) => ({ method: 'sendText', params: { user_id: u, msg }, key: `promo-${u}` }));
+   * await outbox.addMany(entries);
+   */
+  // `const`: a method written inline stays a literal here (`'sendTxt'`), which OnlyWidenedMethods
+  // refuses; without it TypeScript would widen it to string and this signature would take it.
+  addMany<const E extends OutboxLooseEntry>(
+    entries: (readonly E[] | Iterable<E>) & OnlyWidenedMethods<E>,
+  ): Promise<OutboxAddResult>;
   /** Starts a worker in this process. */
   work(options: OutboxWorkOptions): OutboxWorker;
   /**

@@ -26,7 +26,14 @@ import {
   reportOutcomes,
 } from './events.js';
 import { loadBullMQ } from './load.js';
-import { checkEntry, checkKeyText, jobIdOf, keyOfJobId, type OutboxEntry } from './methods.js';
+import {
+  checkEntry,
+  checkKeyText,
+  jobIdOf,
+  keyOfJobId,
+  type OutboxEntry,
+  type OutboxLooseEntry,
+} from './methods.js';
 import { shardedOutbox, shardName } from './outbox-shards.js';
 import type {
   Outbox,
@@ -306,7 +313,8 @@ function outboxOn(
       );
     },
 
-    async addMany(entries) {
+    // Either signature's entries: each is checked here, whatever TypeScript knew of it.
+    async addMany(entries: Iterable<OutboxLooseEntry>) {
       if (entries === null || typeof (entries as Iterable<unknown>)?.[Symbol.iterator] !== 'function') {
         throw new OAValidationError('addMany needs an array (or iterable) of entries', []);
       }

@@ -29,6 +29,24 @@ export const judged = (problem: (value: unknown) => string | undefined) =>
     ),
   );
 
+/**
+ * A string of at least `min` characters (a secret): the message says how many characters the given
+ * string has, never what it holds (`webhookSecret must be a string of at least 16 characters, got a
+ * string of 11 characters`); a value that is no string is named as for any other rule.
+ */
+export const aStringOfAtLeast = (min: number) =>
+  z.optional(
+    z.unknown().check(
+      z.superRefine((value, ctx) => {
+        if (value === undefined || (typeof value === 'string' && value.length >= min)) return;
+        const issue = { code: 'custom' as const, message: `must be a string of at least ${min} characters` };
+        if (typeof value !== 'string') return ctx.addIssue(issue);
+        const length = `${value.length} character${value.length === 1 ? '' : 's'}`;
+        ctx.addIssue({ ...issue, params: { given: `a string of ${length}` } });
+      }),
+    ),
+  );
+
 /** A rule of an option that must be given: `ok` sees `undefined` too. */
 export const required = (ok: (value: unknown) => boolean, error: string) =>
   z.unknown().check(z.refine(ok, { error }));
@@ -105,7 +123,10 @@ export function checkConfig<T>(schema: z.ZodMiniType, options: T, where?: string
     const name = issue.path.map(String).join('.');
     let value: unknown = options;
     for (const key of issue.path) value = isObject(value) ? value[key as string] : undefined;
-    const line = `${name} ${issue.message}, got ${given(value)}`;
+    // A rule may say itself what was given (aStringOfAtLeast: a length, never the text).
+    const said =
+      issue.code === 'custom' && typeof issue.params?.given === 'string' ? issue.params.given : undefined;
+    const line = `${name} ${issue.message}, got ${said ?? given(value)}`;
     return where ? `${where}: ${line}` : line;
   });
   throw new OAConfigError(lines.join('; '));

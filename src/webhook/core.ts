@@ -14,6 +14,7 @@ import {
   checkConfig,
   checked,
   isObject,
+  judged,
   optionsOf,
   positiveInteger,
   required,
@@ -60,6 +61,12 @@ export interface WebhookAccounts {
   webhookAccount(path: string): Promise<string | undefined>;
   /** The account id of an event. */
   accountOf(event: WebhookEvent): string | undefined;
+  /**
+   * `false` when there are no webhook paths (`createAccounts` without `webhookSecret`): the handler
+   * is then refused when made. An object of your own without it is taken as having paths.
+   * @default undefined (taken as true)
+   */
+  readonly hasWebhookPaths?: boolean | undefined;
 }
 
 /**
@@ -132,6 +139,8 @@ export interface WebhookHandlerOptions<Req> {
    * request is taken only when its path ends with an account's `accounts.webhookPath(id)` (the token
    * checked in constant time; else 404), and its event only when it is that account's (`accountOf`;
    * else 403, `onEvent` not run, nothing deduplicated). `context.account` names the account.
+   * Accounts made without `webhookSecret` have no paths: the handler refuses them when it is made
+   * (`OAConfigError`).
    * @default undefined (one account: any path)
    */
   accounts?: WebhookAccounts | undefined;
@@ -244,6 +253,10 @@ function msgKeyOf(event: WebhookEvent): string | undefined {
 }
 
 const NEEDS_ON_EVENT = 'webhook handler: onEvent must be a function';
+const NEEDS_WEBHOOK_SECRET =
+  "webhook handler: accounts need createAccounts({ webhookSecret }): each account's webhook path is " +
+  'derived from it, and a handler given accounts takes a request only on one of those paths ' +
+  '(accounts.webhookPath(id)), so without it every request would answer 404';
 
 /** What {@link WebhookHandlerOptions} takes, checked once by either handler. */
 const WebhookOptionsSchema = optionsOf(
@@ -260,10 +273,13 @@ const WebhookOptionsSchema = optionsOf(
       ),
     ),
     verify: aFunction,
-    accounts: checked(
-      (v) => isObject(v) && typeof v.webhookAccount === 'function' && typeof v.accountOf === 'function',
-      'must be the accounts of createAccounts',
-    ),
+    accounts: judged((v) => {
+      if (!isObject(v) || typeof v.webhookAccount !== 'function' || typeof v.accountOf !== 'function') {
+        return 'must be the accounts of createAccounts';
+      }
+      // Else every request would answer 404, with nothing to tell why.
+      return v.hasWebhookPaths === false ? NEEDS_WEBHOOK_SECRET : undefined;
+    }),
     logger: aLogger,
   },
   NEEDS_ON_EVENT,

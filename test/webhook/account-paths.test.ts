@@ -48,6 +48,66 @@ describe('accounts.webhookPath', () => {
     expect(() => createAccounts({ credentials, webhookSecret: 'short' })).toThrow(/webhookSecret/);
     await plain.close();
   });
+
+  it('says how long a short webhookSecret is and how long it must be, never what it holds', () => {
+    const refusal = (webhookSecret: unknown) => {
+      try {
+        createAccounts({ credentials, webhookSecret: webhookSecret as string });
+      } catch (error) {
+        expect(error).toBeInstanceOf(OAConfigError);
+        return (error as Error).message;
+      }
+      throw new Error('createAccounts took the webhookSecret');
+    };
+    const tiny = refusal('tiny-secret');
+    expect(tiny).toBe(
+      'createAccounts: webhookSecret must be a string of at least 16 characters, got a string of 11 characters',
+    );
+    expect(tiny).not.toContain('tiny-secret');
+    expect(refusal('x')).toMatch(/, got a string of 1 character$/);
+    expect(refusal('')).toMatch(/, got a string of 0 characters$/);
+    // Not a string: what was given, as for any other option.
+    expect(refusal(42)).toMatch(/webhookSecret must be a string of at least 16 characters, got 42$/);
+    expect(refusal({})).toMatch(/, got an object$/);
+  });
+});
+
+describe('a handler given accounts without a webhookSecret', () => {
+  it('is refused when made (both handlers): there would be no path to take a request on', async () => {
+    const plain = createAccounts({ credentials });
+    const onEvent = () => {};
+    for (const make of [
+      () => createWebhookHandler({ accounts: plain, onEvent }),
+      () => createFetchWebhookHandler({ accounts: plain, onEvent }),
+    ]) {
+      expect(make).toThrow(OAConfigError);
+      expect(make).toThrow(
+        "webhook handler: accounts need createAccounts({ webhookSecret }): each account's webhook path is derived from it",
+      );
+    }
+    // What the handlers read: whether the accounts have paths at all.
+    expect([plain.hasWebhookPaths, accounts.hasWebhookPaths]).toEqual([false, true]);
+    await plain.close();
+  });
+
+  it("takes an object of the app's own that only finds accounts by path", async () => {
+    // WebhookAccounts asks for two methods: an object without hasWebhookPaths is still one.
+    const own = {
+      webhookAccount: async (path: string) => (path.endsWith('/own-token') ? 'shop-own' : undefined),
+      accountOf: (event: WebhookEvent) => event.username,
+    };
+    const seen: (string | undefined)[] = [];
+    const server = await listen(
+      createWebhookHandler({ accounts: own, onEvent: (_, context) => void seen.push(context.account) }),
+    );
+    try {
+      const taken = await post(`${server.url}/oa/shop-own/own-token`, eventOf('shop-own', 1));
+      const refused = await post(`${server.url}/oa/shop-own/other`, eventOf('shop-own', 2));
+      expect([taken.status, refused.status, seen]).toEqual([200, 404, ['shop-own']]);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 /** The handler under test, served on loopback, and what reached onEvent. */
