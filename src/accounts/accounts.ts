@@ -8,7 +8,9 @@ import { accountClient, type OAClient } from '../client.js';
 import type { SharedClientParts } from '../core/context.js';
 import { CREDENTIALS_TIMEOUT_MS, CredentialSource, type OACredentials } from '../core/credentials.js';
 import { baseUrlOf, type OAClientOptions } from '../core/options.js';
+import { AccountTransport } from '../core/pool-share.js';
 import { sharedClientParts } from '../core/shared-pool.js';
+import type { Transport } from '../core/transport.js';
 import { OAConfigError } from '../errors.js';
 import {
   aFunction,
@@ -88,10 +90,26 @@ export interface CreateAccountsOptions<E = WebhookEvent> {
    * URL has its own pool). A request beyond waits for a free socket; the wait counts in its attempt's
    * `timeoutMs` and the call's deadline, and a send given up before it left is classed not sent
    * (`deliveryUnknown: false`), never sent later. With `clientOptions.dispatcher` (yours to size) or
-   * `fetch`, unused.
+   * `fetch`, unused; off Node, the runtime's `fetch` pools by itself.
    * @default 64
    */
   maxConnections?: number | undefined;
+  /**
+   * The most of one base URL's `maxConnections` sockets that one account's requests hold at once
+   * (waiting in the pool for a socket counts). A request beyond waits, in order, for one of its
+   * account's requests to end, before it enters the pool: that wait counts in its attempt's `timeoutMs`
+   * and the call's deadline, and a request given up there was not sent (`deliveryUnknown: false`,
+   * "not sent: ... waiting for a connection of the accounts' pool (this account holds 16 of its 16 ...)").
+   * So an account whose OA stops answering holds its share of the sockets, no more: with `k` accounts
+   * hanging, each on its whole share, `maxConnections - k * maxConnectionsPerAccount` sockets are left
+   * to the others, so every other account still gets a socket while fewer than
+   * `maxConnections / maxConnectionsPerAccount` accounts hang. The default keeps one for them while up
+   * to three hang (with `maxConnections` of 4 or more), and lets one account use 16 of the default 64
+   * sockets at once, more than its default rate limit (200 requests a minute) needs. At most
+   * `maxConnections`; unused where `maxConnections` is.
+   * @default a quarter of `maxConnections`, at least 1 (16 of the default 64, 2 of 8)
+   */
+  maxConnectionsPerAccount?: number | undefined;
 }
 
 /** The shortest `webhookSecret` taken: a shorter one could be found by trying secrets against one known path. */
@@ -122,6 +140,7 @@ const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
     ),
     maxClients: positiveInteger,
     maxConnections: positiveInteger,
+    maxConnectionsPerAccount: positiveInteger,
     webhookSecret: aStringOfAtLeast(MIN_WEBHOOK_SECRET_LENGTH),
   },
   'createAccounts needs { credentials }: a function that gives an account id its credentials',
@@ -201,18 +220,28 @@ export function createAccounts<E = WebhookEvent>(options: CreateAccountsOptions<
 /** How many accounts' credentials are kept beyond their clients, per client kept (see `maxClients`). */
 const CREDENTIALS_PER_CLIENT = 2;
 
+/** What the accounts keep of an account beyond its client: what its next client takes over. */
+interface KeptAccount {
+  readonly credentials: CredentialSource;
+  /** Its way into the shared transport, through its share of the pools (its requests out counted). */
+  readonly transport: Transport;
+}
+
 class Accounts<E> implements OAAccounts<E> {
   readonly #resolve: AccountCredentialsResolver;
   readonly #accountOf: (event: E) => string | undefined;
   readonly #maxClients: number;
   readonly #shared: SharedClientParts;
+  /** Each account's share of one origin's pool; `undefined`: no shares (the transport caps nothing, or the share is the whole pool). */
+  readonly #connectionsPerAccount: number | undefined;
   /** Kept clients, least recently used first (a use moves a client to the end). */
   readonly #clients = new Map<string, OAClient>();
   /**
-   * Each account's credentials, least recently used first, kept beyond its client (to twice
-   * `maxClients`): a client made again for an account asks no one.
+   * Each account's credentials and transport, least recently used first, kept beyond its client (to
+   * twice `maxClients`): a client made again for an account asks no one, and counts in its share the
+   * requests still out through the client it replaces.
    */
-  readonly #credentials = new Map<string, CredentialSource>();
+  readonly #kept = new Map<string, KeptAccount>();
   /**
    * Clients dropped beyond maxClients, held weakly: one a caller still holds keeps working (and is
    * closed by `close()`); one nobody holds is freed. Emptied of the freed ones as it grows.
@@ -230,6 +259,14 @@ class Accounts<E> implements OAAccounts<E> {
     const { maxClients = 1000, maxConnections = 64, clientOptions = {}, accountOf, webhookSecret } = options;
     this.#credentialsTimeoutMs =
       options.credentialsTimeoutMs ?? clientOptions.credentialsTimeoutMs ?? CREDENTIALS_TIMEOUT_MS;
+    // A quarter: an account whose OA hangs holds at most that many sockets, so that up to three such
+    // accounts still leave the others a quarter of the pool (see maxConnectionsPerAccount).
+    const { maxConnectionsPerAccount = Math.max(1, Math.floor(maxConnections / 4)) } = options;
+    if (maxConnectionsPerAccount > maxConnections) {
+      throw new OAConfigError(
+        `createAccounts: maxConnectionsPerAccount (${maxConnectionsPerAccount}) must not exceed maxConnections (${maxConnections})`,
+      );
+    }
     if (webhookSecret !== undefined) {
       let key: Promise<CryptoKey> | undefined;
       this.#webhookKey = () =>
@@ -245,6 +282,11 @@ class Accounts<E> implements OAAccounts<E> {
     this.#accountOf = accountOf ?? byUsername;
     this.#maxClients = maxClients;
     this.#shared = sharedClientParts(clientOptions, baseUrlOf(clientOptions.baseUrl), maxConnections);
+    // A share of the whole pool would hold nothing back; a transport that does not cap its pools (a
+    // caller's dispatcher or fetch, a runtime's fetch) has none to share.
+    const capped = this.#shared.transport.connectionsPerOrigin !== undefined;
+    this.#connectionsPerAccount =
+      capped && maxConnectionsPerAccount < maxConnections ? maxConnectionsPerAccount : undefined;
   }
 
   get hasWebhookPaths(): boolean {
@@ -328,7 +370,7 @@ class Accounts<E> implements OAAccounts<E> {
     const clients = [...this.#clients.values(), ...dropped];
     this.#clients.clear();
     this.#dropped.clear();
-    this.#credentials.clear();
+    this.#kept.clear();
     this.#newest = undefined;
     await Promise.all(clients.map((client) => client.close()));
     this.#shared.states.close();
@@ -340,11 +382,8 @@ class Accounts<E> implements OAAccounts<E> {
       throw new OAConfigError('accounts.client: the account must be a non-empty string');
     }
     if (this.#closed) throw new OAConfigError(`accounts.client(${account}): the accounts are closed`);
-    const client = accountClient({
-      shared: this.#shared,
-      account,
-      credentials: this.#credentialsOf(account),
-    });
+    const { credentials, transport } = this.#keptOf(account);
+    const client = accountClient({ shared: this.#shared, account, credentials, transport });
     this.#clients.set(account, client);
     this.#newest = account;
     while (this.#clients.size > this.#maxClients) {
@@ -355,27 +394,35 @@ class Accounts<E> implements OAAccounts<E> {
     return client;
   }
 
-  /** The account's credentials: those kept, else a new source that asks the resolver when needed. */
-  #credentialsOf(account: string): CredentialSource {
-    let source = this.#credentials.get(account);
-    if (source) {
-      this.#credentials.delete(account);
+  /**
+   * The account's credentials and transport: those kept, else a new source that asks the resolver when
+   * needed and a new share of the pools.
+   */
+  #keptOf(account: string): KeptAccount {
+    let kept = this.#kept.get(account);
+    if (kept) {
+      this.#kept.delete(account);
     } else {
       const resolve = this.#resolve;
       const allowInsecureHttp = this.#shared.options.allowInsecureHttp;
-      source = new CredentialSource(
-        undefined,
-        () => resolve(account),
-        account,
-        allowInsecureHttp,
-        this.#credentialsTimeoutMs,
-      );
+      const { transport } = this.#shared;
+      const perAccount = this.#connectionsPerAccount;
+      kept = {
+        credentials: new CredentialSource(
+          undefined,
+          () => resolve(account),
+          account,
+          allowInsecureHttp,
+          this.#credentialsTimeoutMs,
+        ),
+        transport: perAccount === undefined ? transport : new AccountTransport(transport, perAccount),
+      };
     }
-    this.#credentials.set(account, source);
-    while (this.#credentials.size > this.#maxClients * CREDENTIALS_PER_CLIENT) {
-      this.#credentials.delete(this.#credentials.keys().next().value as string);
+    this.#kept.set(account, kept);
+    while (this.#kept.size > this.#maxClients * CREDENTIALS_PER_CLIENT) {
+      this.#kept.delete(this.#kept.keys().next().value as string);
     }
-    return source;
+    return kept;
   }
 
   /**

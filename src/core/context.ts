@@ -63,12 +63,18 @@ export interface SharedClientParts {
   readonly states: OAStates;
 }
 
-/** One account's client of `createAccounts`: the shared parts, its id and its credentials. */
+/** One account's client of `createAccounts`: the shared parts, its id, its credentials and transport. */
 export interface AccountClientParts {
   readonly shared: SharedClientParts;
   readonly account: string;
   /** Kept by the accounts beyond the client: a client made again for the account asks no one. */
   readonly credentials: CredentialSource;
+  /**
+   * The shared transport, entered through the account's share of its pools (`AccountTransport`), else
+   * the shared transport itself. Kept with the credentials: a client made again for the account counts
+   * the requests still out through the one it replaces.
+   */
+  readonly transport: Transport;
 }
 
 /** Stands for the base URL of an account that must name its own, until its credentials do. */
@@ -181,7 +187,7 @@ export class ClientContext implements PipelineContext, StateUser {
     }
     if (!this.#provided) this.#use(this.#states(oaKey(resolved.baseUrl, apiKey)));
     this.headers = shared?.headers ?? requestHeaders(options.appInfo, options.defaultHeaders);
-    this.transport = shared?.transport ?? clientTransport(options, resolved.proxyFromEnv);
+    this.transport = account?.transport ?? clientTransport(options, resolved.proxyFromEnv);
     this.timeoutMs = resolved.timeoutMs;
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;

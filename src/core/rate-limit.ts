@@ -290,8 +290,8 @@ export class SlotLoan {
   }
 }
 
-/** What a window queues: a request that has not been granted its slot yet, or has left. */
-interface Queued {
+/** What a window (or a pool share, `pool-share.ts`) queues: a request not granted its place yet, or gone. */
+export interface Queued {
   /** Granted, aborted or rejected: a queue skips it. */
   done: boolean;
 }
@@ -300,7 +300,7 @@ interface Queued {
  * A first-in first-out queue with O(1) push and shift. A request that leaves the queue (aborted) is
  * only marked `done` and skipped when it reaches the head, so leaving costs nothing either.
  */
-class Fifo<T extends Queued> {
+export class Fifo<T extends Queued> {
   #items: (T | undefined)[] = [];
   #head = 0;
 

@@ -37,10 +37,59 @@ export interface TransportResponse {
   truncated: boolean;
 }
 
+/**
+ * One account's share of one origin's connection pool, in a transport that the accounts of
+ * `createAccounts` send through (`maxConnectionsPerAccount`): a request takes a place before it enters
+ * the pool, or waits in line, in order, for one; its place goes back when it ends.
+ */
+export interface PoolShare {
+  /** The most of the account's requests in the pool at once. */
+  readonly max: number;
+  /** The account's requests in the pool now: on a socket, or waiting in the pool for one. */
+  readonly held: number;
+  /** Takes a place at once (`true`) when the account holds fewer than `max` and none of its requests waits. */
+  take(): boolean;
+  /**
+   * Puts a request in line: `admit` is called, holding a place, once the requests ahead of it had
+   * theirs. The request's place in line is returned, for {@link PoolShare.leave}.
+   */
+  wait(admit: () => void): ShareWaiter;
+  /** A request in line was given up: it leaves the line, never admitted. */
+  leave(waiter: ShareWaiter): void;
+  /** A request that held a place has ended: the place goes to the next in line. */
+  release(): void;
+}
+
+/** A request in line for a place in its account's {@link PoolShare}. */
+export interface ShareWaiter {
+  /** When it began to wait, on `performance.now()`'s clock: its error says how long it waited. */
+  readonly since: number;
+}
+
+/** One account's shares of the pools of a transport it shares with other accounts: one per origin. */
+export interface PoolShares {
+  shareOf(origin: string): PoolShare;
+}
+
 /** The way a client sends: chosen once per client (see `ClientContext`), the same for every call. */
 export interface Transport {
-  /** Sends one request and reads its answer; the call's deadline, signal and `close()` abort it. */
-  send(request: TransportRequest, control: CallControl | undefined): Promise<TransportResponse>;
+  /**
+   * Sends one request and reads its answer; the call's deadline, signal and `close()` abort it.
+   * `shares`: the sending account's shares of this transport's pools, when the accounts of
+   * `createAccounts` share it and it caps its pools ({@link Transport.connectionsPerOrigin}); the
+   * attempt's time and the call's stop conditions bound a wait for a place as any other wait of it.
+   */
+  send(
+    request: TransportRequest,
+    control: CallControl | undefined,
+    shares?: PoolShares,
+  ): Promise<TransportResponse>;
+  /**
+   * The most sockets the transport keeps to one origin, when it caps them itself (its own undici
+   * Agent, made for `createAccounts`); `undefined` when it does not (a caller's dispatcher or `fetch`,
+   * a runtime's `fetch`, which pool by themselves).
+   */
+  readonly connectionsPerOrigin?: number | undefined;
   /**
    * The multipart body of one upload attempt, in the form this transport sends: a form-data stream for
    * undici, a `FormData` for fetch.

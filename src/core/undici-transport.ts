@@ -13,6 +13,9 @@ import {
   errorCode,
   MAX_BODY_BYTES,
   MAX_ERROR_BODY_BYTES,
+  type PoolShare,
+  type PoolShares,
+  type ShareWaiter,
   type Transport,
   type TransportRequest,
   type TransportResponse,
@@ -55,6 +58,8 @@ export class UndiciTransport implements Transport {
   readonly #proxyFromEnv: boolean;
   readonly #connections: number | undefined;
   #own: Dispatcher | undefined;
+  /** Its own dispatcher's cap per origin; `undefined` with the caller's dispatcher or no cap. */
+  readonly connectionsPerOrigin: number | undefined;
 
   /**
    * `connections`: the most sockets its own dispatcher keeps per origin (a request beyond waits for one
@@ -65,6 +70,7 @@ export class UndiciTransport implements Transport {
     this.#given = given;
     this.#proxyFromEnv = proxyFromEnv;
     this.#connections = connections;
+    this.connectionsPerOrigin = given === undefined ? connections : undefined;
   }
 
   /** The dispatcher, loading undici first when it is not loaded yet. */
@@ -79,11 +85,15 @@ export class UndiciTransport implements Transport {
     return this.#own;
   }
 
-  send(request: TransportRequest, control: CallControl | undefined): Promise<TransportResponse> {
+  send(
+    request: TransportRequest,
+    control: CallControl | undefined,
+    shares?: PoolShares,
+  ): Promise<TransportResponse> {
     const dispatcher = this.dispatcher();
     return dispatcher instanceof Promise
-      ? dispatcher.then((ready) => send(request, ready, control))
-      : send(request, dispatcher, control);
+      ? dispatcher.then((ready) => send(request, ready, control, shares))
+      : send(request, dispatcher, control, shares);
   }
 
   /** A form-data body that streams the file: memory stays flat whatever its size. */
@@ -109,15 +119,25 @@ export class UndiciTransport implements Transport {
  * emitter per request; the attempt's timer and the call's stop conditions abort through the
  * controller undici hands over. A request waiting for a socket of a capped pool has not started: the
  * attempt's timer and the call's deadline run while it waits, a failure there is classed not sent, and
- * the request, given up, is aborted by `onRequestStart` before undici writes a byte of it.
+ * the request, given up, is aborted by `onRequestStart` before undici writes a byte of it. With
+ * `shares` (an account of `createAccounts`), a request whose account holds its share of the origin's
+ * pool waits in line first, before undici sees it, under the same timer and stop conditions.
  */
 function send(
   req: TransportRequest,
   dispatcher: DispatcherLike,
   control: CallControl | undefined,
+  shares: PoolShares | undefined,
 ): Promise<TransportResponse> {
   return new Promise<TransportResponse>((resolve, reject) => {
     const what = `POST ${req.url.pathname}`;
+    const { origin } = req.url;
+    /** The account's share of the origin's pool: the request holds a place in it while it is in the pool. */
+    const share = shares?.shareOf(origin);
+    /** The request's place in line, while it waits for a place in `share`. */
+    let waiting: ShareWaiter | undefined;
+    /** The request holds a place in `share`. */
+    let admitted = false;
     let controller: Dispatcher.DispatchController | undefined;
     /** The request may have left: undici has started writing it. */
     let started = false;
@@ -139,6 +159,9 @@ function send(
       if (abortReason && controller && !controller.aborted) controller.abort(abortReason);
       if (error) reject(error);
       else resolve({ status, headers, text: Buffer.concat(chunks).toString('utf8'), truncated });
+      // Its place goes to the account's next request in line, once its own socket is let go above.
+      if (waiting !== undefined) share?.leave(waiting);
+      else if (admitted) share?.release();
     };
     /** Ends the attempt with `error`, dropping the connection. */
     const stopWith = (error: OAError) => finish(error, error);
@@ -148,16 +171,26 @@ function send(
     const remaining = control?.remainingMs();
     if (remaining === undefined || req.timeoutMs < remaining) {
       timer = setTimeout(() => {
-        const error = new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
-          deliveryUnknown: deliveryUnknown(),
-          // Nothing was written yet: safe to send again.
-          failure: started ? undefined : 'not_sent',
-        });
+        const error = started
+          ? new OATimeoutError(`${what} timed out after ${req.timeoutMs} ms`, {
+              deliveryUnknown: deliveryUnknown(),
+            })
+          : // Nothing was written yet: safe to send again.
+            new OATimeoutError(
+              `${what} not sent: waited ${req.timeoutMs} ms ${forConnection(share, waiting, req.url)}`,
+              { failure: 'not_sent' },
+            );
         stopWith(error);
       }, req.timeoutMs);
     }
     if (control) {
-      offStop = control.onStop(() => stopWith(control.errorInFlight(deliveryUnknown())));
+      offStop = control.onStop(() =>
+        stopWith(
+          started
+            ? control.errorInFlight(deliveryUnknown())
+            : control.error(`waiting ${waitedFor(waiting)}${forConnection(share, waiting, req.url)}`),
+        ),
+      );
       if (control.stopped) {
         stopWith(control.error('sending'));
         return;
@@ -201,23 +234,60 @@ function send(
       },
     };
 
-    try {
-      dispatcher.dispatch(
-        {
-          origin: req.url.origin,
-          path: `${req.url.pathname}${req.url.search}`,
-          method: 'POST',
-          headers: req.headers as Record<string, string>,
-          // A string or a Readable; typed `never` for the dispatcher (see DispatcherLike).
-          body: req.body as never,
-        },
-        // A dispatcher of another undici (an app's undici 6) may speak the older handler interface.
-        undici && dispatcher instanceof undici.Dispatcher ? handler : eitherHandler(handler),
-      );
-    } catch (error) {
-      finish(mapFailure(error, req, false));
+    if (share === undefined || share.take()) {
+      admitted = share !== undefined;
+      dispatch(dispatcher, req, origin, handler, finish);
+      return;
     }
+    // The account holds its share of this pool: the request waits for one of its places here, before
+    // undici sees it, so that given up it was certainly not sent. In order: no request jumps the line.
+    waiting = share.wait(() => {
+      waiting = undefined;
+      admitted = true;
+      dispatch(dispatcher, req, origin, handler, finish);
+    });
   });
+}
+
+/** Hands the request to the dispatcher; one refused at once (a closed dispatcher) was not sent. */
+function dispatch(
+  dispatcher: DispatcherLike,
+  req: TransportRequest,
+  origin: string,
+  handler: Dispatcher.DispatchHandler,
+  finish: (error: OAError) => void,
+): void {
+  try {
+    dispatcher.dispatch(
+      {
+        origin,
+        path: `${req.url.pathname}${req.url.search}`,
+        method: 'POST',
+        headers: req.headers as Record<string, string>,
+        // A string or a Readable; typed `never` for the dispatcher (see DispatcherLike).
+        body: req.body as never,
+      },
+      // A dispatcher of another undici (an app's undici 6) may speak the older handler interface.
+      undici && dispatcher instanceof undici.Dispatcher ? handler : eitherHandler(handler),
+    );
+  } catch (error) {
+    finish(mapFailure(error, req, false));
+  }
+}
+
+/**
+ * Where a request that never got a socket waited, for the error of a wait given up: in line for its
+ * account's share of the pool, else for a socket of the pool (or the connection it was opening).
+ */
+function forConnection(share: PoolShare | undefined, waiting: ShareWaiter | undefined, url: URL): string {
+  return waiting !== undefined && share !== undefined
+    ? `for a connection of the accounts' pool (this account holds ${share.held} of its ${share.max} to ${url.host})`
+    : `for a connection to ${url.host}`;
+}
+
+/** How long a request in line for its account's share has waited (`120 ms `); nothing out of line. */
+function waitedFor(waiting: ShareWaiter | undefined): string {
+  return waiting === undefined ? '' : `${Math.round(performance.now() - waiting.since)} ms `;
 }
 
 /**
