@@ -75,7 +75,7 @@ function toStoredToken(pair: TokenPair, now: number): StoredToken {
 }
 
 /** The two token endpoints, as the pipeline runs them: one exchange each, no retry loop of their own. */
-export interface TokenEndpoints {
+interface TokenEndpoints {
   /**
    * Endpoint 1 with the client's credentials: one request, straight to the transport, in `slot` when
    * one is lent (else it takes one of its own).
