@@ -120,6 +120,8 @@ export interface FileTokenStoreOptions {
 
 /**
  * A {@link TokenStore} in files: the pair of `apiKey` at `baseUrl` in a file named by a hash of both.
+ * The client names its pair by its OA's key (`<apiKey>@<baseUrl>`), which the methods below call
+ * `apiKey`: whatever the key, the file and the secret's binding are this store's base URL's too.
  * A file it cannot read or write is a pair it does not have: the command then logs in, as without a
  * cache, rather than failing.
  */

@@ -3,6 +3,7 @@
  * logs in, and keeps the new pair for the next commands); `oa logout`: forgets the kept pair.
  */
 import { Command } from 'commander';
+import { oaKey } from '../../core/oa-state.js';
 import { type ClientFlags, withClient } from '../client.js';
 import { resolveAccount } from '../config.js';
 import { withConnectionOptions, withJsonOption } from '../options.js';
@@ -57,7 +58,8 @@ export function logoutCommand(): Command {
       const { baseUrl, apiKey } = resolveAccount(options);
       // No secret needed: the pair is removed whatever secret it was kept with.
       const store = new FileTokenStore(baseUrl, { warn: (line) => out.notice(line) });
-      const removed = store.forget(apiKey) ? 1 : 0;
+      // The client keeps its pair under its OA's key (base URL + api key): forget that one.
+      const removed = store.forget(oaKey(new URL(baseUrl), apiKey)) ? 1 : 0;
       out.result(
         { removed },
         removed
