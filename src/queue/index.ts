@@ -44,6 +44,8 @@ export { createOutbox } from './outbox.js';
 export type {
   Outbox,
   OutboxAccountOption,
+  OutboxAccountStatus,
+  OutboxAccountsOptions,
   OutboxOptions,
   OutboxWorker,
   OutboxWorkOptions,

@@ -9,6 +9,7 @@ import { OAValidationError } from '../errors.js';
 import type { OutboxAddResult } from './campaign.js';
 import type { OutboxCounts, OutboxJobStatus } from './events.js';
 import { checkEntry, type OutboxEntry, type OutboxLooseEntry } from './methods.js';
+import { byBusiest } from './operate.js';
 import type { Outbox, OutboxWorker, OutboxWorkOptions } from './outbox-types.js';
 import { checkedChunks } from './shared.js';
 
@@ -153,6 +154,30 @@ export function shardedOutbox(
     get: (key, options) => of(options).get(key, options),
 
     cancel: (key, options) => of(options).cancel(key, options),
+
+    async accounts(options) {
+      // Each account is in one shard: the lists joined, busiest first again.
+      const all = (await Promise.all(shards.map((shard) => shard.accounts()))).flat().sort(byBusiest);
+      const top = options?.top;
+      if (top !== undefined) {
+        // Checked by the shard as it would be alone.
+        await first.accounts({ top });
+        return all.slice(0, top);
+      }
+      return all;
+    },
+
+    pause: (options) => of(options).pause(options),
+
+    resume: (options) => of(options).resume(options),
+
+    cancelAll: (options) => of(options).cancelAll(options),
+
+    async drain(options) {
+      if (accountOf(options) !== undefined) return of(options).drain(options);
+      const all = await Promise.all(shards.map((shard) => shard.drain()));
+      return { cancelled: all.reduce((n, part) => n + part.cancelled, 0) };
+    },
 
     async waitFor(keys, options) {
       if (keys !== 'all' || accountOf(options) !== undefined) return of(options).waitFor(keys, options);

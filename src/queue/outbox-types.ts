@@ -185,6 +185,36 @@ export interface Outbox {
    */
   cancel(key: string, options?: OutboxAccountOption): Promise<OutboxCancelResult>;
   /**
+   * Every account that added a job, busiest first (jobs waiting, delayed and active, then the oldest
+   * waiting job): what an operator looks at first. Each account's counts are those of
+   * `counts({ account })`, read the same way (one step per job it keeps); accounts none of whose jobs
+   * is kept any more are left out (and forgotten). `top`: only the first that many.
+   * @example const [busiest] = await outbox.accounts({ top: 1 });
+   */
+  accounts(options?: OutboxAccountsOptions): Promise<OutboxAccountStatus[]>;
+  /**
+   * Holds one account: its jobs stay where they are (added ones wait too), none of them starts, and
+   * every other account goes on. Jobs of it already sending finish. Until `resume({ account })`,
+   * across every worker process and restart (it is kept in Redis).
+   */
+  pause(options: { account: string }): Promise<void>;
+  /** Lets a held account's jobs start again, in their turn. */
+  resume(options: { account: string }): Promise<void>;
+  /**
+   * Cancels every job of one account not started yet (as `cancel` does one): with `bulk: true` only its
+   * campaign's (`bulk`) jobs, so its replies go on; with `bulk: false` only the others. Jobs a worker is
+   * sending are left to end. Resolves to how many were cancelled.
+   * @example await outbox.cancelAll({ account: 'shop-42', bulk: true }) // stop a campaign
+   */
+  cancelAll(options: { account: string; bulk?: boolean | undefined }): Promise<{ cancelled: number }>;
+  /**
+   * Removes every job not started yet: of one `account` (as `cancelAll({ account })`), or of every
+   * account and the jobs added without one, those waiting for their account's turn included. Jobs a
+   * worker is sending are left to end; final ones stay (`get` reads them). Unlike BullMQ's own
+   * `Queue.drain()`, which sees only the jobs in BullMQ's lists, not those waiting for their turn.
+   */
+  drain(options?: OutboxAccountOption): Promise<{ cancelled: number }>;
+  /**
    * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
    * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
    * outcomes reported from about then on. Events tell what happened as it happens; a listener that was
@@ -196,6 +226,22 @@ export interface Outbox {
   off<E extends OutboxEventName>(event: E, listener: OutboxListener<E>): this;
   /** Closes its workers, its listeners' reader, its queue and the connections it opened. Safe to call twice. */
   close(): Promise<void>;
+}
+
+/** Options of {@link Outbox.accounts}. */
+export interface OutboxAccountsOptions {
+  /** Only the first `top` accounts, busiest first. @default every account */
+  top?: number | undefined;
+}
+
+/** One account of {@link Outbox.accounts}: its jobs' counts, as `counts({ account })` gives them. */
+export interface OutboxAccountStatus extends OutboxCounts {
+  /** The account id. */
+  account: string;
+  /** Held by `pause({ account })`: none of its jobs starts until `resume`. */
+  paused: boolean;
+  /** How long its oldest job due has waited for its turn (ms); `undefined` when none waits. */
+  oldestWaitingMs: number | undefined;
 }
 
 /** Which account's jobs `get`, `counts`, `cancel` and `waitFor` are about. */

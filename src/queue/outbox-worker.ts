@@ -23,6 +23,7 @@ import {
   unstart,
   writeRecord,
 } from './record.js';
+import { accountHeld } from './turns.js';
 
 /** What an outbox job carries (readable in BullMQ's tools). */
 export interface OutboxJobData {
@@ -170,6 +171,25 @@ async function putBack(
   await job.moveToDelayed(Date.now() + ms, token);
   await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
   throw new bull.DelayedError();
+}
+
+/** How long a job of a held account waits before it is looked at again: nothing is sent meanwhile. */
+const HELD_MS = 1000;
+
+/**
+ * Puts back a job whose account an operator holds (`outbox.pause({ account })`), uncounted as a try:
+ * admitted before the pause, it does not start until `resume`.
+ */
+export async function holdIfHeld(
+  bull: BullMQ,
+  redis: IORedis,
+  keyPrefix: string,
+  job: Job<OutboxJobData>,
+  token: string | undefined,
+): Promise<void> {
+  const account = (job.data as Partial<OutboxJobData> | undefined)?.account;
+  if (typeof account !== 'string' || !(await accountHeld(redis, keyPrefix, account))) return;
+  await putBack(bull, redis, keyPrefix, job, token, HELD_MS);
 }
 
 /** Who sends the jobs of a worker: `client` those without an account, `accounts` the others. */

@@ -34,6 +34,7 @@ import {
   type OutboxEntry,
   type OutboxLooseEntry,
 } from './methods.js';
+import { countsOf, operations } from './operate.js';
 import { shardedOutbox, shardName } from './outbox-shards.js';
 import type {
   Outbox,
@@ -46,6 +47,7 @@ import {
   BACKOFF_TYPE,
   endedUnknown,
   FIRST_BACKOFF_MS,
+  holdIfHeld,
   holdIfNotMine,
   holdUntilDue,
   type OutboxError,
@@ -383,6 +385,7 @@ function outboxOn(
           gate: async (bull, job: Job<OutboxJobData>, token) => {
             const redis = await connection.commands();
             await holdIfNotMine(bull, redis, keyPrefix, job, token, senders);
+            await holdIfHeld(bull, redis, keyPrefix, job, token);
             await holdUntilDue(bull, redis, keyPrefix, job, token);
           },
         },
@@ -421,21 +424,7 @@ function outboxOn(
       const account = accountOption(countOptions, 'counts');
       const { queue: q } = await open();
       const redis = await connection.producer();
-      if (account !== undefined) {
-        const { counts: c } = await accountStates(redis, keyPrefix, q, account);
-        const [waiting, delayed, active, orphaned, delivered, failed, unknown] = c as number[] as [
-          number,
-          number,
-          number,
-          number,
-          number,
-          number,
-          number,
-        ];
-        const counts: OutboxCounts = { waiting, delayed, active, delivered, failed, unknown };
-        if (orphaned > 0) counts.orphaned = orphaned;
-        return counts;
-      }
+      if (account !== undefined) return countsOf((await accountStates(redis, keyPrefix, q, account)).counts);
       // Parked first: a job leaves `parked` only for BullMQ's lists, so one admitted between the reads
       // is counted twice at worst, never missed.
       const parked = await parkedCounts(redis, keyPrefix);
@@ -515,6 +504,13 @@ function outboxOn(
       );
     },
 
+    ...operations({
+      redis: () => connection.producer(),
+      keyPrefix,
+      queue: async () => (await open()).queue,
+      cancel: (key, account) => outbox.cancel(key, account === undefined ? undefined : { account }),
+    }),
+
     async close() {
       // A pending waitFor rejects now, its timers cleared: it does not wait for the queue to close.
       waits.closeAll();
@@ -523,8 +519,23 @@ function outboxOn(
       if (ownsConnection) await connection.close();
     },
   };
-  rejectUnreachable(outbox, 'outbox', ['add', 'addMany', 'get', 'counts', 'cancel', 'waitFor'], (e) =>
-    connection.unreachable(e),
+  rejectUnreachable(
+    outbox,
+    'outbox',
+    [
+      'add',
+      'addMany',
+      'get',
+      'counts',
+      'cancel',
+      'waitFor',
+      'accounts',
+      'pause',
+      'resume',
+      'cancelAll',
+      'drain',
+    ],
+    (e) => connection.unreachable(e),
   );
   return outbox;
 }

@@ -73,6 +73,8 @@ function turnKeys(keyPrefix: string) {
     parked: `${keyPrefix}oa:parked`,
     /** Where the accounts' keys start: `accountKeys` adds the account. */
     accountBase: `${keyPrefix}oa:acct:`,
+    /** Every account that stored a job, scored by when it first did: what `outbox.accounts()` lists. */
+    accounts: `${keyPrefix}oa:accounts`,
   };
 }
 
@@ -91,6 +93,8 @@ function accountKeys(keyPrefix: string, account: string) {
     /** Every job of the account kept (for `counts` and `waitFor('all')` of one account). */
     jobs: `${base}jobs`,
     pause: `${base}pause`,
+    /** Set by an operator (`outbox.pause({ account })`) until `resume`: none of its jobs starts. */
+    held: `${base}held`,
   };
 }
 
@@ -110,7 +114,8 @@ export function storedOpts(opts: Readonly<Record<string, unknown>>): string {
 // chunk's lanes and indexes are written in a few variadic commands (per account, then `parked` and
 // `ready`), not a script of BullMQ's a job: what an `addMany` of accounts costs is mostly this script.
 // A lane's score is when its job is due, the later of its due time and now (ms, Redis's clock), times
-// 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. KEYS: ready, parked. ARGV: account base, job prefix, then per job: tag, id, due
+// 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. KEYS: ready, parked,
+// accounts. ARGV: account base, job prefix, then per job: tag, id, due
 // (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts. Answers, per job, 1 if its key was
 // known, else 0.
 const STORE = script(`${NOW}
@@ -157,6 +162,9 @@ for _, tag in ipairs(tags) do
 end
 zadd(KEYS[2], 'NX', parked)
 zadd(KEYS[1], 'LT', ready)
+-- The accounts' index keeps the time each was first seen: 'NX' leaves it.
+for i = 1, #ready, 2 do ready[i] = now end
+zadd(KEYS[3], 'NX', ready)
 return known`);
 
 /** A job of an account as `storeParked` stores it: BullMQ's fields of it, and its place in its lanes. */
@@ -197,7 +205,7 @@ export async function storeParked(
     const lane = job.bulk ? 'bulk' : 'lane';
     args.push(tag, job.id, job.due, job.index, lane, job.name, job.data, job.opts);
   }
-  const known = (await runScript(redis, STORE, [keys.ready, keys.parked], args)) as number[];
+  const known = (await runScript(redis, STORE, [keys.ready, keys.parked, keys.accounts], args)) as number[];
   return known.map((n) => Number(n) === 1);
 }
 
@@ -226,7 +234,11 @@ for _ = 1, 25 + room do
   if at > now then return {admitted, at - now} end
   local k = base .. tag .. ':'
   local paused = redis.call('PTTL', k .. 'pause')
-  if paused > 0 then
+  if redis.call('EXISTS', k .. 'held') == 1 then
+    -- Held by an operator: out of the turns until \`resume\` puts it back (an add puts it back too,
+    -- and is taken out again here).
+    redis.call('ZREM', KEYS[1], tag)
+  elseif paused > 0 then
     redis.call('ZADD', KEYS[1], now + paused, tag)
   else
     local inflight = k .. 'inflight'
@@ -300,8 +312,9 @@ export async function pauseAccount(redis: RedisClient, keyPrefix: string, accoun
 }
 
 // Where each kept job of one account stands (ids of jobs gone past their retention are dropped):
-// {waiting, delayed, active, orphaned, delivered, failed, unknown}, and the ids not final.
-// KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown. ARGV: job prefix, 1 to list.
+// {waiting, delayed, active, orphaned, delivered, failed, unknown}, the ids not final, whether the
+// account is held (1 or 0), and how long its oldest job due in its lanes has waited (ms, -1: none).
+// KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown, held. ARGV: job prefix, 1 to list.
 const ACCOUNT_STATES = script(`${NOW}
 local c = {0, 0, 0, 0, 0, 0, 0}
 local open = {}
@@ -322,7 +335,15 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     else c[1] = c[1] + 1 end
   end
 end
-return {c, open}`);
+local oldest = -1
+for _, lane in ipairs({ KEYS[2], KEYS[3] }) do
+  local first = redis.call('ZRANGE', lane, 0, 0, 'WITHSCORES')
+  if #first > 0 then
+    local due = math.floor(tonumber(first[2]) / 1000)
+    if due <= now and now - due > oldest then oldest = now - due end
+  end
+end
+return {c, open, redis.call('EXISTS', KEYS[9]), oldest}`);
 
 /** The states of the jobs of one account, and (with `list`) the ids of those not final. */
 export async function accountStates(
@@ -331,7 +352,7 @@ export async function accountStates(
   queue: Queue,
   account: string,
   list = false,
-): Promise<{ counts: number[]; open: string[] }> {
+): Promise<{ counts: number[]; open: string[]; held: boolean; oldestWaitingMs: number | undefined }> {
   const a = accountKeys(keyPrefix, account);
   const keys = [
     a.jobs,
@@ -342,12 +363,92 @@ export async function accountStates(
     queue.toKey('delayed'),
     queue.toKey('active'),
     `${keyPrefix}oa:unknown`,
+    a.held,
   ];
-  const [counts, open] = (await runScript(redis, ACCOUNT_STATES, keys, [keyPrefix, list ? '1' : '0'])) as [
-    number[],
-    string[],
-  ];
-  return { counts: counts.map(Number), open };
+  const [counts, open, held, oldest] = (await runScript(redis, ACCOUNT_STATES, keys, [
+    keyPrefix,
+    list ? '1' : '0',
+  ])) as [number[], string[], number, number];
+  const oldestMs = Number(oldest);
+  return {
+    counts: counts.map(Number),
+    open,
+    held: Number(held) === 1,
+    oldestWaitingMs: oldestMs < 0 ? undefined : oldestMs,
+  };
+}
+
+// An operator holds the account (KEYS: held): none of its jobs is admitted, nor started, until resumed.
+const HOLD = script(`redis.call('SET', KEYS[1], '1')
+return 1`);
+
+// The account is resumed (KEYS: held, ready, lane, bulk): back in the turns at once if it has work.
+const UNHOLD = script(`${NOW}
+redis.call('DEL', KEYS[1])
+if redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[4]) > 0 then
+  redis.call('ZADD', KEYS[2], 'LT', now, ARGV[1])
+end
+return 1`);
+
+/** Holds `account` (`held`), or resumes it: its jobs stay where they are, none starts while held. */
+export async function holdAccount(redis: RedisClient, keyPrefix: string, account: string, held: boolean) {
+  const a = accountKeys(keyPrefix, account);
+  if (held) await runScript(redis, HOLD, [a.held], []);
+  else {
+    await runScript(
+      redis,
+      UNHOLD,
+      [a.held, turnKeys(keyPrefix).ready, a.lane, a.bulk],
+      [accountTag(account)],
+    );
+  }
+}
+
+const EXISTS = script(`return redis.call('EXISTS', KEYS[1])`);
+
+/** Whether an operator holds `account` (one read, by a worker about to start one of its jobs). */
+export async function accountHeld(redis: RedisClient, keyPrefix: string, account: string): Promise<boolean> {
+  return Number(await runScript(redis, EXISTS, [accountKeys(keyPrefix, account).held], [])) === 1;
+}
+
+// The members of sorted sets (KEYS), one list each.
+const MEMBERS = script(`local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('ZRANGE', key, 0, -1) end
+return out`);
+
+async function members(redis: RedisClient, keys: readonly string[]): Promise<string[][]> {
+  return (await runScript(redis, MEMBERS, keys, [])) as string[][];
+}
+
+/** Every account that stored a job in the outbox, oldest first (its index; see `turnKeys`). */
+export async function knownAccounts(redis: RedisClient, keyPrefix: string): Promise<string[]> {
+  const [tags = []] = await members(redis, [turnKeys(keyPrefix).accounts]);
+  return tags.map((tag) => decodeURIComponent(tag));
+}
+
+// Forgets accounts (ARGV: their tags) from the index (KEYS[1]).
+const FORGET = script(`for _, tag in ipairs(ARGV) do redis.call('ZREM', KEYS[1], tag) end
+return 1`);
+
+/** Forgets accounts that keep no job any more (all gone past their retention) from the index. */
+export async function forgetAccounts(redis: RedisClient, keyPrefix: string, accounts: readonly string[]) {
+  if (accounts.length === 0) return;
+  await runScript(redis, FORGET, [turnKeys(keyPrefix).accounts], accounts.map(accountTag));
+}
+
+/**
+ * The ids of `account`'s jobs waiting in its lanes for their turn (`bulk`: only those of its bulk lane;
+ * `false`, only the others; unset, both), for a cancel of them all.
+ */
+export async function laneIds(
+  redis: RedisClient,
+  keyPrefix: string,
+  account: string,
+  bulk: boolean | undefined,
+): Promise<string[]> {
+  const a = accountKeys(keyPrefix, account);
+  const lanes = bulk === true ? [a.bulk] : bulk === false ? [a.lane] : [a.lane, a.bulk];
+  return (await members(redis, lanes)).flat();
 }
 
 // Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes, else nothing.
