@@ -190,7 +190,8 @@ export interface OAAccounts<E = WebhookEvent> {
   /**
    * Closes every client (calls in flight through them reject), those dropped beyond `maxClients` and
    * still held included, what is kept for each OA (its limiter's timers) and the accounts' connection
-   * pools. A single client's `close()` leaves the pools and the OA's state to the others.
+   * pools. A single client's `close()` leaves the pools and the OA's state to the others: another
+   * account id of the same OA goes on renewing its token with its own client.
    */
   close(): Promise<void>;
 }

@@ -18,13 +18,13 @@ import {
   constants,
   fchmodSync,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
@@ -118,6 +118,9 @@ export interface FileTokenStoreOptions {
   warn?: ((line: string) => void) | undefined;
 }
 
+/** The name of a pair's file: 32 hex digits of a hash, `.json` (see `FileTokenStore.fileOf`). */
+const PAIR_FILE = /^[0-9a-f]{32}\.json$/;
+
 /**
  * A {@link TokenStore} in files: the pair of `apiKey` at `baseUrl` in a file named by a hash of both.
  * The client names its pair by its OA's key (`<apiKey>@<baseUrl>`), which the methods below call
@@ -141,7 +144,7 @@ export class FileTokenStore implements TokenStore {
     this.#warn = options.warn ?? (() => {});
   }
 
-  /** The file of `apiKey`'s pair: neither the key nor the base URL appear in its name or contents. */
+  /** The file of `apiKey`'s pair (see {@link PAIR_FILE}): neither the key nor the base URL appear in it. */
   fileOf(apiKey: string): string {
     const id = createHash('sha256').update(`${this.#baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
     return join(this.#dir, `${id}.json`);
@@ -211,7 +214,8 @@ export class FileTokenStore implements TokenStore {
     if (!this.#safeDir(false)) return 0;
     let names: string[];
     try {
-      names = readdirSync(this.#dir).filter((name) => name.endsWith('.json'));
+      // Only the files this store names: nothing else someone put in the folder.
+      names = readdirSync(this.#dir).filter((name) => PAIR_FILE.test(name));
     } catch {
       return 0;
     }
@@ -233,7 +237,9 @@ export class FileTokenStore implements TokenStore {
   #safeDir(create: boolean): boolean {
     try {
       if (create) mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-      const stats = statSync(this.#dir);
+      // Not followed: a link would make the checks (and the chmod) apply to wherever it points.
+      const stats = lstatSync(this.#dir);
+      if (stats.isSymbolicLink()) return this.#refuseDir('it is a symbolic link');
       if (!stats.isDirectory()) return this.#refuseDir('it is not a folder');
       if (uid === undefined) return true;
       if (stats.uid !== uid) return this.#refuseDir('it is owned by another user');

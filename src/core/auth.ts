@@ -74,28 +74,30 @@ function toStoredToken(pair: TokenPair, now: number): StoredToken {
   };
 }
 
-/** The two token endpoints, as the pipeline runs them: one exchange each, no retry loop of their own. */
-interface TokenEndpoints {
+/**
+ * Who runs a renewal: the client whose call needs it (several clients may share one OA's token), with
+ * the two token endpoints as the pipeline runs them (one exchange each, no retry loop of their own), for
+ * the token of `key`, and its events.
+ */
+export interface Renewer {
   /**
    * Endpoint 1 with the client's credentials: one request, straight to the transport, in `slot` when
-   * one is lent (else it takes one of its own).
+   * one is lent (else it takes one of its own). Refused (not sent) when they no longer name `key`'s OA.
    */
-  login(slot: Permit | undefined): Promise<TokenPair>;
+  login(slot: Permit | undefined, key: string): Promise<TokenPair>;
   /** Endpoint 2, the same way. */
-  refresh(refresh_token: string, slot: Permit | undefined): Promise<TokenPair>;
+  refresh(refresh_token: string, slot: Permit | undefined, key: string): Promise<TokenPair>;
+  /** Told of each pair obtained by a renewal (`tokenRefresh`), and why the renewal ran. */
+  readonly events: Pick<ClientEvents, 'emit'>;
 }
 
 export interface TokenManagerDeps {
   store: TokenStore;
   /** The store key: one pair per OA (its `oaKey`, base URL and api key). */
   key: string;
-  /** Where renewals go. */
-  endpoints: TokenEndpoints;
   /** Refresh this long before expiry (at most half the token's lifetime). */
   refreshBeforeExpiryMs: number;
   logger: Logger;
-  /** Told of each pair obtained by a renewal (`tokenRefresh`), and why the renewal ran. */
-  events: Pick<ClientEvents, 'emit'>;
   /**
    * Runs a renewal under a lock shared with other processes (`coordination`); without it, renewals
    * are single-flight within this process only.
@@ -152,16 +154,16 @@ export class TokenManager {
 
   /**
    * A fresh access token from the store (another call or process may have renewed), else from one
-   * renewal shared by every call that needs it. With `rejected` (the token a 401 refused), a token
-   * other than that one.
+   * renewal shared by every call that needs it, run by `by` (the client of the call that starts it).
+   * With `rejected` (the token a 401 refused), a token other than that one.
    */
-  async renewed(rejected?: string, loan?: SlotLoan): Promise<string> {
+  async renewed(by: Renewer, rejected?: string, loan?: SlotLoan): Promise<string> {
     if (rejected !== undefined) this.#refused = rejected;
     const current = await this.#read();
     const usable = current && current.access_token !== this.#refused && !this.#isStale(current);
     if (usable) return current.access_token;
     const reason: RenewalReason = rejected !== undefined ? 'rejected' : current ? 'expiring' : 'no_token';
-    return (await this.#renew(current, reason, loan)).access_token;
+    return (await this.#renew(by, current, reason, loan)).access_token;
   }
 
   /** The credentials of the last pair seen, for scrubbing. */
@@ -195,10 +197,15 @@ export class TokenManager {
   }
 
   /** One renewal at a time; the call that starts it lends it its rate-limit slot (`loan`). */
-  #renew(current: StoredToken | undefined, reason: RenewalReason, loan?: SlotLoan): Promise<StoredToken> {
+  #renew(
+    by: Renewer,
+    current: StoredToken | undefined,
+    reason: RenewalReason,
+    loan?: SlotLoan,
+  ): Promise<StoredToken> {
     if (loan) this.#loans.push(loan);
     if (!this.#renewal) {
-      this.#renewal = this.#doRenew(current, reason).finally(() => {
+      this.#renewal = this.#doRenew(by, current, reason).finally(() => {
         this.#renewal = undefined;
         this.#loans = [];
       });
@@ -217,30 +224,34 @@ export class TokenManager {
     return undefined;
   }
 
-  async #doRenew(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
+  async #doRenew(by: Renewer, current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
     const { lock, key } = this.#deps;
-    if (!lock) return this.#renewNow(current, reason);
+    if (!lock) return this.#renewNow(by, current, reason);
     return lock.withRenewalLock(key, async () => {
       // Another process may have renewed while this one waited for the lock: use its pair.
       const latest = await this.#read();
       const renewedElsewhere = latest && latest.access_token !== current?.access_token;
       if (renewedElsewhere && latest.access_token !== this.#refused && !this.#isStale(latest)) return latest;
-      return this.#renewNow(latest ?? current, reason);
+      return this.#renewNow(by, latest ?? current, reason);
     });
   }
 
-  async #renewNow(current: StoredToken | undefined, reason: RenewalReason): Promise<StoredToken> {
-    const { logger } = this.#deps;
+  async #renewNow(
+    by: Renewer,
+    current: StoredToken | undefined,
+    reason: RenewalReason,
+  ): Promise<StoredToken> {
+    const { logger, key } = this.#deps;
     // A pair whose answer carried no refresh token holds `''`: log in, never refresh with nothing.
     if (current?.refresh_token) {
       try {
-        const pair = await this.#deps.endpoints.refresh(current.refresh_token, this.#borrow());
+        const pair = await by.refresh(current.refresh_token, this.#borrow(), key);
         // An answer without a new refresh token leaves the one just used valid (RFC 6749, section 6).
         const stored = await this.save(
           pair.refresh_token ? pair : { ...pair, refresh_token: current.refresh_token },
         );
         logger.info?.('oa-messaging: access token refreshed', { reason });
-        this.#deps.events.emit('tokenRefresh', { kind: 'refresh', reason });
+        by.events.emit('tokenRefresh', { kind: 'refresh', reason });
         return stored;
       } catch (error) {
         // A refused refresh token (expired, revoked, rotated away) is answered with a 4xx: log in
@@ -251,9 +262,9 @@ export class TokenManager {
       }
     }
     try {
-      const stored = await this.save(await this.#deps.endpoints.login(this.#borrow()));
+      const stored = await this.save(await by.login(this.#borrow(), key));
       logger.info?.('oa-messaging: access token obtained', { reason });
-      this.#deps.events.emit('tokenRefresh', { kind: 'login', reason });
+      by.events.emit('tokenRefresh', { kind: 'login', reason });
       return stored;
     } catch (error) {
       // The credentials are refused: forget the pair too, so that the next call logs in, not replays it.

@@ -21,14 +21,7 @@ import { ClientEvents } from './events.js';
 import { FetchTransport } from './fetch-transport.js';
 import { type CallHooks, joinHooks } from './hooks.js';
 import { type Logger, loggerFor } from './logger.js';
-import {
-  makeState,
-  type OAState,
-  type OAStates,
-  oaKey,
-  type StateOptions,
-  type StateUser,
-} from './oa-state.js';
+import { makeState, type OAState, type OAStates, oaKey, type StateOptions } from './oa-state.js';
 import {
   checkOptions,
   type OAClientOptions,
@@ -99,7 +92,7 @@ export function clientTransport(
 }
 
 /** One client's {@link PipelineContext}. */
-export class ClientContext implements PipelineContext, StateUser {
+export class ClientContext implements PipelineContext {
   readonly #credentials: CredentialSource;
   baseUrl: URL;
   /** Each endpoint's URL at `baseUrl`: the accounts' own map while an account's client sends there. */
@@ -127,7 +120,8 @@ export class ClientContext implements PipelineContext, StateUser {
   tokens!: TokenManager;
   /** Where states come from: the accounts' shared ones, else the client's own (stopped by close()). */
   readonly #states: (key: string) => OAState;
-  readonly #ownStates: OAState[] = [];
+  /** The client's own states (not an account's), one per OA it spoke to: stopped by close(). */
+  readonly #ownStates = new Map<string, OAState>();
   readonly headers: RequestHeaders;
   readonly timeoutMs: number;
   readonly uploadTimeoutMs: number;
@@ -170,7 +164,7 @@ export class ClientContext implements PipelineContext, StateUser {
     this.logger = shared?.logger ?? loggerFor(options.logger, options.logLevel);
     this.events = new ClientEvents(this.logger);
     if (shared) {
-      this.#states = (key) => shared.states.of(key, this);
+      this.#states = (key) => shared.states.of(key);
     } else {
       const stateOptions: StateOptions = {
         coordination,
@@ -180,8 +174,11 @@ export class ClientContext implements PipelineContext, StateUser {
         logger: this.logger,
       };
       this.#states = (key) => {
-        const state = makeState(key, stateOptions, this);
-        this.#ownStates.push(state);
+        let state = this.#ownStates.get(key);
+        if (!state) {
+          state = makeState(key, stateOptions);
+          this.#ownStates.set(key, state);
+        }
         return state;
       };
     }
@@ -369,7 +366,7 @@ export class ClientContext implements PipelineContext, StateUser {
     if (this.calls.closed) return;
     this.calls.closeAll();
     // An account's states are the accounts' (other clients of the OA may use them): closed with them.
-    for (const state of this.#ownStates) state.limiter?.stop();
+    for (const state of this.#ownStates.values()) state.limiter?.stop();
     if (this.#ownsTransport) await this.transport.close();
   }
 }

@@ -6,12 +6,10 @@
  * uses one token pair and one quota. The ready video tickets and the upload answers are keyed the same
  * way (by the client's `stateKey`).
  */
-import type { TokenPair } from '../schemas/responses.js';
 import { TokenManager, type TokenStore } from './auth.js';
-import type { ClientEvents } from './events.js';
 import type { Logger } from './logger.js';
 import type { Coordination } from './options.js';
-import { type Limiter, type Permit, RateLimiter, type RateLimits } from './rate-limit.js';
+import { type Limiter, RateLimiter, type RateLimits } from './rate-limit.js';
 
 /**
  * The key of what is kept for the OA at `baseUrl` that `apiKey` logs in to: `<apiKey>@<base URL>`. The
@@ -23,26 +21,13 @@ export function oaKey(baseUrl: URL, apiKey: string): string {
   return `${apiKey}@${baseUrl.origin}${baseUrl.pathname}`;
 }
 
-/** What a state asks of the client that uses it: its token endpoints, its events. */
-export interface StateUser {
-  /** Endpoint 1 with the client's credentials, for the state `key` (refused if they name another OA). */
-  login(slot: Permit | undefined, key: string): Promise<TokenPair>;
-  /** Endpoint 2, likewise. */
-  refresh(refresh_token: string, slot: Permit | undefined, key: string): Promise<TokenPair>;
-  readonly events: ClientEvents;
-}
-
 /** What is kept for one OA (see the file's comment). */
 export interface OAState {
   /** {@link oaKey} of the OA. */
   readonly key: string;
   readonly limiter: Limiter | undefined;
+  /** Its token pair; a renewal is run by the client whose call needs it, with its own credentials. */
   readonly tokens: TokenManager;
-  /**
-   * The client whose credentials renew the token: the last that chose this state (several clients may
-   * share it: an account's client dropped beyond `maxClients` and still held, and its successor).
-   */
-  user: StateUser;
 }
 
 /** What a state is made from: the clients' options as resolved. */
@@ -54,30 +39,23 @@ export interface StateOptions {
   readonly logger: Logger;
 }
 
-/** A new state for the OA `key`, renewed through `user` (see {@link OAState.user}). */
-export function makeState(key: string, options: StateOptions, user: StateUser): OAState {
+/** A new state for the OA `key`. */
+export function makeState(key: string, options: StateOptions): OAState {
   const { coordination, rateLimit } = options;
-  const state: OAState = {
+  return {
     key,
     // No limiter starts a timer before its first request.
     limiter: rateLimit
       ? (coordination?.createLimiter(key, rateLimit) ?? new RateLimiter(rateLimit))
       : undefined,
-    user,
     tokens: new TokenManager({
       store: coordination?.tokenStore ?? options.tokenStore,
       lock: coordination,
       key,
-      endpoints: {
-        login: (slot) => state.user.login(slot, key),
-        refresh: (token, slot) => state.user.refresh(token, slot, key),
-      },
       refreshBeforeExpiryMs: options.refreshBeforeExpiryMs,
       logger: options.logger,
-      events: { emit: (name, event) => state.user.events.emit(name, event) },
     }),
   };
-  return state;
 }
 
 /**
@@ -89,24 +67,27 @@ export function makeState(key: string, options: StateOptions, user: StateUser): 
 export class OAStates {
   readonly #options: StateOptions;
   readonly #states = new Map<string, WeakRef<OAState>>();
-  readonly #gone = new FinalizationRegistry<string>((key) => {
-    if (this.#states.get(key)?.deref() === undefined) this.#states.delete(key);
+  /**
+   * A state no client holds any more: its entry goes, and its limiter is stopped (a coordination keeps
+   * each limiter it made until then), so that states made again and again for accounts beyond
+   * `maxClients` leave nothing behind.
+   */
+  readonly #gone = new FinalizationRegistry<{ key: string; limiter: Limiter | undefined }>((gone) => {
+    if (this.#states.get(gone.key)?.deref() === undefined) this.#states.delete(gone.key);
+    gone.limiter?.stop();
   });
 
   constructor(options: StateOptions) {
     this.#options = options;
   }
 
-  /** The state of the OA `key`, made for `user` when no client holds it; `user` renews it from now on. */
-  of(key: string, user: StateUser): OAState {
+  /** The state of the OA `key`: the one a client holds, else a new one. */
+  of(key: string): OAState {
     const held = this.#states.get(key)?.deref();
-    if (held) {
-      held.user = user;
-      return held;
-    }
-    const state = makeState(key, this.#options, user);
+    if (held) return held;
+    const state = makeState(key, this.#options);
     this.#states.set(key, new WeakRef(state));
-    this.#gone.register(state, key);
+    this.#gone.register(state, { key, limiter: state.limiter });
     return state;
   }
 

@@ -103,8 +103,8 @@ export interface OAClientOptions {
    */
   rateLimit?: RateLimitOptions | false | undefined;
   /**
-   * State shared by many processes with the same api key: one token pair (one renewal at a time) and
-   * the rate limits counted together. `createRedisCoordination()` from `oa-messaging/redis` makes one.
+   * State shared by many processes that speak to the same OA (api key and base URL): one token pair
+   * (one renewal at a time) and the rate limits counted together. `createRedisCoordination()` from `oa-messaging/redis` makes one.
    * It replaces `tokenStore`.
    * @default none: this process alone
    */
@@ -335,7 +335,7 @@ export function answerOf(res: TransportResponse, attempt: number): OAResponseInf
  * video tickets known to be ready.
  */
 export interface Coordination {
-  /** Where the shared token pair lives, keyed by api key. */
+  /** Where the shared token pair lives, keyed by OA (`<apiKey>@<baseUrl>`). */
   tokenStore: TokenStore;
   /**
    * Runs `renew` while holding the renewal lock of `key`, so that one process at a time logs in or

@@ -218,7 +218,9 @@ async function renewToken(
   loan: SlotLoan | undefined,
 ) {
   try {
-    return await call.control.wait(call.ctx.tokens.renewed(rejected, loan), 'waiting for an access token');
+    // Renewed by this call's client: several clients may share the OA's token, each with its credentials.
+    const renewal = call.ctx.tokens.renewed(call.ctx, rejected, loan);
+    return await call.control.wait(renewal, 'waiting for an access token');
   } catch (error) {
     // Not the SDK's (a token store's own error): the caller's to judge, never retried.
     if (!isOAError(error)) throw error;

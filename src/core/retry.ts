@@ -11,7 +11,7 @@ import type { Endpoint } from '../endpoints.js';
 import { isOAError, type OAError, OARateLimitError, reissued } from '../errors.js';
 import type { OACallState } from '../schemas/hooks.js';
 import type { PreparedUpload, UploadOptions } from '../uploads/types.js';
-import type { TokenManager } from './auth.js';
+import type { Renewer, TokenManager } from './auth.js';
 import type { CallControl, CallRegistry } from './call-control.js';
 import type { ClientEvents, RetryReason } from './events.js';
 import { type CallHooks, callState, joinHooks } from './hooks.js';
@@ -20,8 +20,11 @@ import type { OAResponseInfo, RequestHeaders } from './options.js';
 import type { Limiter, Permit } from './rate-limit.js';
 import type { Transport } from './transport.js';
 
-/** What the steps read of the client: made once from its options (see `ClientContext`). */
-export interface PipelineContext {
+/**
+ * What the steps read of the client: made once from its options (see `ClientContext`). It renews the
+ * tokens its calls need itself (a {@link Renewer}), with its own credentials.
+ */
+export interface PipelineContext extends Renewer {
   readonly baseUrl: URL;
   /** Each endpoint's URL, made once: nothing reads or changes it after. */
   readonly urls: Map<string, URL>;

@@ -225,6 +225,8 @@ function storeOutage(error: unknown): boolean {
 /** The shortest and longest wait of an account's jobs while its credentials store is out. */
 const OUTAGE_FIRST_MS = 1000;
 const OUTAGE_MAX_MS = 30_000;
+/** An outage not seen for this long is over. */
+const OUTAGE_OVER_MS = 60_000;
 
 /** The client of a job: its account's, or the worker's client for a job without one. */
 function senderOf(data: OutboxJobData, senders: Senders): OAClient | undefined {
@@ -261,10 +263,19 @@ export function outboxProcessor(
   keyPrefix: string,
   senders: Senders,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {
-  // When each account's credentials store was first seen out, in this worker: its jobs wait as long as
-  // the outage has lasted (from 1 s, up to 30 s), so that a short one costs seconds and a long one is
-  // not polled. A send of the account that gets through ends it.
-  const outages = new Map<string, number>();
+  // Each account's outage of its credentials store ('' for the worker's client), as this worker saw it:
+  // its jobs wait as long as the outage has lasted (from 1 s, up to 30 s), so that a short one costs
+  // seconds and a long one is not polled. A send that gets through ends it; one not seen for a minute
+  // is over (a later one starts from 1 s again), and is forgotten.
+  const outages = new Map<string, { since: number; last: number }>();
+  const outageWait = (who: string): number => {
+    const now = Date.now();
+    for (const [key, seen] of outages) if (now - seen.last > OUTAGE_OVER_MS) outages.delete(key);
+    const seen = outages.get(who) ?? { since: now, last: now };
+    seen.last = now;
+    outages.set(who, seen);
+    return Math.min(OUTAGE_MAX_MS, Math.max(OUTAGE_FIRST_MS, now - seen.since));
+  };
   return async (job, token) => {
     const id = job.id ?? '';
     const jobKey = `${keyPrefix}${id}`;
@@ -300,7 +311,7 @@ export function outboxProcessor(
     const send = client[method] as (params: unknown, options: RequestOptions) => Promise<unknown>;
     try {
       const result = await send.call(client, params, options);
-      if (typeof job.data.account === 'string') outages.delete(job.data.account);
+      outages.delete(job.data.account ?? '');
       return result;
     } catch (error) {
       const kind = isOAError(error) ? error.retryClass : 'final';
@@ -313,14 +324,12 @@ export function outboxProcessor(
       }
       await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
       const { account } = job.data;
-      if (typeof account === 'string' && storeOutage(error)) {
+      if (storeOutage(error)) {
         // Its credentials could not be read (your store threw or hung): not a verdict on the job. It
         // waits, uncounted as a try, and its account's other jobs with it, until the store answers.
         await clearRecord(redis, jobKey, record);
-        const since = outages.get(account) ?? Date.now();
-        outages.set(account, since);
-        const waitMs = Math.min(OUTAGE_MAX_MS, Math.max(OUTAGE_FIRST_MS, Date.now() - since));
-        await senders.pause(account, waitMs).catch(() => {});
+        const waitMs = outageWait(typeof account === 'string' ? account : '');
+        if (typeof account === 'string') await senders.pause(account, waitMs).catch(() => {});
         await putBack(bull, redis, keyPrefix, job, token, waitMs);
       }
       if (typeof account === 'string' && loginRefused(error)) {

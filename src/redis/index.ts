@@ -1,7 +1,7 @@
 /**
- * `oa-messaging/redis`: state shared in Redis by every process that uses one api key: the token pair
- * (one login or refresh at a time), both rate limits, counted together, the video tickets known to be
- * ready, and the answers of uploads, reused for the same bytes.
+ * `oa-messaging/redis`: state shared in Redis by every process that speaks to one OA (its api key at
+ * its base URL): the token pair (one login or refresh at a time), both rate limits, counted together,
+ * the video tickets known to be ready, and the answers of uploads, reused for the same bytes.
  *
  * @example
  * ```ts
@@ -44,9 +44,9 @@ export {
 /** Options of {@link createRedisCoordination} other than the connection. */
 export interface RedisCoordinationSettings {
   /**
-   * Prepended to every key: `${prefix}token:${apiKey}`, `${prefix}lock:${apiKey}`,
-   * `${prefix}limit:{${apiKey}}:general` and `:upload`, `${prefix}video:${apiKey}:${ticket_id}`,
-   * `${prefix}upload:${apiKey}:${endpoint URL}:${sha256}`.
+   * Prepended to every key, each of one OA, `<oa>` being `<apiKey>@<baseUrl>`: `${prefix}token:<oa>`,
+   * `${prefix}lock:<oa>`, `${prefix}limit:{<oa>}:general` and `:upload`, `${prefix}video:<oa>:<ticket_id>`,
+   * `${prefix}upload:<oa>:<endpoint URL>:<sha256>`.
    * @default 'oa:'
    */
   prefix?: string | undefined;

@@ -1,4 +1,4 @@
-/** The token pair of each api key, shared in Redis by every process. */
+/** The token pair of each OA (api key and base URL), shared in Redis by every process. */
 import type { StoredToken, TokenStore } from '../core/auth.js';
 import type { RedisConnection } from './connection.js';
 import { DELETE_VALUE, GET_VALUE, SET_VALUE } from './scripts.js';
@@ -16,7 +16,7 @@ function isStoredToken(value: unknown): value is StoredToken {
 }
 
 /**
- * A {@link TokenStore} in Redis: one JSON pair per api key under `${prefix}token:${apiKey}`. The key
+ * A {@link TokenStore} in Redis: one JSON pair per OA under `${prefix}token:<apiKey>@<baseUrl>`. The key
  * outlives the access token by `keepAfterExpiryMs`, so that a process can still use the refresh token
  * after a quiet spell, and then goes away by itself.
  */

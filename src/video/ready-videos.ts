@@ -4,7 +4,7 @@
  */
 
 /**
- * Where the tickets known to be ready are kept, by api key (`Coordination.readyVideos`; the Redis
+ * Where the tickets known to be ready are kept, by OA (`<apiKey>@<baseUrl>`) (`Coordination.readyVideos`; the Redis
  * coordination keeps them for every process). A ticket is never forgotten on purpose, but a store may
  * let old ones go: a forgotten ticket only costs one more probe.
  */

@@ -60,7 +60,7 @@ class MemoryUploadAnswers implements UploadAnswers {
 
 /** What the reuse needs of its client. */
 export interface UploadReuseContext {
-  /** The key of the client's state: its `account`, else its api key. */
+  /** The key of what is kept for the OA the client speaks to (`<apiKey>@<baseUrl>`). */
   readonly stateKey: string;
   readonly baseUrl: URL;
   readonly logger: Logger;
@@ -135,8 +135,11 @@ export class UploadReuse {
       onProgress?.({ loaded: size, total: size });
       return kept;
     }
+    const stateKey = this.#ctx.stateKey;
     const answer = (await send()) as object;
-    await this.#keep(key, endpoint, answer);
+    // Kept for the OA that answered: a login inside the call may have moved the client to another OA
+    // (its credentials read again name it), whose answer is not the first one's.
+    if (this.#ctx.stateKey === stateKey) await this.#keep(key, endpoint, answer);
     return answer;
   }
 

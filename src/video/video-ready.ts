@@ -121,10 +121,13 @@ export class VideoReadiness {
     }
   }
 
-  /** Whether a ticket is known ready, here or in the shared memory. */
-  async isReady(ticket_id: string): Promise<boolean> {
-    // Known for the OA the client speaks to: its credentials say which (bounded by credentialsTimeoutMs).
-    await this.#ctx.prepare?.();
+  /**
+   * Whether a ticket is known ready, here or in the shared memory: for the OA the client speaks to, which
+   * its credentials say (read first, within `control`'s deadline, signal and close, when one is given).
+   */
+  async isReady(ticket_id: string, control?: CallControl): Promise<boolean> {
+    const { prepare } = this.#ctx;
+    if (prepare) await (control ? control.wait(prepare(), "reading the account's credentials") : prepare());
     const key = this.#ctx.stateKey;
     const local = this.#local;
     if (await local.isReady(key, ticket_id)) return true;
@@ -205,7 +208,7 @@ export class VideoReadiness {
   ): Promise<void> {
     if (control.stopped) throw control.error(TRANSCODE_WAIT);
     const unknown: string[] = [];
-    for (const ticket of tickets) if (!(await this.isReady(ticket))) unknown.push(ticket);
+    for (const ticket of tickets) if (!(await this.isReady(ticket, control))) unknown.push(ticket);
     if (unknown.length === 0) return;
     const user_id = opts.probeUserId ?? this.#probeUserId;
     const [first] = unknown;

@@ -133,6 +133,25 @@ describe('what is kept belongs to the OA that earned it', () => {
   });
 });
 
+describe('two account ids of one OA', () => {
+  it("share one token, and each renews it with its own client: one's close() leaves the other working", async () => {
+    server = await createMockServer({ accounts: [OLD], rateLimit: false });
+    const accounts = keep(
+      createAccounts({ credentials: () => credentialsOf(OLD), clientOptions: { baseUrl: server.url } }),
+    );
+    const [a, b] = [accounts.client('shop-a'), accounts.client('shop-b')];
+    await a.sendText({ user_id: 'u', msg: 'a1' });
+    await b.sendText({ user_id: 'u', msg: 'b1' });
+    expect(logins(server, OLD.username)).toBe(1);
+    await b.close();
+    // A's next call needs a renewal: it runs through A, not through the closed client that used the
+    // OA's state last.
+    server.account(OLD.username).expireAccessTokens();
+    await a.sendText({ user_id: 'u', msg: 'a2' });
+    expect(texts(server, OLD.username)).toEqual(['a1', 'b1', 'a2']);
+  });
+});
+
 describe('a credentials store that hangs or throws', () => {
   it('a lookup that never settles is bounded, even for a call without a deadline, and asked again', async () => {
     server = await createMockServer({ accounts: [OLD], rateLimit: false });

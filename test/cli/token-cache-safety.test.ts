@@ -10,6 +10,8 @@ import {
   chownSync,
   copyFileSync,
   lstatSync,
+  mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -64,6 +66,25 @@ describe.concurrent('the kept pair is used only when safe and its own', { timeou
     expect(logins(mock)).toBe(2);
     // Replaced by a file of the new pair, in the folder that is ours.
     expect(lstatSync(file).isFile()).toBe(true);
+  });
+
+  it('a link at the token folder is not followed: its target is neither tightened nor emptied', async ({
+    onTestFinished,
+  }) => {
+    const { mock, env } = await fakeServer(onTestFinished);
+    const config = configFolder();
+    const elsewhere = mkdtempSync(join(workDir, 'elsewhere-'));
+    chmodSync(elsewhere, 0o755);
+    writeFileSync(join(elsewhere, 'notes.json'), '{}');
+    mkdirSync(join(config.dir, '..'), { recursive: true });
+    symlinkSync(elsewhere, config.dir);
+    const run = await oa(text, { env: { ...env, ...config.env } });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/symbolic link/);
+    expect(mock.deliveries).toHaveLength(1);
+    expect(statSync(elsewhere).mode & 0o777).toBe(0o755);
+    expect((await oa(['logout', '--all'], { env: { ...env, ...config.env } })).code).toBe(0);
+    expect(readdirSync(elsewhere)).toEqual(['notes.json']);
   });
 
   it('a folder of mode 0755 and a file of 0644 are tightened to 0700 and 0600, and the pair used', async ({

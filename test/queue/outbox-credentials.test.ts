@@ -3,7 +3,7 @@
 // unknown), the other accounts are untouched, and the README's shutdown returns within seconds. Against
 // a real redis-server and the fake OA server serving two accounts.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAccounts, type OAAccounts, type OACredentials } from '../../src/index.js';
+import { createAccounts, type OAAccounts, OAClient, type OACredentials } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { servedAccounts, texts } from '../accounts/support.js';
@@ -86,6 +86,41 @@ describe.skipIf(!REDIS_SERVER)('outbox jobs while the credentials store is out',
       }
     }, 40_000);
   }
+
+  it("a worker's own client whose credentials provider is out: its jobs wait too, none failed", async () => {
+    mock = await createMockServer({ accounts: SERVED, rateLimit: false });
+    let out = true;
+    const [shop] = SERVED as [(typeof SERVED)[number]];
+    const client = new OAClient({
+      baseUrl: mock.url,
+      account: shop.username,
+      maxRetries: 0,
+      credentials: () => {
+        if (out) throw new Error('secrets manager: unavailable');
+        return { apiKey: shop.apiKey, apiSecret: shop.apiSecret };
+      },
+    });
+    // Two tries in all: an outage counted as tries would fail them within the outage.
+    outbox = createOutbox({ connection: { url: shared.server.url }, name: 'creds-client', attempts: 2 });
+    await outbox.addMany(
+      Array.from({ length: 4 }, (_, i) => ({
+        method: 'sendText' as const,
+        params: { user_id: 'u', msg: `c${i}` },
+        key: `c${i}`,
+      })),
+    );
+    const worker = outbox.work({ client, concurrency: 2 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await outbox.counts()).toMatchObject({ failed: 0, unknown: 0, delivered: 0 });
+      out = false;
+      await outbox.waitFor(['c0', 'c1', 'c2', 'c3'], { timeoutMs: 20_000 });
+      expect(await outbox.counts()).toMatchObject({ delivered: 4, failed: 0, unknown: 0 });
+    } finally {
+      await worker.close();
+      await client.close();
+    }
+  }, 40_000);
 
   it("the README's shutdown returns within seconds while the store hangs", async () => {
     const opened = await open('hangs');
