@@ -46,6 +46,7 @@ export type {
   OutboxAccountOption,
   OutboxAccountStatus,
   OutboxAccountsOptions,
+  OutboxCancelledCount,
   OutboxOptions,
   OutboxWorker,
   OutboxWorkOptions,

@@ -206,14 +206,14 @@ export interface Outbox {
    * sending are left to end. Resolves to how many were cancelled.
    * @example await outbox.cancelAll({ account: 'shop-42', bulk: true }) // stop a campaign
    */
-  cancelAll(options: { account: string; bulk?: boolean | undefined }): Promise<{ cancelled: number }>;
+  cancelAll(options: { account: string; bulk?: boolean | undefined }): Promise<OutboxCancelledCount>;
   /**
    * Removes every job not started yet: of one `account` (as `cancelAll({ account })`), or of every
    * account and the jobs added without one, those waiting for their account's turn included. Jobs a
    * worker is sending are left to end; final ones stay (`get` reads them). Unlike BullMQ's own
    * `Queue.drain()`, which sees only the jobs in BullMQ's lists, not those waiting for their turn.
    */
-  drain(options?: OutboxAccountOption): Promise<{ cancelled: number }>;
+  drain(options?: OutboxAccountOption): Promise<OutboxCancelledCount>;
   /**
    * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
    * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
@@ -235,13 +235,19 @@ export interface OutboxAccountsOptions {
 }
 
 /** One account of {@link Outbox.accounts}: its jobs' counts, as `counts({ account })` gives them. */
-export interface OutboxAccountStatus extends OutboxCounts {
+export type OutboxAccountStatus = OutboxCounts & {
   /** The account id. */
   account: string;
   /** Held by `pause({ account })`: none of its jobs starts until `resume`. */
   paused: boolean;
   /** How long its oldest job due has waited for its turn (ms); `undefined` when none waits. */
   oldestWaitingMs: number | undefined;
+};
+
+/** What `cancelAll` and `drain` did. */
+export interface OutboxCancelledCount {
+  /** How many jobs not started were cancelled. */
+  cancelled: number;
 }
 
 /** Which account's jobs `get`, `counts`, `cancel` and `waitFor` are about. */

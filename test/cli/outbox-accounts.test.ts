@@ -1,8 +1,10 @@
 // `oa outbox add|work|status|cancel --account` run as the built binary, against a real redis-server
 // and the fake API: keys per account, a worker for one account's turns.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
-import { fakeServer, oa } from './run-oa.js';
+import { fakeServer, oa, workDir } from './run-oa.js';
 
 describe.skipIf(!REDIS_SERVER)('oa outbox --account', () => {
   const shared = useRedisServer();
@@ -52,5 +54,52 @@ describe.skipIf(!REDIS_SERVER)('oa outbox --account', () => {
     expect(JSON.parse(one.stdout)).toEqual({ state: 'delivered', result: 'success' });
     const b = await oa(['outbox', 'status', ...redis, '--account', 'shop-b', '--json'], { env });
     expect(JSON.parse(b.stdout)).toMatchObject({ waiting: 1, delivered: 0 });
+  });
+
+  it('accounts --top, pause and resume --account, cancel --account --bulk: what an operator does', async () => {
+    const redis = ['--redis', shared.server.url, '--name', 'operated'];
+    const add = async (account: string, key: string, bulk: boolean) => {
+      const entry = {
+        method: 'sendText',
+        params: { user_id: 'u1', msg: key },
+        key,
+        account,
+        ...(bulk ? { bulk } : {}),
+      };
+      return entry;
+    };
+    const entries = [
+      ...(await Promise.all([1, 2, 3].map((n) => add('shop-a', `campaign-${n}`, true)))),
+      await add('shop-a', 'reply-1', false),
+      await add('shop-b', 'other-1', false),
+    ];
+    const file = join(workDir, `operated-${Date.now()}.jsonl`);
+    writeFileSync(file, entries.map((e) => JSON.stringify(e)).join('\n'));
+    const added = await oa(['outbox', 'add', ...redis, '--file', file, '--json'], { env: {} });
+    expect(added.code, added.stderr).toBe(0);
+
+    const top = await oa(['outbox', 'accounts', ...redis, '--top', '1', '--json'], { env: {} });
+    expect(top.code, top.stderr).toBe(0);
+    expect(JSON.parse(top.stdout)).toMatchObject([{ account: 'shop-a', waiting: 4, paused: false }]);
+
+    expect((await oa(['outbox', 'pause', ...redis, '--account', 'shop-a'], { env: {} })).stdout).toBe(
+      'shop-a: paused\n',
+    );
+    const listed = await oa(['outbox', 'accounts', ...redis], { env: {} });
+    expect(listed.stdout).toMatch(/^shop-a \(paused\): /m);
+    expect(listed.stdout).toMatch(/^shop-b: /m);
+
+    const cancelled = await oa(['outbox', 'cancel', ...redis, '--account', 'shop-a', '--bulk', '--json'], {
+      env: {},
+    });
+    expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: 3 });
+    const resumed = await oa(['outbox', 'resume', ...redis, '--account', 'shop-a', '--json'], { env: {} });
+    expect(JSON.parse(resumed.stdout)).toEqual({ account: 'shop-a', paused: false });
+    const after = await oa(['outbox', 'status', ...redis, '--account', 'shop-a', '--json'], { env: {} });
+    expect(JSON.parse(after.stdout)).toMatchObject({ waiting: 1 });
+
+    const refused = await oa(['outbox', 'cancel', ...redis], { env: {} });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr, JSON.stringify(refused)).toMatch(/--key, or --account/);
   });
 });

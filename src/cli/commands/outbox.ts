@@ -288,12 +288,26 @@ function sendTime(value: string): Date {
 function cancelCommand(): Command {
   return withJsonOption(
     withOutboxOptions(new Command('cancel'))
-      .description('remove a job not sent yet (waiting or delayed); an active or ended one is kept')
-      .requiredOption('--key <key>', 'the job, by its idempotency key')
-      .option('--account <id>', 'the account the key was added with'),
-  ).action((flags: OutboxFlags & { key: string }, command) =>
+      .description(
+        'remove a job not sent yet (waiting or delayed; an active or ended one is kept), or with --account and no --key every job of that account not started (--bulk: only its campaign)',
+      )
+      .option('--key <key>', 'the job, by its idempotency key')
+      .option('--account <id>', 'the account the key was added with; without --key, all its jobs not started')
+      .option('--bulk', 'with --account and no --key: only its bulk (campaign) jobs, its replies go on'),
+  ).action((flags: OutboxFlags & { key?: string; bulk?: boolean }, command) =>
     runAction(command, (out) =>
       withOutbox(flags, async (outbox) => {
+        if (flags.key === undefined) {
+          if (flags.account === undefined) {
+            throw new UsageError('cancel needs --key, or --account (with --bulk for its campaign only)');
+          }
+          const bulk = flags.bulk === true ? { bulk: true } : {};
+          const result = await outbox.cancelAll({ account: flags.account, ...bulk });
+          const what = flags.bulk === true ? 'bulk jobs' : 'jobs';
+          out.result(result, `${flags.account}: ${result.cancelled} ${what} not started cancelled`);
+          return;
+        }
+        if (flags.bulk === true) throw new UsageError('--bulk goes with --account and no --key');
         const result = await outbox.cancel(flags.key, accountOf(flags));
         const why = result.cancelled
           ? ''
@@ -306,6 +320,52 @@ function cancelCommand(): Command {
   );
 }
 
+function accountsCommand(): Command {
+  return withJsonOption(
+    withOutboxOptions(new Command('accounts'))
+      .description(
+        "every account's counts, busiest first, whether it is paused, and how long its oldest job has waited",
+      )
+      .option('--top <n>', 'only the busiest n accounts', positiveInteger),
+  ).action((flags: OutboxFlags & { top?: number }, command) =>
+    runAction(command, (out) =>
+      withOutbox(flags, async (outbox) => {
+        const accounts = await outbox.accounts(flags.top === undefined ? {} : { top: flags.top });
+        const lines = accounts.map((a) => {
+          const { account, paused, oldestWaitingMs, ...counts } = a;
+          const waited =
+            oldestWaitingMs === undefined ? '' : `, oldest waiting ${Math.round(oldestWaitingMs / 1000)} s`;
+          return `${account}${paused ? ' (paused)' : ''}: ${countsLine(counts)}${waited}`;
+        });
+        out.result(accounts, lines.length > 0 ? lines.join('\n') : 'No account has a job in this outbox.');
+      }),
+    ),
+  );
+}
+
+/** `oa outbox pause` and `resume`. */
+function holdCommand(name: 'pause' | 'resume'): Command {
+  const description =
+    name === 'pause'
+      ? "hold one account: its jobs stay, none starts, every other account goes on (until 'oa outbox resume')"
+      : "let a paused account's jobs start again, in their turn";
+  return withJsonOption(
+    withOutboxOptions(new Command(name))
+      .description(description)
+      .requiredOption('--account <id>', 'the account'),
+  ).action((flags: OutboxFlags & { account: string }, command) =>
+    runAction(command, (out) =>
+      withOutbox(flags, async (outbox) => {
+        await outbox[name]({ account: flags.account });
+        out.result(
+          { account: flags.account, paused: name === 'pause' },
+          `${flags.account}: ${name === 'pause' ? 'paused' : 'resumed'}`,
+        );
+      }),
+    ),
+  );
+}
+
 /** `oa outbox`. */
 export function outboxCommands(): Command {
   return new Command('outbox')
@@ -313,5 +373,8 @@ export function outboxCommands(): Command {
     .addCommand(addCommand())
     .addCommand(workCommand())
     .addCommand(statusCommand())
+    .addCommand(accountsCommand())
+    .addCommand(holdCommand('pause'))
+    .addCommand(holdCommand('resume'))
     .addCommand(cancelCommand());
 }
