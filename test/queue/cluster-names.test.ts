@@ -107,7 +107,7 @@ describe.skipIf(!REDIS_SERVER)('a Redis Cluster with the default names', () => {
   it('different queues and different accounts are on different slots', async () => {
     expect(await slotOf('bull:{oa-outbox}:wait')).not.toBe(await slotOf('bull:{oa-inbox}:wait'));
     expect(await slotOf('bull:{oa-inbox}:wait')).not.toBe(await slotOf('bull:{oa-inbox-dead}:wait'));
-    // Each account's coordination on the cluster: its own limiter keys (one slot per account).
+    // Each OA's coordination on the cluster: its own limiter keys (one slot per OA).
     const mock = await createMockServer({
       accounts: [
         { username: 'shop-1', apiKey: 'key-1', apiSecret: 'secret-1-0123456789' },
@@ -124,9 +124,11 @@ describe.skipIf(!REDIS_SERVER)('a Redis Cluster with the default names', () => {
       closing.push(client);
       expect(await client.sendText({ user_id: 'u1', msg: 'hi' })).toBe('success');
     }
+    // Kept per OA: its api key at its base URL.
+    const oa = (apiKey: string) => `${apiKey}@${mock.url}/`;
     const limits = await keys('oa:limit:*');
-    expect(limits).toEqual(['oa:limit:{account/shop-1}:general', 'oa:limit:{account/shop-2}:general']);
+    expect(limits).toEqual([`oa:limit:{${oa('key-1')}}:general`, `oa:limit:{${oa('key-2')}}:general`]);
     expect(await slotOf(limits[0] as string)).not.toBe(await slotOf(limits[1] as string));
-    expect(await keys('oa:token:*')).toEqual(['oa:token:account/shop-1', 'oa:token:account/shop-2']);
+    expect(await keys('oa:token:*')).toEqual([`oa:token:${oa('key-1')}`, `oa:token:${oa('key-2')}`]);
   });
 });
