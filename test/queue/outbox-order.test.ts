@@ -2,12 +2,14 @@
 // redis-server and the fake OA server, a worker running 8 jobs at once: one group's jobs are sent one
 // at a time in the order added, while other groups (and jobs without one) go at once; a job behind its
 // group is `waiting`, can be cancelled, and a holder that fails or is cancelled lets the next one go.
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccounts, type OAAccounts, OAValidationError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
+import { queueKeyName } from '../../src/redis/keys.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { servedAccounts, texts } from '../accounts/support.js';
-import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
+import { ON_CLUSTER, REDIS_SERVER, redisClient, useRedisServer } from '../redis/redis-server.js';
 
 const SEND = '/webhook/broadcast-message';
 const USERS = ['u1', 'u2', 'u3'];
@@ -141,6 +143,28 @@ describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
       });
     } finally {
       await worker.close();
+    }
+  });
+
+  it("a holder that ends without its worker telling (removed by BullMQ's own API while it waits out a retry) lets the next go", async () => {
+    const { mock, accounts, outbox } = await open();
+    await outbox.addMany(replies('shop-1', true).filter((e) => e.key.startsWith('u1-')));
+    // u1's first send is not sent (a 429): its job waits out its backoff in BullMQ's delayed set.
+    mock.injectFault({ kind: 'rate-limit', retryAfterSeconds: 3 }, { path: SEND, times: 1 });
+    const worker = outbox.work({ accounts, concurrency: 8 });
+    const connection = redisClient(shared.server.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueKeyName('order', ON_CLUSTER), { connection });
+    try {
+      await until(async () => (await outbox.get('u1-1', { account: 'shop-1' }))?.state === 'delayed');
+      expect(await outbox.get('u1-2', { account: 'shop-1' })).toEqual({ state: 'waiting' });
+      // Removed with BullMQ's own API: no worker tells its end; the dispatch loop finds it gone.
+      await queue.remove('a-shop-1/u1-1');
+      await until(() => texts(mock, 'shop-1').length >= 3, 10_000);
+      expect(texts(mock, 'shop-1')).toEqual(['u1 m2', 'u1 m3', 'u1 m4']);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await connection.quit();
     }
   });
 
