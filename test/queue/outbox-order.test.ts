@@ -6,6 +6,7 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccounts, type OAAccounts, OAValidationError } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
+import { shardName } from '../../src/queue/outbox-shards.js';
 import { queueKeyName } from '../../src/redis/keys.js';
 import { createMockServer, type MockServer } from '../../src/testing/index.js';
 import { servedAccounts, texts } from '../accounts/support.js';
@@ -153,17 +154,24 @@ describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
     mock.injectFault({ kind: 'rate-limit', retryAfterSeconds: 3 }, { path: SEND, times: 1 });
     const worker = outbox.work({ accounts, concurrency: 8 });
     const connection = redisClient(shared.server.url, { maxRetriesPerRequest: null });
-    const queue = new Queue(queueKeyName('order', ON_CLUSTER), { connection });
+    // Its account's queue: on a Redis Cluster, one of the outbox's 8 shards.
+    const queues = (ON_CLUSTER ? Array.from({ length: 8 }, (_, i) => shardName('order', i)) : ['order']).map(
+      (name) => new Queue(queueKeyName(name, ON_CLUSTER), { connection }),
+    );
     try {
       await until(async () => (await outbox.get('u1-1', { account: 'shop-1' }))?.state === 'delayed');
       expect(await outbox.get('u1-2', { account: 'shop-1' })).toEqual({ state: 'waiting' });
       // Removed with BullMQ's own API: no worker tells its end; the dispatch loop finds it gone.
-      await queue.remove('a-shop-1/u1-1');
+      let removed = 0;
+      for (const queue of queues) {
+        if (await queue.getJob('a-shop-1/u1-1')) removed += await queue.remove('a-shop-1/u1-1');
+      }
+      expect(removed).toBe(1);
       await until(() => texts(mock, 'shop-1').length >= 3, 10_000);
       expect(texts(mock, 'shop-1')).toEqual(['u1 m2', 'u1 m3', 'u1 m4']);
     } finally {
       await worker.close();
-      await queue.close();
+      await Promise.all(queues.map((queue) => queue.close()));
       await connection.quit();
     }
   });
