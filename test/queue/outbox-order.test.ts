@@ -16,9 +16,13 @@ const SEND = '/webhook/broadcast-message';
 const USERS = ['u1', 'u2', 'u3'];
 const MESSAGES = 4;
 
-async function until(done: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+async function until(done: () => boolean | Promise<boolean>, ms = 15_000): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  for (;;) {
+    if (await done()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
@@ -72,7 +76,10 @@ describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
     const worker = outbox.work({ accounts, concurrency: 8 });
     try {
       const total = 2 * USERS.length * MESSAGES;
-      await until(() => mock.deliveries.length >= total);
+      // Every account's deliveries (the fake's own `deliveries` are its first account's).
+      expect(await until(() => mock.accounts.reduce((n, a) => n + a.deliveries.length, 0) >= total)).toBe(
+        true,
+      );
       for (const account of ['shop-1', 'shop-2']) {
         const sent = texts(mock, account);
         for (const user of USERS) expect(of(sent, user), `${account} ${user}`).toEqual(expected(user));
@@ -98,7 +105,7 @@ describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
     await outbox.addMany(replies('shop-1', false));
     const worker = outbox.work({ accounts, concurrency: 8 });
     try {
-      await until(() => mock.deliveries.length >= USERS.length * MESSAGES);
+      expect(await until(() => texts(mock, 'shop-1').length >= USERS.length * MESSAGES)).toBe(true);
       // The first send to reach the fake (one of u1's first three, admitted together) was slow, and
       // u1's others, sent beside it, overtook it.
       const sent = of(texts(mock, 'shop-1'), 'u1');
@@ -159,7 +166,9 @@ describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
       (name) => new Queue(queueKeyName(name, ON_CLUSTER), { connection }),
     );
     try {
-      await until(async () => (await outbox.get('u1-1', { account: 'shop-1' }))?.state === 'delayed');
+      expect(
+        await until(async () => (await outbox.get('u1-1', { account: 'shop-1' }))?.state === 'delayed'),
+      ).toBe(true);
       expect(await outbox.get('u1-2', { account: 'shop-1' })).toEqual({ state: 'waiting' });
       // Removed with BullMQ's own API: no worker tells its end; the dispatch loop finds it gone.
       let removed = 0;
@@ -167,7 +176,7 @@ describe.skipIf(!REDIS_SERVER)('outbox order groups', () => {
         if (await queue.getJob('a-shop-1/u1-1')) removed += await queue.remove('a-shop-1/u1-1');
       }
       expect(removed).toBe(1);
-      await until(() => texts(mock, 'shop-1').length >= 3, 10_000);
+      expect(await until(() => texts(mock, 'shop-1').length >= 3, 10_000)).toBe(true);
       expect(texts(mock, 'shop-1')).toEqual(['u1 m2', 'u1 m3', 'u1 m4']);
     } finally {
       await worker.close();
