@@ -63,8 +63,9 @@ export interface BotOptions<S> {
    * Many accounts (`createAccounts` of `oa-messaging`), instead of `client`: each event is answered
    * through the account that received it (`accounts.forEvent(event)`, `ctx.client`), and sessions and
    * the order of a user's events are that account's (the same user id in two accounts is two users).
-   * An event that names no account fails with `OAConfigError`. Not with `outbox` yet: replies are sent
-   * at once.
+   * An event that names no account fails with `OAConfigError`. With `outbox`, each reply is added under
+   * the account that received the event (`accounts.accountOf(event)`), for a worker given the same
+   * accounts (`outbox.work({ accounts })`): it is sent by that account, in that account's turns.
    * @default undefined (then `client` is required)
    */
   accounts?: BotAccounts | undefined;
@@ -73,7 +74,12 @@ export interface BotOptions<S> {
    * event (its MsgKey and a hash of its whole dedupe identity: account, callback, sender, recipient,
    * group) and the reply's position (`reply:<MsgKey>.<hash>:<n>`), so a handler that runs again after a
    * failure or a crash never sends a reply twice, and two events the dedupe tells apart never share one.
-   * Without one, replies are sent by the client at once.
+   * With `accounts`, each reply is added with `account` (the receiving account) and `orderGroup` (the
+   * user): a user's replies are sent one at a time, in the order added, across retries, a rotated
+   * secret and a worker that died. With `client`, replies are added without an account (for a worker
+   * given that client); their order is kept only by a worker with `concurrency: 1`.
+   * Without an outbox, replies are sent by the client at once.
+   * @default undefined
    */
   outbox?: BotOutbox | undefined;
   /**
@@ -230,10 +236,6 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
   checkConfig(BotOptionsSchema, options, 'createBot');
   const { client, accounts, outbox } = options;
   if ((client === undefined) === (accounts === undefined)) throw new OAConfigError(NEEDS_CLIENT);
-  if (accounts && outbox) {
-    // Its jobs name no account yet: a worker would send every account's replies through one client.
-    throw new OAConfigError('createBot: accounts with an outbox is not supported yet; give one of them');
-  }
   /** The account of an event in the keys of its sessions and order: its username, or its account id. */
   const accountKey = (event: WebhookEvent): string => {
     if (!accounts) return event.username ?? '';
@@ -338,7 +340,9 @@ export function createBot<S = Record<string, unknown>>(options: BotOptions<S>): 
     const replier = accounts ? accounts.forEvent(event) : (client as OAClient);
     const stored = key === undefined ? undefined : await store?.get(key);
     const session = stored === undefined ? initial() : (JSON.parse(stored) as S);
-    const ctx = new BotContext<S>(event, replier, outbox, session);
+    // With accounts and an outbox, each reply goes through the receiving account's lane of the outbox.
+    const account = accounts && outbox ? accountKey(event) : undefined;
+    const ctx = new BotContext<S>(event, replier, outbox, session, account);
     // What the session was before any handler touched it: the stored text, or a new user's initial
     // session as JSON (taken at the first touch, before a handler can change it in place).
     let before = stored;

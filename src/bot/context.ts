@@ -85,9 +85,19 @@ export class BotContext<S = Record<string, unknown>> {
   readonly #outbox: BotOutbox | undefined;
   readonly #state: ContextState<S>;
   readonly #replyKey: string;
+  readonly #account: string | undefined;
 
-  /** Made by the bot for each event; a handler never needs to make one. */
-  constructor(event: WebhookEvent, client: OAClient, outbox: BotOutbox | undefined, session: S) {
+  /**
+   * Made by the bot for each event; a handler never needs to make one. `account`: the account that
+   * received the event, for a bot of many accounts with an outbox (its replies are added under it).
+   */
+  constructor(
+    event: WebhookEvent,
+    client: OAClient,
+    outbox: BotOutbox | undefined,
+    session: S,
+    account?: string | undefined,
+  ) {
     this.event = event;
     const message = isMessageEvent(event) ? event : undefined;
     this.from = message?.data.From_Account || undefined;
@@ -99,6 +109,7 @@ export class BotContext<S = Record<string, unknown>> {
     this.#state = { session, replies: 0, touched: false, onFirstTouch: undefined, beforeSend: undefined };
     states.set(this, this.#state as ContextState<unknown>);
     this.#replyKey = replyKeyOf(event);
+    this.#account = account;
   }
 
   /** This user's session: loaded before the first handler ran, saved after the last one. */
@@ -121,7 +132,8 @@ export class BotContext<S = Record<string, unknown>> {
 
   /**
    * Sends a text to the sender (`sendText`). With an outbox, it is added under the key of the event and
-   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice. Every
+   * the reply's position, so a handler that runs again (a retry, a crash) never sends it twice; in a
+   * bot of many accounts, under the receiving account, after this user's earlier replies. Every
    * reply run from an inbox with `order: 'sender'` first checks that this worker still holds the sender:
    * else it rejects with `OALockLostError`, nothing sent (the worker stalled and another took over).
    */
@@ -203,7 +215,14 @@ export class BotContext<S = Record<string, unknown>> {
     await this.#state.beforeSend?.();
     const outbox = this.#outbox;
     if (outbox) {
-      await outbox.add(method, params(user_id), { key: `${this.#replyKey}:${position}` });
+      const key = `${this.#replyKey}:${position}`;
+      // Of many accounts: through the receiving account's lane, after this user's earlier replies.
+      const account = this.#account;
+      await outbox.add(
+        method,
+        params(user_id),
+        account === undefined ? { key } : { key, account, orderGroup: user_id },
+      );
       return;
     }
     const send = this.client[method] as (p: OutboxParams<M>) => Promise<unknown>;

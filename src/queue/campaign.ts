@@ -7,6 +7,7 @@ import { type CallRegistry, sleep } from '../core/call-control.js';
 import { OAAbortError, OAConnectionError, OATimeoutError, OAValidationError } from '../errors.js';
 import type { RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
+import { NOW } from '../redis/scripts.js';
 import type {
   OutboxEventName,
   OutboxEvents,
@@ -15,6 +16,7 @@ import type {
   OutboxState,
 } from './events.js';
 import { checkKeyText, isAccountJobId, jobIdOf, keyOfJobId } from './methods.js';
+import { ORDER } from './turns.js';
 
 /** What `outbox.add` and `outbox.addMany` stored. */
 export interface OutboxAddResult {
@@ -83,18 +85,22 @@ export async function storedAlready(
   return answer.map((n) => n === 1);
 }
 
-// Takes the job out of the lists a worker takes jobs from (for a job of an account, its lanes too:
-// KEYS[8] and [9]), and only if it is in one: once out, no worker can start it, so a job that is active
-// or has ended is never removed. Then its hash and logs go (the key is free again), told on the queue's
-// event stream as BullMQ tells a removal; a job of an account also leaves its account's index (KEYS[10])
-// and the outbox's `parked` (KEYS[11]), and its account (ARGV[3]) leaves `ready` (KEYS[12]) when its
-// lanes are empty. One step: an add of the same key meanwhile finds it either whole or gone.
-const CANCEL = script(`
+// Takes the job out of the lists a worker takes jobs from (for a job of an account, its lanes and the
+// jobs waiting behind an order group too: KEYS[8], [9] and [13]), and only if it is in one: once out, no
+// worker can start it, so a job that is active or has ended is never removed. Then its hash and logs go
+// (the key is free again), told on the queue's event stream as BullMQ tells a removal; a job of an
+// account also leaves its account's index (KEYS[10]) and the outbox's `parked` (KEYS[11]), its account
+// (ARGV[3]) leaves `ready` (KEYS[12]) when its lanes are empty, and it leaves its order group (the
+// account's base, ARGV[4]): the group's next job takes its place when it held it. One step: an add of
+// the same key meanwhile finds it either whole or gone.
+const CANCEL = script(`${NOW}${ORDER}
 local id = ARGV[1]
 local parked = #KEYS > 7
 local taken = redis.call('LREM', KEYS[2], 0, id) + redis.call('LREM', KEYS[3], 0, id)
   + redis.call('ZREM', KEYS[4], id) + redis.call('ZREM', KEYS[5], id)
-if parked then taken = taken + redis.call('ZREM', KEYS[8], id) + redis.call('ZREM', KEYS[9], id) end
+if parked then
+  taken = taken + redis.call('ZREM', KEYS[8], id) + redis.call('ZREM', KEYS[9], id) + redis.call('ZREM', KEYS[13], id)
+end
 if taken == 0 then return 0 end
 redis.call('DEL', KEYS[1], KEYS[7])
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jobId', id, 'prev', 'waiting')
@@ -102,6 +108,7 @@ if parked then
   redis.call('ZREM', KEYS[10], id)
   redis.call('ZREM', KEYS[11], id)
   if redis.call('ZCARD', KEYS[8]) + redis.call('ZCARD', KEYS[9]) == 0 then redis.call('ZREM', KEYS[12], ARGV[3]) end
+  orderEnded(ARGV[4], id, KEYS[12], ARGV[3])
 end
 return 1`);
 
@@ -114,7 +121,7 @@ export async function cancelJob(
   open: () => Promise<[RedisClient, Queue]>,
   key: unknown,
   account?: string,
-  turns?: { keys: readonly string[]; tag: string },
+  turns?: { keys: readonly string[]; tag: string; base: string },
 ): Promise<OutboxCancelResult> {
   if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
   checkKeyText(key);
@@ -126,7 +133,7 @@ export async function cancelJob(
   const args: (string | number)[] = [id, 10_000];
   if (turns) {
     keys.push(...turns.keys);
-    args.push(turns.tag);
+    args.push(turns.tag, turns.base);
   }
   if ((await runScript(redis, CANCEL, keys, args)) === 1) return { cancelled: true };
   return { cancelled: false, state: (await outbox.get(key))?.state };

@@ -56,6 +56,17 @@ export interface OutboxAddOptions {
    * @default false
    */
   bulk?: boolean | undefined;
+  /**
+   * An order group within the account (with `account`), e.g. the user a reply goes to: the account's
+   * jobs with the same `orderGroup` are sent one at a time, in the order added. The next one starts only
+   * once the one before it ended (`delivered`, `failed`, `unknown` or cancelled), whether that took a
+   * retry, a paused account (a rotated secret) or a worker that died; until then it is `waiting` (or
+   * `delayed`). A job added with `at` or `delay` holds the jobs of its group added after it until it is
+   * sent. Jobs of different groups, and jobs without one, go as before, in turns and up to the account's
+   * cap in flight at once. A key that is known keeps its one job and its place.
+   * @default undefined (no order: the account's jobs may be sent at once, their order not kept)
+   */
+  orderGroup?: string | undefined;
 }
 
 /** One entry of `addMany`. */
@@ -140,7 +151,15 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
   }
   if (typeof options !== 'object' || options === null)
     invalid('required: a key (the idempotency key, a string)', [...at, 'key']);
-  const { key, delay, priority, at: sendAt, account, bulk } = options as Partial<OutboxAddOptions>;
+  const {
+    key,
+    delay,
+    priority,
+    at: sendAt,
+    account,
+    bulk,
+    orderGroup,
+  } = options as Partial<OutboxAddOptions>;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY) {
     invalid(`must be a string of 1 to ${MAX_KEY} characters (the idempotency key)`, [...at, 'key']);
   }
@@ -175,7 +194,24 @@ export function checkEntry(method: unknown, params: unknown, options: unknown, a
   if (bulk === true && account === undefined) {
     invalid("needs account: the bulk lane is an account's", [...at, 'bulk']);
   }
-  const lane = { account, bulk: bulk === true };
+  if (orderGroup !== undefined) {
+    if (typeof orderGroup !== 'string' || orderGroup.length === 0 || orderGroup.length > MAX_KEY) {
+      invalid(`must be a string of 1 to ${MAX_KEY} characters (an order group, e.g. a user id)`, [
+        ...at,
+        'orderGroup',
+      ]);
+    }
+    if (LONE_SURROGATE.test(orderGroup)) {
+      invalid('must be well-formed text: it holds a lone UTF-16 surrogate (half of a pair)', [
+        ...at,
+        'orderGroup',
+      ]);
+    }
+    if (account === undefined) {
+      invalid("needs account: an order group is kept in an account's lane", [...at, 'orderGroup']);
+    }
+  }
+  const lane = { account, bulk: bulk === true, orderGroup };
   if (sendAt !== undefined) {
     if (!(sendAt instanceof Date) || Number.isNaN(sendAt.getTime())) {
       invalid('must be a valid Date', [...at, 'at']);

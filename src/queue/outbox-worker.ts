@@ -39,6 +39,8 @@ export interface OutboxJobData {
   account?: string;
   /** `true` for a job added with `bulk: true` (a campaign's send). */
   bulk?: boolean;
+  /** Its order group, for a job added with `orderGroup`: the jobs of its group run one at a time. */
+  orderGroup?: string;
 }
 
 /** A failure kept with its job: what the SDK's error said. */

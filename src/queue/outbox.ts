@@ -170,13 +170,14 @@ function outboxOn(
 
   /** The BullMQ job of a checked entry, stored at Redis's `now` (0: at a time it does not need). */
   const jobOf = (entry: CheckedEntry, trace: ReturnType<typeof jobTraceOptions>, now: number) => {
-    const { method, params, key, account, bulk } = entry;
+    const { method, params, key, account, bulk, orderGroup } = entry;
     // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
     // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
     const notBefore = entry.at ?? (entry.delay ? now + entry.delay : undefined);
     const data: OutboxJobData = { method, params, key };
     if (account !== undefined) data.account = account;
     if (bulk) data.bulk = true;
+    if (orderGroup !== undefined) data.orderGroup = orderGroup;
     if (notBefore !== undefined) data.notBefore = notBefore;
     const opts: Record<string, unknown> = { jobId: entry.id };
     if (entry.priority) opts.priority = entry.priority;
@@ -207,6 +208,7 @@ function outboxOn(
       due: data.notBefore ?? 0,
       index,
       bulk: entry.bulk === true,
+      orderGroup: entry.orderGroup,
       name,
       data: JSON.stringify(data),
       opts: storedOpts(opts),
@@ -363,13 +365,16 @@ function outboxOn(
           backoffStrategy: outboxBackoff,
           attach: (worker) => {
             reportOutcomes(worker, events, () => connection.commands(), keyPrefix);
-            // A job of an account that ended gives its place in flight back, and its account a turn.
+            // A job of an account that ended gives its place in flight back, and its account a turn (and
+            // its order group's next job its place in the lane).
             const ended = (job: Job<OutboxJobData> | undefined, final: boolean) => {
-              const account = (job?.data as Partial<OutboxJobData> | undefined)?.account;
+              const data = job?.data as Partial<OutboxJobData> | undefined;
+              const account = data?.account;
               if (!job?.id || typeof account !== 'string' || !final) return;
+              const ordered = typeof data?.orderGroup === 'string';
               connection
                 .commands()
-                .then((r) => release(r, keyPrefix, account, job.id as string))
+                .then((r) => release(r, keyPrefix, account, job.id as string, ordered))
                 .then(() => dispatcher?.wake())
                 .catch(() => {});
             };

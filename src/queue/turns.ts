@@ -37,9 +37,19 @@
  * - **A refused login** (a rotated secret) is not sent: its job is retried with the outbox's backoff,
  *   and the account is **paused** ({@link PAUSE}: a key with a time to live, read by `ADMIT`) for that
  *   backoff, so its other jobs wait in their lanes instead of each meeting the refusal.
+ * - **Order groups.** Jobs of one account added with the same `orderGroup` (a bot's replies to one
+ *   user) are admitted one at a time, in the order added: only the group's first job not ended (its
+ *   **holder**, in `holders`) is in a lane; the others wait in the group's list (`order:<group>`, in the
+ *   order added) and in `queued` (scored as in a lane, for `get`, `counts` and `cancel`). When the holder
+ *   ends (delivered, failed, unknown, cancelled, or found gone), the next job of the list takes its
+ *   place in its lane ({@link ORDER}). Until then the group's next job is not in BullMQ's lists, so
+ *   no worker can start it while the previous one runs, retries or waits out a killed worker's lock.
+ *   A job without a group is stored and admitted as before, with no read or write of these keys.
  * - **Crashes.** Admission is one script (a job is in a lane or in the wait list, never lost between);
  *   a job's place in `inflight` is given back by its worker when it ends, and else dropped by `ADMIT`
- *   once the job is final or gone (a worker that died): nothing leaks.
+ *   once the job is final or gone (a worker that died): nothing leaks. So is an order group: its
+ *   holder's end is told by its worker, else found by `ADMIT`, which keeps looking at an account with
+ *   jobs behind a group while it has jobs in flight ({@link ORDER_RECHECK_MS}).
  *
  * Keys (all under the queue's prefix, built in {@link turnKeys} and {@link accountKeys} only, and
  * joined the same way inside `STORE` and `ADMIT`): a script touches the queue's own keys and those of
@@ -60,6 +70,14 @@ const BULK_CAP = 2;
 
 /** How soon an account at its cap is looked at again, when none of its jobs told it ended. */
 const RECHECK_MS = 100;
+
+/**
+ * How soon an account with nothing in its lanes is looked at again while it has jobs in flight and jobs
+ * waiting behind an order group: a holder whose end no worker told (its worker died, and BullMQ ended
+ * the job later) is then found ended, and its group's next job admitted. An end that is told advances
+ * the group at once.
+ */
+const ORDER_RECHECK_MS = 1000;
 
 /** The longest a dispatch loop sleeps with nothing to admit: a job added in another process waits no longer. */
 const IDLE_MS = 200;
@@ -83,6 +101,11 @@ function accountTag(account: string): string {
   return encodeURIComponent(account);
 }
 
+/** The part of an order group's keys that names it (no `:`: `groups` values are `<lane>:<group>`). */
+function groupTag(group: string): string {
+  return encodeURIComponent(group);
+}
+
 /** The keys of one account. `ADMIT` joins `accountBase .. tag .. ':' .. name` the same way. */
 function accountKeys(keyPrefix: string, account: string) {
   const base = `${turnKeys(keyPrefix).accountBase}${accountTag(account)}:`;
@@ -95,8 +118,56 @@ function accountKeys(keyPrefix: string, account: string) {
     pause: `${base}pause`,
     /** Set by an operator (`outbox.pause({ account })`) until `resume`: none of its jobs starts. */
     held: `${base}held`,
+    /** The jobs waiting behind their order group's holder, scored as in a lane. */
+    queued: `${base}queued`,
+    /** The account's base: the order groups' keys are made from it in the scripts ({@link ORDER}). */
+    base,
   };
 }
+
+/**
+ * The order groups of an account, as Lua functions that scripts include after `NOW` (they read `now`).
+ * `k` is an account's base (`accountKeys(...).base`); its keys: `groups` (a hash: job id ->
+ * `<lane>:<group tag>`, for each job of a group not ended), `holders` (a hash: group tag -> the id of
+ * its job in a lane or in flight), `order:<group tag>` (a list: the ids behind the holder, in the order
+ * added) and `queued` (those ids, scored as in a lane). A cancelled job behind the holder leaves `queued`
+ * and `groups` only: the list skips it when its turn comes.
+ *
+ * - `orderAdvance(k, group, ready, tag)`: the group's next job still queued takes the holder's place in
+ *   its lane, and the account is in `ready` by its due time; with none, the group is free.
+ * - `orderEnded(k, id, ready, tag)`: job `id` ended (or was cancelled, or is gone): it leaves its group,
+ *   and if it held it, the group advances. Safe to run twice, and a no-op for a job of no group.
+ */
+export const ORDER = `
+local function orderAdvance(k, group, ready, tag)
+  local list = k .. 'order:' .. group
+  while true do
+    local id = redis.call('LPOP', list)
+    if not id then
+      redis.call('HDEL', k .. 'holders', group)
+      return
+    end
+    local score = redis.call('ZSCORE', k .. 'queued', id)
+    if score then
+      redis.call('ZREM', k .. 'queued', id)
+      local entry = redis.call('HGET', k .. 'groups', id)
+      local lane = 'lane'
+      if entry then lane = string.sub(entry, 1, string.find(entry, ':', 1, true) - 1) end
+      redis.call('ZADD', k .. lane, score, id)
+      redis.call('HSET', k .. 'holders', group, id)
+      redis.call('ZADD', ready, 'LT', math.max(now, math.floor(tonumber(score) / 1000)), tag)
+      return
+    end
+  end
+end
+local function orderEnded(k, id, ready, tag)
+  local entry = redis.call('HGET', k .. 'groups', id)
+  if not entry then return end
+  redis.call('HDEL', k .. 'groups', id)
+  local group = string.sub(entry, string.find(entry, ':', 1, true) + 1)
+  if redis.call('HGET', k .. 'holders', group) == id then orderAdvance(k, group, ready, tag) end
+end
+`;
 
 /**
  * A job's options as BullMQ keeps them in its hash (as its `optsAsJSON` writes them: the telemetry's
@@ -114,10 +185,11 @@ export function storedOpts(opts: Readonly<Record<string, unknown>>): string {
 // chunk's lanes and indexes are written in a few variadic commands (per account, then `parked` and
 // `ready`), not a script of BullMQ's a job: what an `addMany` of accounts costs is mostly this script.
 // A lane's score is when its job is due, the later of its due time and now (ms, Redis's clock), times
-// 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. KEYS: ready, parked,
-// accounts. ARGV: account base, job prefix, then per job: tag, id, due
-// (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts. Answers, per job, 1 if its key was
-// known, else 0.
+// 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. A job of
+// an order group ('' for none) becomes its group's holder and goes in its lane when the group has
+// none, else it waits behind it (see ORDER): in `queued` and at the end of the group's list, in no lane.
+// KEYS: ready, parked, accounts. ARGV: account base, job prefix, then per job: tag, id, due (ms, 0: now), index,
+// lane ('lane' or 'bulk'), name, data, opts, group tag. Answers, per job, 1 if its key was known, else 0.
 const STORE = script(`${NOW}
 local base, jobPrefix = ARGV[1], ARGV[2]
 -- A command's arguments go in slices: Lua's unpack is bounded.
@@ -125,7 +197,7 @@ local function zadd(key, flag, list)
   for s = 1, #list, 1000 do redis.call('ZADD', key, flag, unpack(list, s, math.min(s + 999, #list))) end
 end
 local known, tags, byTag, parked = {}, {}, {}, {}
-for i = 3, #ARGV, 8 do
+for i = 3, #ARGV, 9 do
   local tag, id, due, lane = ARGV[i], ARGV[i + 1], math.max(now, tonumber(ARGV[i + 2])), ARGV[i + 4]
   local score = due * 1000 + tonumber(ARGV[i + 3]) % 1000
   local jobKey = jobPrefix .. id
@@ -141,14 +213,27 @@ for i = 3, #ARGV, 8 do
       byTag[tag] = g
       tags[#tags + 1] = tag
     end
-    local l = g[lane]
-    l[#l + 1] = score
-    l[#l + 1] = id
+    local behind = false
+    local group = ARGV[i + 8]
+    if group ~= '' then
+      local k = base .. tag .. ':'
+      redis.call('HSET', k .. 'groups', id, lane .. ':' .. group)
+      if redis.call('HSETNX', k .. 'holders', group, id) == 0 then
+        behind = true
+        redis.call('RPUSH', k .. 'order:' .. group, id)
+        redis.call('ZADD', k .. 'queued', score, id)
+      end
+    end
+    if not behind then
+      local l = g[lane]
+      l[#l + 1] = score
+      l[#l + 1] = id
+      if not g.first or due < g.first then g.first = due end
+    end
     g.jobs[#g.jobs + 1] = now
     g.jobs[#g.jobs + 1] = id
     parked[#parked + 1] = score
     parked[#parked + 1] = id
-    if not g.first or due < g.first then g.first = due end
   end
 end
 local ready = {}
@@ -157,8 +242,10 @@ for _, tag in ipairs(tags) do
   local k = base .. tag .. ':'
   for _, name in ipairs({ 'lane', 'bulk' }) do if #g[name] > 0 then zadd(k .. name, 'NX', g[name]) end end
   zadd(k .. 'jobs', 'NX', g.jobs)
-  ready[#ready + 1] = g.first
-  ready[#ready + 1] = tag
+  if g.first then
+    ready[#ready + 1] = g.first
+    ready[#ready + 1] = tag
+  end
 end
 zadd(KEYS[2], 'NX', parked)
 zadd(KEYS[1], 'LT', ready)
@@ -176,6 +263,8 @@ export interface ParkedJob {
   /** Its order in its chunk: of jobs due in the same ms, the first added goes first. */
   index: number;
   bulk: boolean;
+  /** Its order group (`orderGroup`): admitted only once the group's jobs added before it ended. */
+  orderGroup?: string | undefined;
   /** BullMQ's `name`, `data` and `opts` fields, as BullMQ would store them. */
   name: string;
   data: string;
@@ -203,7 +292,8 @@ export async function storeParked(
       tags.set(job.account, tag);
     }
     const lane = job.bulk ? 'bulk' : 'lane';
-    args.push(tag, job.id, job.due, job.index, lane, job.name, job.data, job.opts);
+    const group = job.orderGroup === undefined ? '' : groupTag(job.orderGroup);
+    args.push(tag, job.id, job.due, job.index, lane, job.name, job.data, job.opts, group);
   }
   const known = (await runScript(redis, STORE, [keys.ready, keys.parked, keys.accounts], args)) as number[];
   return known.map((n) => Number(n) === 1);
@@ -213,11 +303,12 @@ export async function storeParked(
 // list (its `lane` first, `bulk` only under BULK_CAP) and goes to the tail; an account with nothing it
 // may send now is scored for when it may (a due time, its cap, a pause), or leaves `ready`.
 // KEYS: ready, parked, wait, meta, marker, events, completed, failed.
-// ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, and the one account
-// served ('' for every account).
+// ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, the one account
+// served ('' for every account), and the order recheck ms. A job of an order group found ended (or
+// gone) here, its end not told by a worker, lets its group's next job into its lane (ORDER).
 // Admits jobs, one per account in turn, until the wait list holds `most jobs waiting`. Answers
 // {admitted, ms}: look again in ms (0: at once, -1: nobody is ready).
-const ADMIT = script(`${NOW}
+const ADMIT = script(`${NOW}${ORDER}
 local jobPrefix, base = ARGV[1], ARGV[2]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local room = maxWait - redis.call('LLEN', KEYS[3])
@@ -246,6 +337,7 @@ for _ = 1, 25 + room do
       if redis.call('ZSCORE', KEYS[7], id) or redis.call('ZSCORE', KEYS[8], id)
         or redis.call('EXISTS', jobPrefix .. id) == 0 then
         redis.call('ZREM', inflight, id)
+        orderEnded(k, id, KEYS[1], tag)
       end
     end
     local n = redis.call('ZCARD', inflight)
@@ -274,9 +366,14 @@ for _ = 1, 25 + room do
         redis.call('ZADD', inflight, now, id)
         admitted = admitted + 1
         if admitted >= room then return {admitted, 0} end
+      else
+        orderEnded(k, id, KEYS[1], tag)
       end
     elseif nextAt then
       redis.call('ZADD', KEYS[1], nextAt, tag)
+    elseif n > 0 and redis.call('ZCARD', k .. 'queued') > 0 then
+      -- Jobs wait behind a group whose holder is in flight: looked at again, in case its end is not told.
+      redis.call('ZADD', KEYS[1], now + tonumber(ARGV[8]), tag)
     else
       redis.call('ZREM', KEYS[1], tag)
     end
@@ -284,18 +381,30 @@ for _ = 1, 25 + room do
 end
 return {admitted, 0}`);
 
-// A job of the account ended: its place in flight is free, and the account may take a turn now.
-const RELEASE = script(`${NOW}
+// A job of the account ended: its place in flight is free, and the account may take a turn now. A job
+// of an order group (ARGV[3]: the account's base, else '') lets the group's next job into its lane.
+const RELEASE = script(`${NOW}${ORDER}
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[2], 'LT', now, ARGV[2]) end
+if ARGV[3] ~= '' then orderEnded(ARGV[3], ARGV[1], KEYS[2], ARGV[2]) end
 return 1`);
 
-/** Gives back the place in flight of a job of `account` that ended. */
-export async function release(redis: RedisClient, keyPrefix: string, account: string, id: string) {
+/**
+ * Gives back the place in flight of a job of `account` that ended; `ordered`: the job was added with
+ * an `orderGroup`, whose next job is then admitted.
+ */
+export async function release(
+  redis: RedisClient,
+  keyPrefix: string,
+  account: string,
+  id: string,
+  ordered = false,
+) {
+  const a = accountKeys(keyPrefix, account);
   await runScript(
     redis,
     RELEASE,
-    [accountKeys(keyPrefix, account).inflight, turnKeys(keyPrefix).ready],
-    [id, accountTag(account)],
+    [a.inflight, turnKeys(keyPrefix).ready],
+    [id, accountTag(account), ordered ? a.base : ''],
   );
 }
 
@@ -314,7 +423,8 @@ export async function pauseAccount(redis: RedisClient, keyPrefix: string, accoun
 // Where each kept job of one account stands (ids of jobs gone past their retention are dropped):
 // {waiting, delayed, active, orphaned, delivered, failed, unknown}, the ids not final, whether the
 // account is held (1 or 0), and how long its oldest job due in its lanes has waited (ms, -1: none).
-// KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown, held. ARGV: job prefix, 1 to list.
+// KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown, queued (behind an order group),
+// held. ARGV: job prefix, 1 to list.
 const ACCOUNT_STATES = script(`${NOW}
 local c = {0, 0, 0, 0, 0, 0, 0}
 local open = {}
@@ -327,6 +437,7 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   else
     if ARGV[2] == '1' then open[#open + 1] = id end
     local s = redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id)
+      or redis.call('ZSCORE', KEYS[9], id)
     if s then
       if math.floor(tonumber(s) / 1000) > now then c[2] = c[2] + 1 else c[1] = c[1] + 1 end
     elseif redis.call('ZSCORE', KEYS[6], id) then c[2] = c[2] + 1
@@ -343,7 +454,7 @@ for _, lane in ipairs({ KEYS[2], KEYS[3] }) do
     if due <= now and now - due > oldest then oldest = now - due end
   end
 end
-return {c, open, redis.call('EXISTS', KEYS[9]), oldest}`);
+return {c, open, redis.call('EXISTS', KEYS[10]), oldest}`);
 
 /** The states of the jobs of one account, and (with `list`) the ids of those not final. */
 export async function accountStates(
@@ -363,6 +474,7 @@ export async function accountStates(
     queue.toKey('delayed'),
     queue.toKey('active'),
     `${keyPrefix}oa:unknown`,
+    a.queued,
     a.held,
   ];
   const [counts, open, held, oldest] = (await runScript(redis, ACCOUNT_STATES, keys, [
@@ -451,16 +563,19 @@ export async function laneIds(
   return (await members(redis, lanes)).flat();
 }
 
-// Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes, else nothing.
+// Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes or behind its
+// order group (KEYS: lane, bulk, queued), else nothing.
 const LANE_OF = script(`${NOW}
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1])
+  or redis.call('ZSCORE', KEYS[3], ARGV[1])
 if not score then return false end
 return math.floor(tonumber(score) / 1000) > now and 'delayed' or 'waiting'`);
 
 /**
  * Whether a job of `account` is parked, waiting for its account's turn: `waiting` (due) or `delayed`
- * (not yet); `undefined` when it is not (admitted to BullMQ, or not stored). A job leaves its lane only
- * forwards (admitted or cancelled), so a job found in no lane is read from BullMQ after.
+ * (not yet), in its lanes or behind its order group; `undefined` when it is not (admitted to BullMQ, or
+ * not stored). A job leaves its lane only forwards (admitted or cancelled), and `queued` only for its
+ * lane, so a job found in none is read from BullMQ after.
  */
 export async function parkedState(
   redis: RedisClient,
@@ -469,7 +584,7 @@ export async function parkedState(
   id: string,
 ): Promise<'waiting' | 'delayed' | undefined> {
   const a = accountKeys(keyPrefix, account);
-  const state = await runScript(redis, LANE_OF, [a.lane, a.bulk], [id]);
+  const state = await runScript(redis, LANE_OF, [a.lane, a.bulk, a.queued], [id]);
   return state === 'waiting' || state === 'delayed' ? state : undefined;
 }
 
@@ -485,13 +600,17 @@ export async function parkedCounts(redis: RedisClient, keyPrefix: string) {
 
 /**
  * What a cancel of a job of `account` takes it out of, in the same step as BullMQ's lists (the
- * outbox's `CANCEL`): its lanes and indexes (`keys`: lane, bulk, jobs, parked, ready), and its account
- * (`tag`) out of `ready` when its lanes are left empty.
+ * outbox's `CANCEL`, which includes {@link ORDER}): its lanes and indexes (`keys`: lane, bulk, jobs,
+ * parked, ready, queued), its account (`tag`) out of `ready` when its lanes are left empty, and its
+ * order group (the account's `base`), whose next job takes its place when it held the group.
  */
-export function cancelKeysOf(keyPrefix: string, account: string): { keys: string[]; tag: string } {
+export function cancelKeysOf(
+  keyPrefix: string,
+  account: string,
+): { keys: string[]; tag: string; base: string } {
   const a = accountKeys(keyPrefix, account);
   const { parked, ready } = turnKeys(keyPrefix);
-  return { keys: [a.lane, a.bulk, a.jobs, parked, ready], tag: accountTag(account) };
+  return { keys: [a.lane, a.bulk, a.jobs, parked, ready, a.queued], tag: accountTag(account), base: a.base };
 }
 
 /**
@@ -547,6 +666,7 @@ export class Dispatcher {
             this.concurrency,
             RECHECK_MS,
             this.only === undefined ? '' : accountTag(this.only),
+            ORDER_RECHECK_MS,
           ],
         )) as [number, number];
         failures = 0;

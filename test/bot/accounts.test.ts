@@ -97,13 +97,58 @@ describe('createBot({ accounts })', () => {
     expect(order.indexOf('end shop-a slow')).toBeLessThan(order.indexOf('start shop-a next'));
   });
 
-  it('takes exactly one of client and accounts, and no outbox with accounts', () => {
+  it('takes exactly one of client and accounts', () => {
     const client = new OAClient({ baseUrl: mock.url, apiKey: 'key', apiSecret: 'secret-x' });
     expect(() => createBot({})).toThrow(OAConfigError);
     expect(() => createBot({ client, accounts })).toThrow(/one of them/);
     expect(() => createBot({ accounts: {} as OAAccounts })).toThrow(/accounts must be the accounts/);
-    const outbox = { add: async () => undefined };
-    expect(() => createBot({ accounts, outbox })).toThrow(/outbox/);
+  });
+
+  it('with an outbox, adds each reply under the receiving account, ordered by user, keyed as with a client', async () => {
+    const added: { method: string; params: unknown; options: unknown }[] = [];
+    const outbox = {
+      add: async (method: string, params: unknown, options: unknown) => {
+        added.push({ method, params, options });
+      },
+    };
+    const bot = createBot({ accounts, outbox, sessions: false });
+    bot.on('text', async (ctx) => {
+      await ctx.reply(`1 ${ctx.text}`);
+      await ctx.replyWithGreeting();
+    });
+    const event = (username: string) =>
+      parseWebhookEvent(
+        JSON.stringify(
+          buildInboundEvent('hi', { from: 'u1', username, msgSeq: 7, msgRandom: 1, msgTime: 1_800_000_000 }),
+        ),
+      );
+    await bot.handle(event('shop-a'));
+    await bot.handle(event('shop-b'));
+    const client = new OAClient({ baseUrl: mock.url, apiKey: 'key', apiSecret: 'secret-x' });
+    const single: { options: unknown }[] = [];
+    const one = createBot({
+      client,
+      outbox: { add: async (_m: string, _p: unknown, options: unknown) => void single.push({ options }) },
+      sessions: false,
+    });
+    one.on('text', (ctx) => ctx.reply('x'));
+    await one.handle(event('shop-a'));
+    await client.close();
+
+    expect(added.map((a) => a.method)).toEqual(['sendText', 'sendGreeting', 'sendText', 'sendGreeting']);
+    const options = added.map((a) => a.options as { key: string; account: string; orderGroup: string });
+    expect(options.map((o) => [o.account, o.orderGroup])).toEqual([
+      ['shop-a', 'u1'],
+      ['shop-a', 'u1'],
+      ['shop-b', 'u1'],
+      ['shop-b', 'u1'],
+    ]);
+    // The reply keys as today (the event's MsgKey and position); the same MsgKey in two accounts, two keys.
+    expect(options.every((o) => /^reply:7_1_1800000000\.[0-9a-f]{16}:[12]$/.test(o.key))).toBe(true);
+    expect(new Set(options.map((o) => o.key)).size).toBe(4);
+    // A bot of one client adds its replies as before: no account, no order group.
+    expect(single.map((s) => Object.keys(s.options as object))).toEqual([['key']]);
+    expect(mock.accounts.flatMap((a) => a.deliveries)).toEqual([]);
   });
 
   it('refuses an event that names no account, sending nothing', async () => {

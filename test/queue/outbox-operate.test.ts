@@ -138,6 +138,32 @@ describe.skipIf(!REDIS_SERVER)('the outbox, operated', () => {
     await expect(outbox.cancelAll({ account: '' })).rejects.toThrow(/needs \{ account \}/);
   });
 
+  it('cancelAll and drain reach the jobs waiting behind an order group, and the group goes on after', async () => {
+    const { mock, accounts, outbox } = await open(1);
+    const grouped = (n: number, prefix: string, bulk: boolean): OutboxEntry[] =>
+      Array.from({ length: n }, (_, i) => ({
+        method: 'sendText' as const,
+        params: { user_id: 'u1', msg: `${prefix}${i}` },
+        key: `${prefix}${i}`,
+        account: 'shop-1',
+        orderGroup: 'u1',
+        ...(bulk ? { bulk: true } : {}),
+      }));
+    await outbox.addMany([...grouped(3, 'g', true), ...grouped(2, 'h', false)]);
+    expect(await outbox.cancelAll({ account: 'shop-1', bulk: true })).toEqual({ cancelled: 3 });
+    expect(await outbox.counts({ account: 'shop-1' })).toMatchObject({ waiting: 2 });
+    const worker = outbox.work({ accounts, concurrency: 2 });
+    try {
+      await outbox.waitFor(['h0', 'h1'], { account: 'shop-1', timeoutMs: 10_000 });
+      expect(texts(mock, 'shop-1')).toEqual(['h0', 'h1']);
+    } finally {
+      await worker.close();
+    }
+    await outbox.addMany(grouped(3, 'k', false));
+    expect(await outbox.drain()).toEqual({ cancelled: 3 });
+    expect(await outbox.counts({ account: 'shop-1' })).toMatchObject({ waiting: 0, delayed: 0 });
+  });
+
   it('drain() removes every job not started, parked ones and those without an account; drain({ account }) one account', async () => {
     const { outbox } = await open(2);
     await outbox.addMany([...sends('shop-1', 3, 'a'), ...sends('shop-2', 4, 'b')]);
