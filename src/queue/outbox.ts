@@ -4,17 +4,9 @@ import * as z from 'zod/mini';
 import type { OAClient } from '../client.js';
 import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
-import type { IORedis } from '../redis/client.js';
 import { checkConfig, checked, isObject, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
-import {
-  cancelJob,
-  type OutboxAddResult,
-  openKeys,
-  storedAlready,
-  type WaitSource,
-  waitForJobs,
-} from './campaign.js';
+import { cancelJob, openKeys, type WaitSource, waitForJobs } from './campaign.js';
 import { QueueConnection, queueConnection } from './connection.js';
 import {
   type OutboxCounts,
@@ -36,6 +28,7 @@ import {
 } from './methods.js';
 import { countsOf, operations } from './operate.js';
 import { shardedOutbox, shardName } from './outbox-shards.js';
+import { type CheckedEntry, outboxStore } from './outbox-store.js';
 import type {
   Outbox,
   OutboxAccountOption,
@@ -44,9 +37,7 @@ import type {
   OutboxWorkOptions,
 } from './outbox-types.js';
 import {
-  BACKOFF_TYPE,
   endedUnknown,
-  FIRST_BACKOFF_MS,
   holdIfHeld,
   holdIfNotMine,
   holdUntilDue,
@@ -56,19 +47,16 @@ import {
   outboxProcessor,
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
-import { countActive, countUnknown, FIELD, isOrphaned, redisNow } from './record.js';
+import { countActive, countUnknown, FIELD, isOrphaned } from './record.js';
 import { checkedChunks, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
 import {
   accountStates,
   cancelKeysOf,
   Dispatcher,
-  type ParkedJob,
   parkedCounts,
   parkedState,
   pauseAccount,
   release,
-  storedOpts,
-  storeParked,
 } from './turns.js';
 
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
@@ -168,144 +156,16 @@ function outboxOn(
   // The dispatch loops of this process's workers with accounts: woken when a job is added here.
   const dispatchers = new Set<Dispatcher>();
 
-  /** The BullMQ job of a checked entry, stored at Redis's `now` (0: at a time it does not need). */
-  const jobOf = (entry: CheckedEntry, trace: ReturnType<typeof jobTraceOptions>, now: number) => {
-    const { method, params, key, account, bulk, orderGroup } = entry;
-    // When a job is due is decided on Redis's clock: its time is stored with it, and BullMQ's own delay
-    // (compared with a worker's clock) counts from Redis's now. A worker that looks early puts it back.
-    const notBefore = entry.at ?? (entry.delay ? now + entry.delay : undefined);
-    const data: OutboxJobData = { method, params, key };
-    if (account !== undefined) data.account = account;
-    if (bulk) data.bulk = true;
-    if (orderGroup !== undefined) data.orderGroup = orderGroup;
-    if (notBefore !== undefined) data.notBefore = notBefore;
-    const opts: Record<string, unknown> = { jobId: entry.id };
-    if (entry.priority) opts.priority = entry.priority;
-    opts.attempts = attempts;
-    opts.backoff = { type: BACKOFF_TYPE, delay: FIRST_BACKOFF_MS };
-    opts.removeOnComplete = { age: retention };
-    opts.removeOnFail = { age: retention };
-    if (trace) opts.telemetry = trace.telemetry;
-    // A job of an account is parked instead (see turns.ts): its account's turns decide when it goes.
-    if (notBefore !== undefined && account === undefined) {
-      opts.timestamp = now;
-      opts.delay = Math.max(0, notBefore - now);
-    }
-    return { name: method, data, opts };
-  };
-
-  /** A checked entry of an account as its lanes keep it (`index`: its order in its chunk). */
-  const parkedOf = (
-    entry: CheckedEntry & { account: string },
-    trace: ReturnType<typeof jobTraceOptions>,
-    now: number,
-    index: number,
-  ): ParkedJob => {
-    const { name, data, opts } = jobOf(entry, trace, now);
-    return {
-      account: entry.account,
-      id: entry.id,
-      due: data.notBefore ?? 0,
-      index,
-      bulk: entry.bulk === true,
-      orderGroup: entry.orderGroup,
-      name,
-      data: JSON.stringify(data),
-      opts: storedOpts(opts),
-    };
-  };
-
-  /**
-   * A chunk's keys of jobs without an account stored already (those of accounts are looked up as they
-   * are stored), and Redis's now when a job of it needs it (else 0).
-   */
-  const readChunk = (redis: IORedis, chunk: readonly CheckedEntry[]) => {
-    const plain = chunk.filter((e) => e.account === undefined).map((e) => e.id);
-    const timed = chunk.some((e) => e.at !== undefined || e.delay);
-    return Promise.all([
-      plain.length > 0 ? storedAlready(redis, keyPrefix, plain) : [],
-      timed ? redisNow(redis) : 0,
-    ]);
-  };
-
-  /**
-   * Stores the chunks one after the other, and counts what they add and the keys found known. A chunk's
-   * jobs without an account go in one BullMQ `addBulk` (their keys read just before); its jobs of
-   * accounts in one script of ours (`storeParked`, which finds their known keys itself), sent before the
-   * next chunk is built, so that the next chunk is built while Redis writes them. Resolves once every
-   * chunk is written. An error reading `chunks` (a bad entry) stops it there: the chunks before stay
-   * stored.
-   */
-  const store = async (
-    chunks: Iterator<CheckedEntry[]>,
-    trace: ReturnType<typeof jobTraceOptions>,
-  ): Promise<OutboxAddResult> => {
-    const knownKeys: string[] = [];
-    let next = chunks.next();
-    if (next.done) return { added: 0, known: 0, knownKeys };
-    const { queue: q } = await open();
-    const redis = await connection.producer();
-    let added = 0;
-    let reading = readChunk(redis, next.value);
-    // The previous chunk's jobs of accounts being stored, then its keys counted.
-    let parking: Promise<void> | undefined;
-    try {
-      while (!next.done) {
-        const chunk = next.value;
-        const [stored, now] = await reading;
-        const known = chunk.map(() => false);
-        const adding = new Set<string>();
-        const jobs = [];
-        const parked: ParkedJob[] = [];
-        const parkedAt: number[] = [];
-        for (let i = 0, plain = 0; i < chunk.length; i++) {
-          const entry = chunk[i] as CheckedEntry;
-          if (entry.account !== undefined) {
-            parked.push(parkedOf(entry as CheckedEntry & { account: string }, trace, now, i));
-            parkedAt.push(i);
-            continue;
-          }
-          if (stored[plain++] || adding.has(entry.id)) known[i] = true;
-          else adding.add(entry.id);
-          jobs.push(jobOf(entry, trace, now));
-        }
-        if (jobs.length > 0) await q.addBulk(jobs);
-        added += adding.size;
-        // One chunk's jobs of accounts at a time, and the keys counted in the order the entries came.
-        await parking;
-        parking = storeParked(redis, keyPrefix, parked).then((knownParked) => {
-          knownParked.forEach((wasKnown, j) => {
-            if (wasKnown) known[parkedAt[j] as number] = true;
-            else added++;
-          });
-          chunk.forEach((entry, i) => {
-            if (known[i]) knownKeys.push(entry.key);
-          });
-          if (parked.length > 0) for (const dispatcher of dispatchers) dispatcher.wake();
-        });
-        // Awaited by the next turn or below (its error is the call's): never an unhandled rejection.
-        parking.catch(() => {});
-        let failure: { error: unknown } | undefined;
-        try {
-          next = chunks.next();
-        } catch (error) {
-          failure = { error };
-          next = { done: true, value: undefined };
-        }
-        if (!next.done) {
-          reading = readChunk(redis, next.value);
-          // Awaited by the next turn, unless this one fails first: never an unhandled rejection.
-          reading.catch(() => {});
-        }
-        if (failure) throw failure.error;
-      }
-      await parking;
-    } catch (error) {
-      await parking?.catch(() => {});
-      throw error;
-    }
-    return { added, known: knownKeys.length, knownKeys };
-  };
+  const store = outboxStore({
+    connection,
+    queue,
+    keyPrefix,
+    retention,
+    attempts,
+    parked: () => {
+      for (const dispatcher of dispatchers) dispatcher.wake();
+    },
+  });
 
   const outbox: Outbox = {
     async add(method, params, addOptions) {
@@ -333,87 +193,7 @@ function outboxOn(
       return store(checkedChunks(entries, check), trace);
     },
 
-    work(workOptions) {
-      checkConfig(WorkOptionsSchema, workOptions, 'outbox.work');
-      const { account } = workOptions;
-      const client = account === undefined ? workOptions.client : undefined;
-      const accounts =
-        account === undefined ? workOptions.accounts : { client: () => workOptions.client as OAClient };
-      const concurrency = Math.ceil(workOptions.concurrency ?? 1);
-      const events = new OutboxEmitter();
-      const senders = {
-        client,
-        accounts,
-        account,
-        pause: async (id: string, ms: number) => pauseAccount(await connection.commands(), keyPrefix, id, ms),
-      };
-      const dispatcher = accounts
-        ? new Dispatcher(
-            () => connection.commands(),
-            keyPrefix,
-            async () => (await open()).queue,
-            concurrency,
-            account,
-          )
-        : undefined;
-      if (dispatcher) dispatchers.add(dispatcher);
-      const running = queue.worker(
-        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders),
-        {
-          concurrency,
-          lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
-          backoffStrategy: outboxBackoff,
-          attach: (worker) => {
-            reportOutcomes(worker, events, () => connection.commands(), keyPrefix);
-            // A job of an account that ended gives its place in flight back, and its account a turn (and
-            // its order group's next job its place in the lane).
-            const ended = (job: Job<OutboxJobData> | undefined, final: boolean) => {
-              const data = job?.data as Partial<OutboxJobData> | undefined;
-              const account = data?.account;
-              if (!job?.id || typeof account !== 'string' || !final) return;
-              const ordered = typeof data?.orderGroup === 'string';
-              connection
-                .commands()
-                .then((r) => release(r, keyPrefix, account, job.id as string, ordered))
-                .then(() => dispatcher?.wake())
-                .catch(() => {});
-            };
-            worker.on('completed', (job: Job<OutboxJobData>) => ended(job, true));
-            worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) =>
-              ended(
-                job,
-                error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1),
-              ),
-            );
-          },
-          endedUnknown,
-          gate: async (bull, job: Job<OutboxJobData>, token) => {
-            const redis = await connection.commands();
-            await holdIfNotMine(bull, redis, keyPrefix, job, token, senders);
-            await holdIfHeld(bull, redis, keyPrefix, job, token);
-            await holdUntilDue(bull, redis, keyPrefix, job, token);
-          },
-        },
-      );
-      const worker: OutboxWorker = {
-        on(event, listener) {
-          events.on(event, listener);
-          return worker;
-        },
-        off(event, listener) {
-          events.off(event, listener);
-          return worker;
-        },
-        close: () => {
-          if (dispatcher) {
-            dispatcher.stop();
-            dispatchers.delete(dispatcher);
-          }
-          return running.close();
-        },
-      };
-      return worker;
-    },
+    work: (workOptions) => workOn({ connection, keyPrefix, queue, dispatchers }, workOptions),
 
     on(event, listener) {
       subscription.on(event, listener);
@@ -545,6 +325,102 @@ function outboxOn(
   return outbox;
 }
 
+/** What a worker needs of its outbox. */
+interface WorkDeps {
+  readonly connection: QueueConnection;
+  readonly keyPrefix: string;
+  readonly queue: LazyQueue;
+  /** This process's dispatch loops, for `add` to wake: a worker adds its own while it runs. */
+  readonly dispatchers: Set<Dispatcher>;
+}
+
+/** `outbox.work`: a BullMQ worker for the outbox's jobs and, with accounts, a dispatch loop for their turns. */
+function workOn(
+  { connection, keyPrefix, queue, dispatchers }: WorkDeps,
+  workOptions: OutboxWorkOptions,
+): OutboxWorker {
+  const open = () => queue.open();
+  checkConfig(WorkOptionsSchema, workOptions, 'outbox.work');
+  const { account } = workOptions;
+  const client = account === undefined ? workOptions.client : undefined;
+  const accounts =
+    account === undefined ? workOptions.accounts : { client: () => workOptions.client as OAClient };
+  const concurrency = Math.ceil(workOptions.concurrency ?? 1);
+  const events = new OutboxEmitter();
+  const senders = {
+    client,
+    accounts,
+    account,
+    pause: async (id: string, ms: number) => pauseAccount(await connection.commands(), keyPrefix, id, ms),
+  };
+  const dispatcher = accounts
+    ? new Dispatcher(
+        () => connection.commands(),
+        keyPrefix,
+        async () => (await open()).queue,
+        concurrency,
+        account,
+      )
+    : undefined;
+  if (dispatcher) dispatchers.add(dispatcher);
+  const running = queue.worker(
+    async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders),
+    {
+      concurrency,
+      lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
+      backoffStrategy: outboxBackoff,
+      attach: (worker) => {
+        reportOutcomes(worker, events, () => connection.commands(), keyPrefix);
+        // A job of an account that ended gives its place in flight back, and its account a turn (and
+        // its order group's next job its place in the lane).
+        const ended = (job: Job<OutboxJobData> | undefined, final: boolean) => {
+          const data = job?.data as Partial<OutboxJobData> | undefined;
+          const account = data?.account;
+          if (!job?.id || typeof account !== 'string' || !final) return;
+          const ordered = typeof data?.orderGroup === 'string';
+          connection
+            .commands()
+            .then((r) => release(r, keyPrefix, account, job.id as string, ordered))
+            .then(() => dispatcher?.wake())
+            .catch(() => {});
+        };
+        worker.on('completed', (job: Job<OutboxJobData>) => ended(job, true));
+        worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) =>
+          ended(
+            job,
+            error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1),
+          ),
+        );
+      },
+      endedUnknown,
+      gate: async (bull, job: Job<OutboxJobData>, token) => {
+        const redis = await connection.commands();
+        await holdIfNotMine(bull, redis, keyPrefix, job, token, senders);
+        await holdIfHeld(bull, redis, keyPrefix, job, token);
+        await holdUntilDue(bull, redis, keyPrefix, job, token);
+      },
+    },
+  );
+  const worker: OutboxWorker = {
+    on(event, listener) {
+      events.on(event, listener);
+      return worker;
+    },
+    off(event, listener) {
+      events.off(event, listener);
+      return worker;
+    },
+    close: () => {
+      if (dispatcher) {
+        dispatcher.stop();
+        dispatchers.delete(dispatcher);
+      }
+      return running.close();
+    },
+  };
+  return worker;
+}
+
 /** The `account` of a call's options, checked. */
 function accountOption(options: OutboxAccountOption | undefined, what: string): string | undefined {
   const account = (options as OutboxAccountOption | undefined)?.account;
@@ -593,4 +469,3 @@ function stateOf(bullState: string, marker: string | null): OutboxState {
 }
 
 /** An entry of `add` or `addMany` once checked, with its params and its BullMQ job id. */
-type CheckedEntry = ReturnType<typeof checkEntry> & { params: unknown; id: string };
