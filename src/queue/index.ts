@@ -13,6 +13,7 @@
  *
  * @module oa-messaging/queue
  */
+export { type OutboxBoardOptions, outboxBoardAdapters } from './board.js';
 export type { OutboxAddResult, OutboxCancelResult, OutboxWaitOptions } from './campaign.js';
 export type { QueueConnectionOptions } from './connection.js';
 export type {

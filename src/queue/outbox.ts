@@ -6,6 +6,7 @@ import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
 import { checkConfig, checked, isObject, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
+import { boardQueuesOf, registerBoardQueues } from './board-queues.js';
 import { cancelJob, openKeys, type WaitSource, waitForJobs } from './campaign.js';
 import { QueueConnection, queueConnection } from './connection.js';
 import {
@@ -127,11 +128,19 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const name = options.name ?? 'oa-outbox';
   if (shards === 1) return outboxOn(connection, options, name, true);
   // Each shard an outbox of its own queue; the producer's and the workers' command connections shared.
-  return shardedOutbox(
-    Array.from({ length: shards }, (_, i) => outboxOn(connection, options, shardName(name, i), false)),
+  const parts = Array.from({ length: shards }, (_, i) =>
+    outboxOn(connection, options, shardName(name, i), false),
+  );
+  const outbox = shardedOutbox(
+    parts,
     (workOptions) => checkConfig(WorkOptionsSchema, workOptions, 'outbox.work'),
     () => connection.close(),
   );
+  registerBoardQueues(
+    outbox,
+    parts.flatMap((part) => boardQueuesOf(part) ?? []),
+  );
+  return outbox;
 }
 
 /**
@@ -304,6 +313,14 @@ function outboxOn(
       if (ownsConnection) await connection.close();
     },
   };
+  registerBoardQueues(outbox, [
+    {
+      name: connection.queueName(name),
+      keyPrefix,
+      queue: async () => (await open()).queue,
+      redis: () => connection.producer(),
+    },
+  ]);
   rejectUnreachable(
     outbox,
     'outbox',

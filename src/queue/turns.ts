@@ -598,6 +598,37 @@ export async function parkedCounts(redis: RedisClient, keyPrefix: string) {
   return { due: Number(due), notYet: Number(all) - Number(due) };
 }
 
+// A page of the parked job ids (KEYS[1]: parked) in the order they are due: those due now (ARGV[1]
+// 'waiting') or not yet (else), ARGV[2] of them skipped, at most ARGV[3] (-1: all).
+const PARKED_PAGE = script(`${NOW}
+local edge = ms(now * 1000 + 999)
+if ARGV[1] == 'waiting' then
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', edge, 'LIMIT', ARGV[2], ARGV[3])
+end
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. edge, '+inf', 'LIMIT', ARGV[2], ARGV[3])`);
+
+/**
+ * A page of the parked jobs' ids, all accounts, in the order they are due: those due (`waiting`, as
+ * {@link parkedCounts} counts them) or not yet (`delayed`); `skip` of them skipped, at most `take`
+ * (`Infinity`: all the rest).
+ */
+export async function parkedIds(
+  redis: RedisClient,
+  keyPrefix: string,
+  state: 'waiting' | 'delayed',
+  skip: number,
+  take: number,
+): Promise<string[]> {
+  if (take <= 0) return [];
+  const count = Number.isFinite(take) ? take : -1;
+  return (await runScript(
+    redis,
+    PARKED_PAGE,
+    [turnKeys(keyPrefix).parked],
+    [state, skip, count],
+  )) as string[];
+}
+
 /**
  * What a cancel of a job of `account` takes it out of, in the same step as BullMQ's lists (the
  * outbox's `CANCEL`, which includes {@link ORDER}): its lanes and indexes (`keys`: lane, bulk, jobs,
