@@ -107,7 +107,9 @@ redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jo
 if parked then
   redis.call('ZREM', KEYS[10], id)
   redis.call('ZREM', KEYS[11], id)
-  if redis.call('ZCARD', KEYS[8]) + redis.call('ZCARD', KEYS[9]) == 0 then redis.call('ZREM', KEYS[12], ARGV[3]) end
+  if redis.call('ZCARD', KEYS[8]) + redis.call('ZCARD', KEYS[9]) + redis.call('ZCARD', KEYS[13]) == 0 then
+    redis.call('ZREM', KEYS[12], ARGV[3])
+  end
   orderEnded(ARGV[4], id, KEYS[12], ARGV[3])
 end
 return 1`);

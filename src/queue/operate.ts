@@ -40,6 +40,15 @@ export function byBusiest(a: OutboxAccountStatus, b: OutboxAccountStatus): numbe
   return busy(b) - busy(a) || (b.oldestWaitingMs ?? -1) - (a.oldestWaitingMs ?? -1);
 }
 
+/** `accounts({ top })`'s `top`, checked. */
+export function checkTop(top: unknown): void {
+  if (top !== undefined && !(Number.isInteger(top) && (top as number) > 0)) {
+    throw new OAValidationError('accounts: top must be a positive integer', [
+      { path: ['top'], message: 'must be a positive integer' },
+    ]);
+  }
+}
+
 /** `account`, checked: the operations act on one account, named. */
 function accountOf(options: unknown, what: string): string {
   const account = (options as { account?: unknown } | null | undefined)?.account;
@@ -79,14 +88,17 @@ export function operations(deps: OperateDeps) {
       ]);
     }
     const redis = await deps.redis();
-    const parked = await laneIds(redis, deps.keyPrefix, account, bulk);
-    let cancelled = await cancelEach(deps, parked.map(keyOfJobId), account);
+    const { behind, lanes } = await laneIds(redis, deps.keyPrefix, account, bulk);
+    // The jobs behind a group's holder first: a holder cancelled before them would hand them its place.
+    let cancelled = await cancelEach(deps, behind.map(keyOfJobId), account);
+    cancelled += await cancelEach(deps, lanes.map(keyOfJobId), account);
+    const parked = new Set([...behind, ...lanes]);
     // Admitted to BullMQ and not started yet (a few: at most the account's cap in flight).
     const queue = await deps.queue();
     const { open } = await accountStates(redis, deps.keyPrefix, queue, account, true);
     const admitted: string[] = [];
     for (const id of open) {
-      if (parked.includes(id)) continue;
+      if (parked.has(id)) continue;
       if (bulk !== undefined) {
         const job = await queue.getJob(id);
         if (((job?.data as { bulk?: unknown } | undefined)?.bulk === true) !== bulk) continue;
@@ -100,11 +112,7 @@ export function operations(deps: OperateDeps) {
   return {
     async accounts(options?: OutboxAccountsOptions): Promise<OutboxAccountStatus[]> {
       const top = options?.top;
-      if (top !== undefined && !(Number.isInteger(top) && top > 0)) {
-        throw new OAValidationError('accounts: top must be a positive integer', [
-          { path: ['top'], message: 'must be a positive integer' },
-        ]);
-      }
+      checkTop(top);
       const redis = await deps.redis();
       const queue = await deps.queue();
       const statuses: OutboxAccountStatus[] = [];

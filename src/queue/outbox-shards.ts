@@ -9,7 +9,7 @@ import { OAValidationError } from '../errors.js';
 import type { OutboxAddResult } from './campaign.js';
 import type { OutboxCounts, OutboxJobStatus } from './events.js';
 import { checkEntry, type OutboxEntry, type OutboxLooseEntry } from './methods.js';
-import { byBusiest } from './operate.js';
+import { byBusiest, checkTop } from './operate.js';
 import type { Outbox, OutboxWorker, OutboxWorkOptions } from './outbox-types.js';
 import { checkedChunks } from './shared.js';
 
@@ -156,15 +156,11 @@ export function shardedOutbox(
     cancel: (key, options) => of(options).cancel(key, options),
 
     async accounts(options) {
+      const top = options?.top;
+      checkTop(top);
       // Each account is in one shard: the lists joined, busiest first again.
       const all = (await Promise.all(shards.map((shard) => shard.accounts()))).flat().sort(byBusiest);
-      const top = options?.top;
-      if (top !== undefined) {
-        // Checked by the shard as it would be alone.
-        await first.accounts({ top });
-        return all.slice(0, top);
-      }
-      return all;
+      return top === undefined ? all : all.slice(0, top);
     },
 
     pause: (options) => of(options).pause(options),

@@ -194,8 +194,9 @@ export interface Outbox {
   accounts(options?: OutboxAccountsOptions): Promise<OutboxAccountStatus[]>;
   /**
    * Holds one account: its jobs stay where they are (added ones wait too), none of them starts, and
-   * every other account goes on. Jobs of it already sending finish. Until `resume({ account })`,
-   * across every worker process and restart (it is kept in Redis).
+   * every other account goes on. Jobs of it already started finish: those sending, and the few (at
+   * most 3, its cap in flight) a worker took before the pause and that wait in its rate limiter.
+   * Until `resume({ account })`, across every worker process and restart (it is kept in Redis).
    */
   pause(options: { account: string }): Promise<void>;
   /** Lets a held account's jobs start again, in their turn. */

@@ -165,7 +165,13 @@ local function orderEnded(k, id, ready, tag)
   if not entry then return end
   redis.call('HDEL', k .. 'groups', id)
   local group = string.sub(entry, string.find(entry, ':', 1, true) + 1)
-  if redis.call('HGET', k .. 'holders', group) == id then orderAdvance(k, group, ready, tag) end
+  if redis.call('HGET', k .. 'holders', group) == id then
+    orderAdvance(k, group, ready, tag)
+  else
+    -- A job behind the holder ended (cancelled): out of the group's list too, so that its key added
+    -- again goes at the end, not in its old place.
+    redis.call('LREM', k .. 'order:' .. group, 1, id)
+  end
 end
 `;
 
@@ -220,6 +226,7 @@ for i = 3, #ARGV, 9 do
       redis.call('HSET', k .. 'groups', id, lane .. ':' .. group)
       if redis.call('HSETNX', k .. 'holders', group, id) == 0 then
         behind = true
+        g.behind = true
         redis.call('RPUSH', k .. 'order:' .. group, id)
         redis.call('ZADD', k .. 'queued', score, id)
       end
@@ -242,16 +249,22 @@ for _, tag in ipairs(tags) do
   local k = base .. tag .. ':'
   for _, name in ipairs({ 'lane', 'bulk' }) do if #g[name] > 0 then zadd(k .. name, 'NX', g[name]) end end
   zadd(k .. 'jobs', 'NX', g.jobs)
-  if g.first then
-    ready[#ready + 1] = g.first
+  -- An account with jobs only behind a group is looked at too: its holder's end may go untold.
+  local first = g.first or (g.behind and now)
+  if first then
+    ready[#ready + 1] = first
     ready[#ready + 1] = tag
   end
 end
 zadd(KEYS[2], 'NX', parked)
 zadd(KEYS[1], 'LT', ready)
 -- The accounts' index keeps the time each was first seen: 'NX' leaves it.
-for i = 1, #ready, 2 do ready[i] = now end
-zadd(KEYS[3], 'NX', ready)
+local seen = {}
+for _, tag in ipairs(tags) do
+  seen[#seen + 1] = now
+  seen[#seen + 1] = tag
+end
+zadd(KEYS[3], 'NX', seen)
 return known`);
 
 /** A job of an account as `storeParked` stores it: BullMQ's fields of it, and its place in its lanes. */
@@ -494,10 +507,11 @@ export async function accountStates(
 const HOLD = script(`redis.call('SET', KEYS[1], '1')
 return 1`);
 
-// The account is resumed (KEYS: held, ready, lane, bulk): back in the turns at once if it has work.
+// The account is resumed (KEYS: held, ready, lane, bulk, queued): back in the turns at once if it has
+// work (jobs behind an order group included: their holder's end may have gone untold meanwhile).
 const UNHOLD = script(`${NOW}
 redis.call('DEL', KEYS[1])
-if redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[4]) > 0 then
+if redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[5]) > 0 then
   redis.call('ZADD', KEYS[2], 'LT', now, ARGV[1])
 end
 return 1`);
@@ -510,7 +524,7 @@ export async function holdAccount(redis: RedisClient, keyPrefix: string, account
     await runScript(
       redis,
       UNHOLD,
-      [a.held, turnKeys(keyPrefix).ready, a.lane, a.bulk],
+      [a.held, turnKeys(keyPrefix).ready, a.lane, a.bulk, a.queued],
       [accountTag(account)],
     );
   }
@@ -538,29 +552,54 @@ export async function knownAccounts(redis: RedisClient, keyPrefix: string): Prom
   return tags.map((tag) => decodeURIComponent(tag));
 }
 
-// Forgets accounts (ARGV: their tags) from the index (KEYS[1]).
-const FORGET = script(`for _, tag in ipairs(ARGV) do redis.call('ZREM', KEYS[1], tag) end
+// Forgets accounts (ARGV[2..]: their tags) from the index (KEYS[1]) that still keep no job and are not
+// held, checked here: a job added since they were read keeps its account listed. ARGV[1]: account base.
+const FORGET = script(`for i = 2, #ARGV do
+  local k = ARGV[1] .. ARGV[i] .. ':'
+  if redis.call('ZCARD', k .. 'jobs') == 0 and redis.call('EXISTS', k .. 'held') == 0 then
+    redis.call('ZREM', KEYS[1], ARGV[i])
+  end
+end
 return 1`);
 
 /** Forgets accounts that keep no job any more (all gone past their retention) from the index. */
 export async function forgetAccounts(redis: RedisClient, keyPrefix: string, accounts: readonly string[]) {
   if (accounts.length === 0) return;
-  await runScript(redis, FORGET, [turnKeys(keyPrefix).accounts], accounts.map(accountTag));
+  const keys = turnKeys(keyPrefix);
+  await runScript(redis, FORGET, [keys.accounts], [keys.accountBase, ...accounts.map(accountTag)]);
 }
 
+// The ids of an account's jobs waiting for their turn, those behind an order group's holder first, then
+// those in its lanes. KEYS: queued, groups, lane, bulk. ARGV: the lane wanted ('lane', 'bulk', '' for both).
+const WAITING_IDS = script(`local behind, lanes = {}, {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local entry = redis.call('HGET', KEYS[2], id) or 'lane:'
+  local lane = string.sub(entry, 1, string.find(entry, ':', 1, true) - 1)
+  if ARGV[1] == '' or ARGV[1] == lane then behind[#behind + 1] = id end
+end
+for i, name in ipairs({ 'lane', 'bulk' }) do
+  if ARGV[1] == '' or ARGV[1] == name then
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[2 + i], 0, -1)) do lanes[#lanes + 1] = id end
+  end
+end
+return {behind, lanes}`);
+
 /**
- * The ids of `account`'s jobs waiting in its lanes for their turn (`bulk`: only those of its bulk lane;
- * `false`, only the others; unset, both), for a cancel of them all.
+ * The ids of `account`'s jobs waiting for their turn (`bulk`: only its campaign's; `false`, only the
+ * others; unset, both), for a cancel of them all: those behind an order group's holder (`behind`), to
+ * cancel before those in its lanes, so that a holder cancelled never hands its place to one of them.
  */
 export async function laneIds(
   redis: RedisClient,
   keyPrefix: string,
   account: string,
   bulk: boolean | undefined,
-): Promise<string[]> {
+): Promise<{ behind: string[]; lanes: string[] }> {
   const a = accountKeys(keyPrefix, account);
-  const lanes = bulk === true ? [a.bulk] : bulk === false ? [a.lane] : [a.lane, a.bulk];
-  return (await members(redis, lanes)).flat();
+  const lane = bulk === true ? 'bulk' : bulk === false ? 'lane' : '';
+  const keys = [a.queued, `${a.base}groups`, a.lane, a.bulk];
+  const [behind, lanes] = (await runScript(redis, WAITING_IDS, keys, [lane])) as [string[], string[]];
+  return { behind, lanes };
 }
 
 // Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes or behind its

@@ -164,6 +164,31 @@ describe.skipIf(!REDIS_SERVER)('the outbox, operated', () => {
     expect(await outbox.counts({ account: 'shop-1' })).toMatchObject({ waiting: 0, delayed: 0 });
   });
 
+  it('a key cancelled behind its order group and added again goes at the end of the group', async () => {
+    const { mock, accounts, outbox } = await open(1);
+    const reply = (key: string): OutboxEntry => ({
+      method: 'sendText' as const,
+      params: { user_id: 'u1', msg: key },
+      key,
+      account: 'shop-1',
+      orderGroup: 'u1',
+    });
+    await outbox.addMany([reply('r0'), reply('r1'), reply('r2')]);
+    expect(await outbox.cancel('r1', { account: 'shop-1' })).toEqual({ cancelled: true });
+    await outbox.add(
+      'sendText',
+      { user_id: 'u1', msg: 'r1' },
+      { key: 'r1', account: 'shop-1', orderGroup: 'u1' },
+    );
+    const worker = outbox.work({ accounts, concurrency: 4 });
+    try {
+      await outbox.waitFor(['r0', 'r1', 'r2'], { account: 'shop-1', timeoutMs: 10_000 });
+      expect(texts(mock, 'shop-1')).toEqual(['r0', 'r2', 'r1']);
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('drain() removes every job not started, parked ones and those without an account; drain({ account }) one account', async () => {
     const { outbox } = await open(2);
     await outbox.addMany([...sends('shop-1', 3, 'a'), ...sends('shop-2', 4, 'b')]);

@@ -19,6 +19,7 @@ import { runAction } from '../run-action.js';
 import { untilSignalled } from '../signals.js';
 
 interface OutboxFlags {
+  shards?: number;
   redis?: string;
   name?: string;
   json?: boolean;
@@ -29,7 +30,12 @@ interface OutboxFlags {
 function withOutboxOptions(command: Command): Command {
   return command
     .option('--redis <url>', 'the Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)')
-    .option('--name <name>', 'the outbox name (default: oa-outbox)');
+    .option('--name <name>', 'the outbox name (default: oa-outbox)')
+    .option(
+      '--shards <n>',
+      "the outbox's shards, as the app's createOutbox({ shards }) (default: 8 on a Redis Cluster, else 1)",
+      positiveInteger,
+    );
 }
 
 /** The `{ account }` option of a call, from `--account`. */
@@ -75,6 +81,7 @@ async function withOutbox<T>(flags: OutboxFlags, work: (outbox: Outbox) => Promi
   const outbox = createOutbox({
     connection: { url: redisUrl(flags) },
     ...(flags.name === undefined ? {} : { name: flags.name }),
+    ...(flags.shards === undefined ? {} : { shards: flags.shards }),
   });
   try {
     return await work(outbox);
