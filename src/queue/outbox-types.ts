@@ -53,6 +53,18 @@ export interface OutboxOptions {
    * @default 8 on a Redis Cluster (a `Cluster` given, or a URL of several nodes), else 1
    */
   shards?: number | undefined;
+  /**
+   * Replies first: the share of each account's quota (its client's general `rateLimit` window) that
+   * the account's `bulk: true` jobs leave free for its other sends, from 0 to under 1. A campaign's
+   * send takes a slot only while `ceil(replyReserve * max)` slots of the window stay free after it
+   * (at least one slot is always the campaign's), and the campaign is paced, one send per window
+   * over its slots, instead of taking the window in a burst as it opens: a reply made while it runs
+   * finds a slot at once. With a coordination, every process keeps the same reserve and pace (counted
+   * in Redis). The campaign so uses about `1 - replyReserve` of the quota; 0 lets it take every slot
+   * (replies then go ahead of its queued sends, but wait for the next slot that comes back).
+   * @default 0.1
+   */
+  replyReserve?: number | undefined;
 }
 
 /** Options of `outbox.work`: `client`, `accounts`, or both. */

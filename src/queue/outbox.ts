@@ -72,6 +72,8 @@ import {
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
 const CLUSTER_SHARDS = 8;
 const DAY_MS = 86_400_000;
+/** `replyReserve`: a tenth of each window is kept for an account's replies while its campaign runs. */
+const DEFAULT_REPLY_RESERVE = 0.1;
 
 const OUTBOX_NEEDS = 'createOutbox needs { connection }';
 const WORK_NEEDS =
@@ -85,6 +87,10 @@ const OutboxOptionsSchema = optionsOf(
     shards: checked(
       (v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 1024,
       'must be a whole number from 1 to 1,024',
+    ),
+    replyReserve: checked(
+      (v) => typeof v === 'number' && v >= 0 && v < 1,
+      'must be a number from 0 to under 1 (a share of the quota)',
     ),
   },
   OUTBOX_NEEDS,
@@ -156,6 +162,7 @@ function outboxOn(
 ): Outbox {
   const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
   const attempts = Math.ceil(options.attempts ?? 12);
+  const replyReserve = options.replyReserve ?? DEFAULT_REPLY_RESERVE;
   const keyPrefix = `bull:${connection.queueName(name)}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
@@ -354,7 +361,7 @@ function outboxOn(
         : undefined;
       if (dispatcher) dispatchers.add(dispatcher);
       const running = queue.worker(
-        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders),
+        async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders, replyReserve),
         {
           concurrency,
           lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),

@@ -305,6 +305,17 @@ const RequestOptionsFields = z.object({
    * @default false
    */
   bulk: z.optional(z.boolean()),
+  /**
+   * With `bulk: true`: the share of each window of the client's general quota (0 to under 1) that
+   * bulk sends leave free for the account's other requests, so that a reply never waits for a slot
+   * while a campaign runs; bulk sends with it are also paced, one per window over the slots they may
+   * use, instead of taking the window in a burst as it opens. The outbox sets it from its own
+   * `replyReserve`. 0: bulk sends only queue behind the others, and take every free slot.
+   * @default 0
+   */
+  replyReserve: z.optional(
+    z.number().check(z.gte(0, 'must be from 0 to under 1'), z.lt(1, 'must be from 0 to under 1')),
+  ),
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */
