@@ -39,8 +39,9 @@ interface Scenario {
   quota: Quota;
   runMs: number;
   rounds: number;
-  /** The reply goal, ms (p99 at most this). */
+  /** The reply goal: p99 under this many ms (at most, with `orEqual`). */
   goalMs: number;
+  orEqual: boolean;
 }
 const SCENARIOS: Scenario[] = [
   {
@@ -49,6 +50,7 @@ const SCENARIOS: Scenario[] = [
     runMs: 32_000,
     rounds: QUICK ? 1 : 3,
     goalMs: 500,
+    orEqual: true,
   },
   ...(QUICK
     ? []
@@ -58,7 +60,8 @@ const SCENARIOS: Scenario[] = [
           quota: { max: 200, windowMs: 60_000 },
           runMs: 180_000,
           rounds: 1,
-          goalMs: 999,
+          goalMs: 1000,
+          orEqual: false,
         },
       ]),
 ];
@@ -76,7 +79,7 @@ const fakeAccounts = ACCOUNTS.map((username) => ({
 interface Run {
   /** Each reply's wait, ms, from the start of its `add` to the fake receiving it. */
   waits: number[];
-  /** The lowest of the accounts' campaign use (campaign sends per window over the quota). */
+  /** The lowest of the accounts' campaign use (its own sends, per window over the quota). */
   campaignUse: number;
   rejected: number;
 }
@@ -160,13 +163,16 @@ async function run(scenario: Scenario, replyReserve: number): Promise<Run> {
       waits.push((got?.at ?? endedAt) - (added.get(full) ?? 0));
     }
     // The campaign's own use, from its second window on (the first opens with the quota full) to the
-    // last reply added: its sends in that span over the quota's.
+    // last reply added. A send of it goes no sooner than a window after the one a quota before it: the
+    // window over the mean of those lags (a count over a span would credit a campaign that bursts
+    // with two bursts in a span of less than two windows).
     const from = begun + quota.windowMs;
     const to = begun + lastAddAt;
-    const sent = deliveries.filter(
-      (d) => String(d.items[0]?.msg).startsWith('c') && d.at >= from && d.at < to,
-    );
-    uses.push(sent.length / ((quota.max * (to - from)) / quota.windowMs));
+    const at = deliveries
+      .filter((d) => String(d.items[0]?.msg).startsWith('c') && d.at >= from && d.at < to)
+      .map((d) => d.at);
+    const lags = at.slice(quota.max).map((t, i) => t - (at[i] ?? 0));
+    uses.push(quota.windowMs / (lags.reduce((sum, lag) => sum + lag, 0) / lags.length));
   }
   const rejected = fake.accounts.flatMap((a) => a.requests).filter((r) => r.status === 429).length;
   await fake.close();
@@ -219,8 +225,10 @@ const rows = SCENARIOS.flatMap((scenario) => {
       sdk: `${fmt(reserved.p99)} ms`,
       baseline: `${fmt(today.p99)} ms`,
       ratio: (reserved.p99 / today.p99).toFixed(3),
-      goal: `<= ${fmt(scenario.goalMs)} ms, 0 answers 429`,
-      pass: reserved.p99 <= scenario.goalMs && reserved.rejected === 0,
+      goal: `${scenario.orEqual ? '<=' : '<'} ${fmt(scenario.goalMs)} ms, 0 answers 429`,
+      pass:
+        (scenario.orEqual ? reserved.p99 <= scenario.goalMs : reserved.p99 < scenario.goalMs) &&
+        reserved.rejected === 0,
     },
     {
       figure: `outbox replies first, the campaign's own quota use at ${scenario.label} (replyReserve 0.1 against 0)`,
@@ -243,10 +251,11 @@ report({
     'sends, more than the run can send; from 1 s on each account adds replies at random (exponential gaps,',
     `${REPLY_SHARE * 100}% of the quota: half the default reserve) until a quarter window before the run's end. A reply's wait:`,
     "from the start of `add` to the fake receiving it. The campaign's use: its own sends (replies and logins",
-    "not counted) from the second window on (the first opens full) to the last reply's `add`, over the quota;",
-    'the lowest of the accounts. `replyReserve: 0` is the outbox before this change (bulk sends only queue',
-    'behind replies); 0.1 is the default. Rounds interleaved (the order alternating); the replies of every',
-    "round pooled, the median round's campaign use.",
+    "not counted) from the second window on (the first opens full) to the last reply's `add`: a send goes no",
+    'sooner than a window after the one a quota before it; the window over the mean of those lags, the lowest',
+    "of the accounts (the limiter's 1% margin makes 0.99 the most). `replyReserve: 0` is the outbox before",
+    'this change (bulk sends only queue behind replies); 0.1 is the default. Rounds interleaved (the order',
+    "alternating); the replies of every round pooled, the median round's campaign use.",
     '',
     table(
       [

@@ -84,12 +84,12 @@ export interface AcquireOptions {
    */
   bulk?: boolean | undefined;
   /**
-   * With `bulk`: the share of the general window (0 to under 1) that bulk requests leave free for the
-   * others ({@link reservedSlots}), and the pace of bulk grants ({@link bulkPaceMs}). A bulk request
-   * with a reserve takes a slot only while `ceil(reserve * max)` slots stay free after it, and bulk
-   * requests go one per `bulkPaceMs`, spread over the window instead of taking it in a burst as it
-   * opens: a reply arriving mid-window finds a slot at once. 0 (the default): bulk requests only queue
-   * behind the rest, as before.
+   * With `bulk`: the share of the general window (0 to under 1) that bulk requests leave to the others
+   * (`RequestOptions.replyReserve`). A bulk request with a reserve takes a slot only while bulk
+   * requests hold fewer than `max - ceil(reserve * max)` slots of the window ({@link reservedSlots}),
+   * and bulk grants go one per {@link bulkPaceMs}, spread over the window instead of taking it in a
+   * burst as it opens: a reply arriving mid-window finds a slot at once. 0: bulk requests only queue
+   * behind the rest, and take every free slot.
    * @default 0
    */
   reserve?: number | undefined;
@@ -97,7 +97,8 @@ export interface AcquireOptions {
 
 /**
  * The slots of a window of `max` that bulk requests with `reserve` leave to the others:
- * `ceil(reserve * max)`, but never all of them (a campaign keeps at least one slot).
+ * `ceil(reserve * max)`, but never all of them (a campaign keeps at least one slot). Bulk requests
+ * hold at most the rest; the others may take any free slot, these included.
  */
 export function reservedSlots(max: number, reserve: number): number {
   // 1e-9: a share times max that should be whole (0.7 * 10 = 7.000000000000001) is not rounded up.
