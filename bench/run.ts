@@ -18,7 +18,7 @@ const out = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
 /**
  * In the order of the summary: per call (on Node, many accounts, then on Bun and Deno), a large broadcast, uploads,
  * webhooks (parsing, then throughput on Node, then on Bun and Deno), the limiter, an outbox campaign,
- * the outbox on a Redis Cluster, the ordered inbox, import.
+ * the outbox on a Redis Cluster, one outbox for every account, replies first, the ordered inbox, import.
  */
 const BENCHES = [
   'overhead.bench.ts',
@@ -33,6 +33,7 @@ const BENCHES = [
   'outbox.bench.ts',
   'cluster.bench.ts',
   'outbox-accounts.bench.ts',
+  'outbox-replies.bench.ts',
   'inbox-order.bench.ts',
   'import.bench.ts',
 ];

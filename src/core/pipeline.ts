@@ -142,6 +142,7 @@ async function takeSlot(call: Call<z.ZodMiniType>, first: boolean): Promise<Perm
     granted = limiter.acquire(bucket, {
       first,
       bulk: call.bulk,
+      reserve: call.replyReserve,
       signal: control.stoppable ? control.signal : undefined,
     });
   } catch (error) {

@@ -83,6 +83,35 @@ export interface AcquireOptions {
    * request waiting for a slot.
    */
   bulk?: boolean | undefined;
+  /**
+   * With `bulk`: the share of the general window (0 to under 1) that bulk requests leave to the others
+   * (`RequestOptions.replyReserve`). A bulk request with a reserve takes a slot only while bulk
+   * requests hold fewer than `max - ceil(reserve * max)` slots of the window (`reservedSlots`),
+   * and bulk grants go one per `bulkPaceMs`, spread over the window instead of taking it in a
+   * burst as it opens: a reply arriving mid-window finds a slot at once. 0: bulk requests only queue
+   * behind the rest, and take every free slot.
+   * @default 0
+   */
+  reserve?: number | undefined;
+}
+
+/**
+ * The slots of a window of `max` that bulk requests with `reserve` leave to the others:
+ * `ceil(reserve * max)`, but never all of them (a campaign keeps at least one slot). Bulk requests
+ * hold at most the rest; the others may take any free slot, these included.
+ */
+export function reservedSlots(max: number, reserve: number): number {
+  // 1e-9: a share times max that should be whole (0.7 * 10 = 7.000000000000001) is not rounded up.
+  return Math.max(0, Math.min(max - 1, Math.ceil(reserve * max - 1e-9)));
+}
+
+/**
+ * How long after one bulk grant the next may go, with `reserve`: the window (as the limiter holds a
+ * slot: `windowMs` plus {@link marginMs}) over the slots bulk requests may use. A campaign so goes at an
+ * even pace, its share of the quota spread over the window, and the slots it takes come back spread too.
+ */
+export function bulkPaceMs(holdMs: number, max: number, reserve: number): number {
+  return holdMs / (max - reservedSlots(max, reserve));
 }
 
 /** Where a queued request stands in line: `first` ahead of the rest, `bulk` behind it. */
@@ -103,6 +132,10 @@ export interface Limiter {
 /** A request waiting for its slots. */
 interface Waiter extends Queued {
   readonly started: number;
+  /** Its tier in the window it queues in now (an upload holding its upload slot: `first`). */
+  tier: Tier;
+  /** A bulk request's reserve (`AcquireOptions.reserve`); 0 for the others. */
+  readonly reserve: number;
   /** It counts in the upload window too. */
   readonly upload: boolean;
   /** It has its upload slot and waits for its general one. */
@@ -152,21 +185,31 @@ export class RateLimiter implements Limiter {
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     const general = this.#general;
+    const tier = tierOf(options);
+    // The reserve binds bulk requests in the general window only: the account's quota.
+    const reserve = tier === 'bulk' ? (options?.reserve ?? 0) : 0;
     if (bucket !== 'upload') {
-      if (general.free > 0 && !general.queued) {
+      // A slot at once: an ordinary request needs only no ordinary one queued ahead of it (bulk requests
+      // held back by their reserve or pace may be queued while slots are free); a bulk one, an empty
+      // queue and, with a reserve, room above it and its turn in the pace.
+      if (
+        general.free > 0 &&
+        (tier !== 'bulk' ? general.urgent === 0 : !general.queued && general.bulkWaitMs(reserve) === 0)
+      ) {
+        if (tier === 'bulk') general.tookBulk(reserve);
         general.free--;
-        return this.#permit(false, 0);
+        return this.#permit(false, 0, tier === 'bulk');
       }
-      return this.#wait(general, false, false, tierOf(options), signal);
+      return this.#wait(general, false, false, tier, reserve, signal);
     }
     const upload = this.#upload;
-    if (upload.free === 0 || upload.queued) return this.#wait(upload, true, false, tierOf(options), signal);
+    if (upload.free === 0 || upload.queued) return this.#wait(upload, true, false, tier, reserve, signal);
     upload.free--;
-    if (general.free > 0 && !general.queued) {
+    if (general.free > 0 && general.urgent === 0) {
       general.free--;
-      return this.#permit(true, 0);
+      return this.#permit(true, 0, false);
     }
-    return this.#wait(general, true, true, 'first', signal);
+    return this.#wait(general, true, true, 'first', reserve, signal);
   }
 
   #wait(
@@ -174,11 +217,14 @@ export class RateLimiter implements Limiter {
     upload: boolean,
     holdsUpload: boolean,
     tier: Tier,
+    reserve: number,
     signal: AbortSignal | undefined,
   ): Promise<Permit> {
     return new Promise<Permit>((resolve, reject) => {
       const waiter: Waiter = {
         started: performance.now(),
+        tier,
+        reserve,
         upload,
         holdsUpload,
         signal,
@@ -188,6 +234,8 @@ export class RateLimiter implements Limiter {
       };
       window.enqueue(waiter, tier);
       if (signal) this.#watches.add(signal, waiter);
+      // A bulk request held back by its reserve or pace while slots are free: the drain arms its wake-up.
+      if (window.free > 0) this.#drain();
     });
   }
 
@@ -201,19 +249,33 @@ export class RateLimiter implements Limiter {
       if (waiter === undefined) break;
       upload.free--;
       waiter.holdsUpload = true;
+      waiter.tier = 'first';
       general.enqueue(waiter, 'first');
     }
     while (general.free > 0) {
-      const waiter = general.next();
-      if (waiter === undefined) break;
+      let waiter = general.nextUrgent();
+      const bulk = waiter === undefined;
+      if (waiter === undefined) {
+        const head = general.bulkHead();
+        if (head === undefined) break;
+        const waitMs = general.bulkWaitMs(head.reserve);
+        // Held back: by its pace (a timer wakes it), or by the reserve (a bulk slot coming back does).
+        if (waitMs > 0) {
+          if (waitMs !== Number.POSITIVE_INFINITY) general.wakeIn(waitMs);
+          break;
+        }
+        general.tookBulk(head.reserve);
+        waiter = general.nextBulk() as Waiter;
+      }
       general.free--;
       waiter.done = true;
       this.#unwatch(waiter);
-      waiter.resolve(this.#permit(waiter.upload, performance.now() - waiter.started));
+      waiter.resolve(this.#permit(waiter.upload, performance.now() - waiter.started, bulk));
     }
   }
 
-  #permit(upload: boolean, waitedMs: number): Permit {
+  /** `bulk`: the general slot is a bulk request's (counted apart, for the reserve). */
+  #permit(upload: boolean, waitedMs: number, bulk: boolean): Permit {
     let settled = false;
     return {
       waitedMs,
@@ -221,14 +283,14 @@ export class RateLimiter implements Limiter {
         if (settled) return;
         settled = true;
         if (this.#stopped) return;
-        this.#general.ended();
-        if (upload) this.#upload.ended();
+        this.#general.ended(bulk);
+        if (upload) this.#upload.ended(false);
       },
       release: () => {
         if (settled) return;
         settled = true;
-        this.#general.free++;
-        if (upload) this.#upload.free++;
+        this.#general.released(bulk);
+        if (upload) this.#upload.released(false);
         this.#drain();
       },
     };
@@ -242,8 +304,8 @@ export class RateLimiter implements Limiter {
   #aborted(signal: AbortSignal, waiters: readonly Waiter[]): void {
     for (const waiter of waiters) {
       waiter.done = true;
-      if (waiter.upload && !waiter.holdsUpload) this.#upload.left();
-      else this.#general.left();
+      if (waiter.upload && !waiter.holdsUpload) this.#upload.left(waiter.tier);
+      else this.#general.left(waiter.tier);
       // It gives its upload slot on to the next upload.
       if (waiter.holdsUpload) this.#upload.free++;
       waiter.reject(abortError(signal, QUEUE_WAIT));
@@ -308,6 +370,17 @@ export class Fifo<T extends Queued> {
     this.#items.push(item);
   }
 
+  /** The oldest item not yet done, left in the queue (items done ahead of it are dropped). */
+  peek(): T | undefined {
+    const items = this.#items;
+    while (this.#head < items.length) {
+      const item = items[this.#head];
+      if (item !== undefined && !item.done) return item;
+      items[this.#head++] = undefined;
+    }
+    return undefined;
+  }
+
   /** The oldest item not yet done, taken out of the queue. */
   shift(): T | undefined {
     const items = this.#items;
@@ -334,6 +407,8 @@ interface Refill {
   /** When the slots may come back, on `performance.now()`'s clock. */
   due: number;
   count: number;
+  /** Of them, bulk requests' slots. */
+  bulk: number;
   timer: NodeJS.Timeout;
 }
 
@@ -344,21 +419,36 @@ interface Refill {
  *
  * The queue has three tiers: `first` (token calls, 401 replays, uploads that hold their upload slot)
  * goes ahead of the rest, and `bulk` (a campaign's sends) behind it, first-in first-out within each.
+ * Bulk requests with a reserve also keep to the window's pace (`bulkPaceMs`) and leave the
+ * reserved slots free (`reservedSlots`); the limiter asks `bulkWaitMs` before it grants one.
  */
 class Window<T extends Queued> {
   /** Slots that a request may take now. */
   free: number;
+  readonly #max: number;
   readonly #refillAfterMs: number;
   readonly #onFree: () => void;
   readonly #tiers: Record<Tier, Fifo<T>> = { first: new Fifo<T>(), rest: new Fifo<T>(), bulk: new Fifo<T>() };
   /** Queued requests not yet done. */
   #queued = 0;
+  /** Of them, `first` and `rest` ones. */
+  #urgent = 0;
   readonly #refills = new Set<Refill>();
   /** The last refill created: a slot whose request ends in the same ms joins it. */
   #latest: Refill | undefined;
+  /**
+   * The pace of bulk grants (with a reserve): the time the next one is due, on `performance.now()`'s
+   * clock. A grant may go up to one pace before it, so that a wake-up a little late costs no rate.
+   */
+  #bulkDue = 0;
+  /** Wakes a bulk request held back by its pace. */
+  #paceTimer: NodeJS.Timeout | undefined;
+  /** The slots bulk requests hold (in flight, or not back yet): a reserve caps them. */
+  #bulkHeld = 0;
 
   constructor(max: number, refillAfterMs: number, onFree: () => void) {
     this.free = max;
+    this.#max = max;
     this.#refillAfterMs = refillAfterMs;
     this.#onFree = onFree;
   }
@@ -368,38 +458,108 @@ class Window<T extends Queued> {
     return this.#queued > 0;
   }
 
+  /** How many `first` and `rest` requests wait for a slot of this window. */
+  get urgent(): number {
+    return this.#urgent;
+  }
+
   /** Queues a request at the end of its tier. */
   enqueue(item: T, tier: Tier): void {
     this.#tiers[tier].push(item);
+    if (tier !== 'bulk') this.#urgent++;
     if (this.#queued++ === 0) this.#keepAlive(true);
   }
 
   /** The next request in line (first tier, then the rest, then bulk), taken out of the queue. */
   next(): T | undefined {
+    return this.nextUrgent() ?? this.nextBulk();
+  }
+
+  /** The next `first` or `rest` request, taken out of the queue. */
+  nextUrgent(): T | undefined {
     const tiers = this.#tiers;
-    const item = tiers.first.shift() ?? tiers.rest.shift() ?? tiers.bulk.shift();
+    const item = tiers.first.shift() ?? tiers.rest.shift();
+    if (item !== undefined) {
+      this.#urgent--;
+      if (--this.#queued === 0) this.#keepAlive(false);
+    }
+    return item;
+  }
+
+  /** The first bulk request in line, left in the queue. */
+  bulkHead(): T | undefined {
+    return this.#tiers.bulk.peek();
+  }
+
+  /** The first bulk request in line, taken out of the queue. */
+  nextBulk(): T | undefined {
+    const item = this.#tiers.bulk.shift();
     if (item !== undefined && --this.#queued === 0) this.#keepAlive(false);
     return item;
   }
 
-  /** A queued request was marked done (aborted): it no longer counts as waiting. */
-  left(): void {
+  /** A queued request of `tier` was marked done (aborted): it no longer counts as waiting. */
+  left(tier: Tier): void {
+    if (tier !== 'bulk') this.#urgent--;
     if (--this.#queued === 0) this.#keepAlive(false);
+  }
+
+  /**
+   * How long a bulk request with `reserve` must wait before it may take a slot: 0 now; `Infinity`
+   * while no slot is free, or while bulk requests hold every slot they may (all but the reserved
+   * ones: a bulk slot coming back ends that); else the ms until its turn in the pace.
+   */
+  bulkWaitMs(reserve: number): number {
+    if (this.free === 0) return Number.POSITIVE_INFINITY;
+    if (reserve <= 0) return 0;
+    const max = this.#max;
+    if (this.#bulkHeld >= max - reservedSlots(max, reserve)) return Number.POSITIVE_INFINITY;
+    const early = this.#bulkDue - bulkPaceMs(this.#refillAfterMs, max, reserve) - performance.now();
+    return Math.max(early, 0);
+  }
+
+  /** A bulk request took a slot: with a reserve, the next one is due one pace later. */
+  tookBulk(reserve: number): void {
+    this.#bulkHeld++;
+    if (reserve <= 0) return;
+    this.#bulkDue =
+      Math.max(this.#bulkDue, performance.now()) + bulkPaceMs(this.#refillAfterMs, this.#max, reserve);
+  }
+
+  /** A request that took a slot will not be sent: the slot is free now. */
+  released(bulk: boolean): void {
+    this.free++;
+    if (bulk) this.#bulkHeld--;
+  }
+
+  /** Asks the limiter to hand out slots again in `ms` (a bulk request's turn in the pace). */
+  wakeIn(ms: number): void {
+    if (this.#paceTimer !== undefined) return;
+    this.#paceTimer = this.#arm(() => {
+      this.#paceTimer = undefined;
+      this.#onFree();
+    }, ms);
   }
 
   /**
    * The request that took a slot has ended: the slot comes back one window (and the margin) later.
    * Slots whose requests end in the same ms share one timer, rounded up so that none comes back early.
    */
-  ended(): void {
+  ended(bulk: boolean): void {
     const now = performance.now();
     const due = Math.ceil(now + this.#refillAfterMs);
     const latest = this.#latest;
     if (latest !== undefined && latest.due === due) {
       latest.count++;
+      if (bulk) latest.bulk++;
       return;
     }
-    const refill: Refill = { due, count: 1, timer: this.#arm(() => this.#fire(refill), due - now) };
+    const refill: Refill = {
+      due,
+      count: 1,
+      bulk: bulk ? 1 : 0,
+      timer: this.#arm(() => this.#fire(refill), due - now),
+    };
     this.#refills.add(refill);
     this.#latest = refill;
   }
@@ -414,6 +574,7 @@ class Window<T extends Queued> {
     this.#refills.delete(refill);
     if (this.#latest === refill) this.#latest = undefined;
     this.free += refill.count;
+    this.#bulkHeld -= refill.bulk;
     this.#onFree();
   }
 
@@ -425,6 +586,11 @@ class Window<T extends Queued> {
   }
 
   #keepAlive(on: boolean): void {
+    const pace = this.#paceTimer;
+    if (pace !== undefined) {
+      if (on) pace.ref?.();
+      else pace.unref?.();
+    }
     for (const { timer } of this.#refills) {
       // workerd's timers are numbers, with neither method.
       if (on) timer.ref?.();
@@ -436,6 +602,8 @@ class Window<T extends Queued> {
   stop(): T[] {
     for (const { timer } of this.#refills) clearTimeout(timer);
     this.#refills.clear();
+    clearTimeout(this.#paceTimer);
+    this.#paceTimer = undefined;
     this.#latest = undefined;
     const waiting: T[] = [];
     for (let item = this.next(); item !== undefined; item = this.next()) waiting.push(item);

@@ -95,6 +95,8 @@ export class Call<R extends z.ZodMiniType> {
   readonly onResponse: ((response: OAResponseInfo) => void) | undefined;
   /** A campaign's send (`RequestOptions.bulk`): it queues for its slot behind the rest. */
   readonly bulk: boolean;
+  /** Its share of the quota left to the other requests (`RequestOptions.replyReserve`), for bulk calls. */
+  readonly replyReserve: number | undefined;
   readonly #body: AttemptBody | PreparedUpload;
   readonly #onProgress: UploadOptions['onProgress'];
   /** An upload's body has been made (read) once. */
@@ -133,6 +135,7 @@ export class Call<R extends z.ZodMiniType> {
     this.state = (this.hooks && callState(endpoint, params, renewal)) as OACallState;
     this.onResponse = options.onResponse;
     this.bulk = options.bulk === true;
+    this.replyReserve = options.replyReserve;
     this.#body = body;
     this.#onProgress = options.onProgress;
   }

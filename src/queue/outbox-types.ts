@@ -53,6 +53,18 @@ export interface OutboxOptions {
    * @default 8 on a Redis Cluster (a `Cluster` given, or a URL of several nodes), else 1
    */
   shards?: number | undefined;
+  /**
+   * Replies first: the share of each account's quota (its client's general `rateLimit` window) that
+   * the account's `bulk: true` jobs leave to its other sends, from 0 to under 1. A campaign's sends
+   * hold at most `max - ceil(replyReserve * max)` slots of the window (at least one), and go at a
+   * pace, one per window over those slots, instead of taking the window in a burst as it opens: a
+   * reply made while the campaign runs finds a slot at once. With a coordination, every process keeps
+   * the same reserve and pace (counted in Redis). The campaign so uses about `1 - replyReserve` of the
+   * quota (0.87 to 0.90 measured at 0.1); 0 lets it take every slot (replies then go ahead of its queued
+   * sends, but wait for the next slot that comes back: up to a window).
+   * @default 0.1
+   */
+  replyReserve?: number | undefined;
 }
 
 /** Options of `outbox.work`: `client`, `accounts`, or both. */

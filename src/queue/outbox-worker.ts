@@ -264,6 +264,7 @@ export function outboxProcessor(
   redis: IORedis,
   keyPrefix: string,
   senders: Senders,
+  replyReserve: number,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {
   // Each account's outage of its credentials store ('' for the worker's client), as this worker saw it:
   // its jobs wait as long as the outage has lasted (from 1 s, up to 30 s), so that a short one costs
@@ -301,13 +302,14 @@ export function outboxProcessor(
       at: Date.now(),
     } satisfies SendRecord);
     // Through the client's public seam: the record as each attempt leaves, gone when it did not deliver.
-    // A campaign's send yields to the account's other sends in the rate limiter (`bulk`).
+    // A campaign's send yields to the account's other sends in the rate limiter (`bulk`), and leaves
+    // them the outbox's `replyReserve` of each window.
     const options: RequestOptions = {
       hooks: {
         beforeSend: [() => writeRecord(redis, jobKey, token ?? '', record)],
         notDelivered: [() => clearRecord(redis, jobKey, record)],
       },
-      ...(job.data.bulk === true ? { bulk: true } : {}),
+      ...(job.data.bulk === true ? { bulk: true, replyReserve } : {}),
     };
     const { method, params } = job.data;
     const send = client[method] as (params: unknown, options: RequestOptions) => Promise<unknown>;

@@ -63,6 +63,8 @@ import {
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
 const CLUSTER_SHARDS = 8;
 const DAY_MS = 86_400_000;
+/** `replyReserve`: a tenth of each window is kept for an account's replies while its campaign runs. */
+const DEFAULT_REPLY_RESERVE = 0.1;
 
 const OUTBOX_NEEDS = 'createOutbox needs { connection }';
 const WORK_NEEDS =
@@ -76,6 +78,10 @@ const OutboxOptionsSchema = optionsOf(
     shards: checked(
       (v) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 1024,
       'must be a whole number from 1 to 1,024',
+    ),
+    replyReserve: checked(
+      (v) => typeof v === 'number' && v >= 0 && v < 1,
+      'must be a number from 0 to under 1 (a share of the quota)',
     ),
   },
   OUTBOX_NEEDS,
@@ -155,6 +161,7 @@ function outboxOn(
 ): Outbox {
   const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
   const attempts = Math.ceil(options.attempts ?? 12);
+  const replyReserve = options.replyReserve ?? DEFAULT_REPLY_RESERVE;
   const keyPrefix = `bull:${connection.queueName(name)}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
@@ -202,7 +209,7 @@ function outboxOn(
       return store(checkedChunks(entries, check), trace);
     },
 
-    work: (workOptions) => workOn({ connection, keyPrefix, queue, dispatchers }, workOptions),
+    work: (workOptions) => workOn({ connection, keyPrefix, queue, dispatchers, replyReserve }, workOptions),
 
     on(event, listener) {
       subscription.on(event, listener);
@@ -349,11 +356,13 @@ interface WorkDeps {
   readonly queue: LazyQueue;
   /** This process's dispatch loops, for `add` to wake: a worker adds its own while it runs. */
   readonly dispatchers: Set<Dispatcher>;
+  /** The outbox's `replyReserve`, given to the client with each bulk job's send. */
+  readonly replyReserve: number;
 }
 
 /** `outbox.work`: a BullMQ worker for the outbox's jobs and, with accounts, a dispatch loop for their turns. */
 function workOn(
-  { connection, keyPrefix, queue, dispatchers }: WorkDeps,
+  { connection, keyPrefix, queue, dispatchers, replyReserve }: WorkDeps,
   workOptions: OutboxWorkOptions,
 ): OutboxWorker {
   const open = () => queue.open();
@@ -381,7 +390,7 @@ function workOn(
     : undefined;
   if (dispatcher) dispatchers.add(dispatcher);
   const running = queue.worker(
-    async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders),
+    async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders, replyReserve),
     {
       concurrency,
       lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),

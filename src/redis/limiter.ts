@@ -11,7 +11,7 @@ import type {
   RateLimitWindow,
   Tier,
 } from '../core/rate-limit.js';
-import { marginMs, tierOf } from '../core/rate-limit.js';
+import { bulkPaceMs, marginMs, reservedSlots, tierOf } from '../core/rate-limit.js';
 import { OAConnectionError } from '../errors.js';
 import type { RedisConnection } from './connection.js';
 import { hashTag } from './keys.js';
@@ -57,6 +57,8 @@ const PRIORITY: Record<Tier, number> = { first: 0, rest: 5, bulk: 9 };
 interface Waiter {
   lane: Lane;
   priority: number;
+  /** A bulk request's reserve (`AcquireOptions.reserve`); 0 for the others. */
+  reserve: number;
   seq: number;
   started: number;
   /** It waited behind a full window (for `Permit.waitedMs`). */
@@ -74,22 +76,44 @@ interface Lane {
   /** max and hold of each window, in the order of `keys`. */
   limits: number[];
   holds: number[];
+  /** The general window's bulk set (see `ACQUIRE`), where a bulk request's slot is counted too. */
+  bulkKey: string;
+  /** `keys` and `holds` of a bulk request: its windows, then the bulk set. */
+  bulkKeys: string[];
+  bulkHolds: number[];
+  /** The general window's max and hold (its last window): what a bulk request's reserve and pace are of. */
+  generalMax: number;
+  generalHoldMs: number;
   queue: Waiter[];
   pumping: boolean;
   nap: { wake(): void } | undefined;
+  /** The nap is a bulk request's (its reserve or pace): an ordinary request queued now wakes it. */
+  napForBulk: boolean;
   /** Members of this lane's requests in flight, whose leases this process renews. */
   inFlight: Set<string>;
+  /** Of them, bulk requests' (renewed in the bulk set too). */
+  inFlightBulk: Set<string>;
 }
 
-function lane(windows: [string, RateLimitWindow][]): Lane {
+function lane(windows: [string, RateLimitWindow][], bulkKey: string): Lane {
+  const general = (windows.at(-1) as [string, RateLimitWindow])[1];
+  const keys = windows.map(([key]) => key);
+  const holds = windows.map(([, { windowMs }]) => holdMs(windowMs));
   return {
-    keys: windows.map(([key]) => key),
+    keys,
     limits: windows.flatMap(([, { max, windowMs }]) => [max, holdMs(windowMs)]),
-    holds: windows.map(([, { windowMs }]) => holdMs(windowMs)),
+    holds,
+    bulkKey,
+    bulkKeys: [...keys, bulkKey],
+    bulkHolds: [...holds, holdMs(general.windowMs)],
+    generalMax: general.max,
+    generalHoldMs: holdMs(general.windowMs),
     queue: [],
     pumping: false,
     nap: undefined,
+    napForBulk: false,
     inFlight: new Set(),
+    inFlightBulk: new Set(),
   };
 }
 
@@ -106,6 +130,8 @@ export class RedisLimiter implements Limiter {
   readonly #upload: Lane;
   /** The processes with an ordinary request waiting for a slot of this api key (see `ACQUIRE`). */
   readonly #waiting: string;
+  /** When the api key's next bulk grant is due, for bulk requests with a reserve (see `ACQUIRE`). */
+  readonly #pace: string;
   readonly #id = randomUUID();
   #members = 0;
   #seq = 0;
@@ -124,22 +150,31 @@ export class RedisLimiter implements Limiter {
     // One hash tag for both windows: a script may touch both, and on a Redis Cluster they must share a slot.
     const base = `${options.prefix}limit:${hashTag(key)}:`;
     this.#waiting = `${base}waiting`;
-    this.#general = lane([[`${base}general`, limits.general]]);
-    this.#upload = lane([
-      [`${base}upload`, limits.upload],
-      [`${base}general`, limits.general],
-    ]);
+    this.#pace = `${base}bulk-pace`;
+    const bulk = `${base}general-bulk`;
+    this.#general = lane([[`${base}general`, limits.general]], bulk);
+    this.#upload = lane(
+      [
+        [`${base}upload`, limits.upload],
+        [`${base}general`, limits.general],
+      ],
+      bulk,
+    );
   }
 
   /**
    * Waits until the request may go in every window it counts in (uploads in both): always a promise,
    * since the slots are counted in Redis. Rejects with `OAAbortError` when `signal` fires while
    * queued. `first` requests go ahead of the rest queued in this process, `bulk` ones behind; and
-   * `bulk` ones wait while another process has an ordinary request waiting for a slot.
+   * `bulk` ones wait while another process has an ordinary request waiting for a slot. Bulk requests
+   * with a `reserve` leave that share of the general window free and keep to its pace, counted in
+   * Redis for every process of the api key.
    */
   acquire(bucket: RateLimitBucket, options?: AcquireOptions): Promise<Permit> {
     const signal = options?.signal;
-    const priority = PRIORITY[tierOf(options)];
+    const tier = tierOf(options);
+    const priority = PRIORITY[tier];
+    const reserve = tier === 'bulk' ? (options?.reserve ?? 0) : 0;
     if (signal?.aborted) return Promise.reject(abortError(signal, QUEUE_WAIT));
     if (this.#stopped) {
       return Promise.reject(
@@ -153,6 +188,7 @@ export class RedisLimiter implements Limiter {
       const waiter: Waiter = {
         lane,
         priority,
+        reserve,
         seq: this.#seq++,
         started: performance.now(),
         queued: lane.nap !== undefined,
@@ -166,6 +202,9 @@ export class RedisLimiter implements Limiter {
       if (signal) this.#signals.add(signal, waiter);
       const at = lane.queue.findIndex((w) => w.priority > priority);
       lane.queue.splice(at === -1 ? lane.queue.length : at, 0, waiter);
+      // The loop sleeps for a bulk request held back by its reserve or pace, not for a full window: an
+      // ordinary request may have a slot now.
+      if (priority < PRIORITY.bulk && lane.napForBulk) lane.nap?.wake();
       void this.#pump(lane);
     });
   }
@@ -188,22 +227,31 @@ export class RedisLimiter implements Limiter {
   /** Grants slots to the head of the queue until it is empty, sleeping while the windows are full. */
   async #serve(lane: Lane): Promise<void> {
     while (!this.#stopped && lane.queue.length > 0) {
-      const batch = lane.queue.slice(0, MAX_BATCH);
-      const members = batch.map(() => `${this.#id}:${++this.#members}`);
+      let batch = lane.queue.slice(0, MAX_BATCH);
       // The queue is in priority order: the ordinary requests come before the bulk ones.
       const bulkAt = batch.findIndex((waiter) => waiter.priority === PRIORITY.bulk);
+      // One reserve a script call: the bulk requests after the first one with another wait for the next.
+      const reserve = batch[bulkAt]?.reserve ?? 0;
+      if (bulkAt !== -1) {
+        const other = batch.findIndex((waiter, i) => i > bulkAt && waiter.reserve !== reserve);
+        if (other !== -1) batch = batch.slice(0, other);
+      }
+      const members = batch.map(() => `${this.#id}:${++this.#members}`);
+      const { generalMax, generalHoldMs } = lane;
       let granted: number;
       let waitMs: number;
       try {
         const answer = await this.#connection.run(
           ACQUIRE,
-          [...lane.keys, this.#waiting],
+          [...lane.keys, this.#waiting, this.#pace, lane.bulkKey],
           [
             this.#options.inFlightLeaseMs,
             ...lane.limits,
             this.#id,
             CLAIM_MS,
             bulkAt === -1 ? batch.length : bulkAt,
+            reserve > 0 ? reservedSlots(generalMax, reserve) : 0,
+            reserve > 0 ? bulkPaceMs(generalHoldMs, generalMax, reserve) : 0,
             ...members,
           ],
         );
@@ -215,39 +263,47 @@ export class RedisLimiter implements Limiter {
       for (let i = 0; i < granted; i++) {
         const waiter = batch[i] as Waiter;
         const member = members[i] as string;
-        if (settle(lane, waiter)) waiter.resolve(this.#permit(lane, member, waiter));
+        const bulk = waiter.priority === PRIORITY.bulk;
+        if (settle(lane, waiter)) waiter.resolve(this.#permit(lane, member, waiter, bulk));
         // Its caller gave up (or the limiter stopped) while Redis answered: the slot goes back.
-        else this.#run(RELEASE, lane.keys, [member]);
+        else this.#run(RELEASE, bulk ? lane.bulkKeys : lane.keys, [member]);
       }
       if (granted < batch.length && !this.#stopped) {
         for (const waiter of lane.queue) waiter.queued = true;
         const nap = sleep(Math.min(waitMs, MAX_NAP_MS), undefined, QUEUE_WAIT);
         lane.nap = nap;
+        // Every ordinary request of the batch had its slot: the one left waiting is a bulk request.
+        lane.napForBulk = bulkAt !== -1 && granted >= bulkAt;
         await nap.done;
         lane.nap = undefined;
+        lane.napForBulk = false;
       }
     }
   }
 
-  #permit(lane: Lane, member: string, waiter: Waiter): Permit {
-    lane.inFlight.add(member);
+  /** `bulk`: a bulk request's slot, counted in the bulk set too. */
+  #permit(lane: Lane, member: string, waiter: Waiter, bulk: boolean): Permit {
+    const inFlight = bulk ? lane.inFlightBulk : lane.inFlight;
+    const keys = bulk ? lane.bulkKeys : lane.keys;
+    inFlight.add(member);
     this.#leaseTimer ??= this.#startLeases();
     let settled = false;
     const done = () => {
       if (settled) return false;
       settled = true;
-      lane.inFlight.delete(member);
-      if (this.#general.inFlight.size === 0 && this.#upload.inFlight.size === 0) this.#stopLeases();
+      inFlight.delete(member);
+      const lanes = [this.#general, this.#upload];
+      if (lanes.every((l) => l.inFlight.size === 0 && l.inFlightBulk.size === 0)) this.#stopLeases();
       return true;
     };
     return {
       waitedMs: waiter.queued ? performance.now() - waiter.started : 0,
       ended: () => {
-        if (done()) this.#run(ENDED, lane.keys, [member, ...lane.holds]);
+        if (done()) this.#run(ENDED, keys, [member, ...(bulk ? lane.bulkHolds : lane.holds)]);
       },
       release: () => {
         if (!done()) return;
-        this.#run(RELEASE, lane.keys, [member], () => {
+        this.#run(RELEASE, keys, [member], () => {
           // A general slot is free now: both queues may use it.
           this.#general.nap?.wake();
           this.#upload.nap?.wake();
@@ -269,8 +325,12 @@ export class RedisLimiter implements Limiter {
     const { inFlightLeaseMs } = this.#options;
     const timer = setInterval(() => {
       for (const lane of [this.#general, this.#upload]) {
-        if (lane.inFlight.size === 0) continue;
-        this.#run(RENEW_LEASES, lane.keys, [inFlightLeaseMs, ...lane.holds, ...lane.inFlight]);
+        if (lane.inFlight.size > 0) {
+          this.#run(RENEW_LEASES, lane.keys, [inFlightLeaseMs, ...lane.holds, ...lane.inFlight]);
+        }
+        if (lane.inFlightBulk.size > 0) {
+          this.#run(RENEW_LEASES, lane.bulkKeys, [inFlightLeaseMs, ...lane.bulkHolds, ...lane.inFlightBulk]);
+        }
       }
     }, inFlightLeaseMs / 3);
     // The requests in flight keep the process alive; their leases must not.

@@ -79,48 +79,88 @@ return 0
  * scored ahead (now + lease), renewed by its process, so that a crashed process's slots come back.
  * A slot is free again `hold` (the window plus a margin) after its request ended.
  *
- * The members before `urgent` are ordinary requests, the rest a campaign's (`bulk`). The last key is
- * the set of processes with an ordinary request waiting for a slot (scored by when that claim lapses):
- * while another process is in it, bulk members get no slot, so that its request takes the next one.
- * This process is put in it when an ordinary member of its got no slot, and taken out when all did.
+ * The members before `urgent` are ordinary requests, the rest a campaign's (`bulk`). The key after the
+ * windows is the set of processes with an ordinary request waiting for a slot (scored by when that
+ * claim lapses): while another process is in it, bulk members get no slot, so that its request takes
+ * the next one. This process is put in it when an ordinary member of its got no slot, and taken out
+ * when all did.
  *
- * KEYS: the windows, then the waiting set. ARGV: lease, then max and hold of each window, then this
- * process's id, how long its claim in the waiting set lasts, `urgent`, then one member id per slot
- * wanted. Returns { granted, waitMs }: the first `granted` members got a slot; when some did not,
- * `waitMs` is the earliest a slot can come back (a request still in flight ends no sooner than now),
- * or a short recheck when the slots are there but held for another process's request.
+ * Replies first (`replyReserve`): the bulk set holds the general window's bulk members (scored as
+ * there). With `reserve` > 0, bulk members hold at most `max - reserve` slots of the general window
+ * (the last one): the other `reserve` are the ordinary requests'. And bulk grants keep to a pace, one
+ * per `pace` ms, shared by every process through the pace key (when the next is due, in ms; a grant
+ * may go up to one pace before it, so that a wake-up a little late costs no rate). Here, in the one
+ * script, every process agrees on both.
+ *
+ * KEYS: the windows, the waiting set, the pace key, the bulk set. ARGV: lease, then max and hold of each window,
+ * then this process's id, how long its claim in the waiting set lasts, `urgent`, `reserve` (slots),
+ * `pace` (ms, 0: none), then one member id per slot wanted. Returns { granted, waitMs }: the first
+ * `granted` members got a slot; when some did not, `waitMs` is the earliest the next in line may have
+ * one (a slot back: a request still in flight ends no sooner than now; a bulk member's turn in the
+ * pace), or a short recheck when the slots are there but held for another process's request.
  */
 export const ACQUIRE = script(`${NOW}
 local lease = tonumber(ARGV[1])
-local windows = #KEYS - 1
-local waiting = KEYS[#KEYS]
+local windows = #KEYS - 3
+local waiting, paceKey, bulkKey = KEYS[windows + 1], KEYS[windows + 2], KEYS[windows + 3]
 local owner, claimMs, urgent = ARGV[2 + 2 * windows], tonumber(ARGV[3 + 2 * windows]), tonumber(ARGV[4 + 2 * windows])
-local first = 5 + 2 * windows
+local reserve, pace = tonumber(ARGV[5 + 2 * windows]), tonumber(ARGV[6 + 2 * windows])
+local first = 7 + 2 * windows
 local wanted = #ARGV - first + 1
-local allowed = wanted
-if urgent < wanted then
+urgent = math.min(urgent, wanted)
+local bulkWanted = wanted - urgent
+local heldForOthers = false
+if bulkWanted > 0 then
   redis.call('ZREMRANGEBYSCORE', waiting, '-inf', ms(now))
   local others = redis.call('ZCARD', waiting)
   if redis.call('ZSCORE', waiting, owner) then others = others - 1 end
-  if others > 0 then allowed = urgent end
+  if others > 0 then
+    bulkWanted = 0
+    heldForOthers = true
+  end
 end
-local free = allowed
-local counts = {}
+local free = wanted
+local counts, limits = {}, {}
 for i = 1, windows do
   local key = KEYS[i]
   local max, hold = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', ms(now - hold))
-  counts[i] = redis.call('ZCARD', key)
+  counts[i], limits[i] = redis.call('ZCARD', key), max
   free = math.min(free, max - counts[i])
 end
-local granted = math.max(0, free)
+local grantedUrgent = math.max(0, math.min(urgent, free))
+local bulkRoom = free - grantedUrgent
+local bulkCount = 0
+if bulkWanted > 0 then
+  redis.call('ZREMRANGEBYSCORE', bulkKey, '-inf', ms(now - tonumber(ARGV[2 * windows + 1])))
+  bulkCount = redis.call('ZCARD', bulkKey)
+  if reserve > 0 then bulkRoom = math.min(bulkRoom, limits[windows] - reserve - bulkCount) end
+end
+local grantedBulk = math.max(0, math.min(bulkWanted, bulkRoom))
+local paceWait = 0
+if pace > 0 and grantedBulk > 0 then
+  local due = tonumber(redis.call('GET', paceKey) or '0')
+  local n = 0
+  while n < grantedBulk and due - pace <= now do
+    due = math.max(due, now) + pace
+    n = n + 1
+  end
+  if n < grantedBulk then paceWait = due - pace - now end
+  grantedBulk = n
+  if n > 0 then redis.call('SET', paceKey, string.format('%.3f', due), 'PX', ms(due - now + 1000)) end
+end
+local granted = grantedUrgent + grantedBulk
 for i = 1, windows do
   local key = KEYS[i]
   local hold = tonumber(ARGV[2 * i + 1])
   for j = 1, granted do redis.call('ZADD', key, ms(now + lease), ARGV[first + j - 1]) end
   if granted > 0 then redis.call('PEXPIRE', key, ms(lease + hold + 1000)) end
 end
-if granted < urgent then
+if grantedBulk > 0 then
+  for j = grantedUrgent + 1, granted do redis.call('ZADD', bulkKey, ms(now + lease), ARGV[first + j - 1]) end
+  redis.call('PEXPIRE', bulkKey, ms(lease + tonumber(ARGV[2 * windows + 1]) + 1000))
+end
+if grantedUrgent < urgent then
   redis.call('ZADD', waiting, ms(now + claimMs), owner)
   redis.call('PEXPIRE', waiting, ms(claimMs + 1000))
 else
@@ -128,18 +168,25 @@ else
 end
 local wait = 0
 if granted < wanted then
-  for i = 1, windows do
-    local key = KEYS[i]
-    local max, hold = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
-    local count = counts[i] + granted
-    if count >= max then
-      local oldest = redis.call('ZRANGE', key, count - max, count - max, 'WITHSCORES')
-      local ended = math.min(tonumber(oldest[2]), now)
-      wait = math.max(wait, ended + hold - now)
-    end
+  local function backIn(key, count, max, hold)
+    local oldest = redis.call('ZRANGE', key, count - max, count - max, 'WITHSCORES')
+    return math.min(tonumber(oldest[2]), now) + hold - now
   end
-  if granted == allowed and allowed < wanted and wait == 0 then wait = 50 end
-  wait = math.max(1, wait)
+  for i = 1, windows do
+    local count = counts[i] + granted
+    if count >= limits[i] then wait = math.max(wait, backIn(KEYS[i], count, limits[i], tonumber(ARGV[2 * i + 1]))) end
+  end
+  -- The next in line is a bulk member once every ordinary one has its slot: the reserve binds it.
+  local bulkNext = grantedUrgent == urgent
+  if bulkNext and reserve > 0 then
+    local count, max = bulkCount + grantedBulk, limits[windows] - reserve
+    if count >= max then wait = math.max(wait, backIn(bulkKey, count, max, tonumber(ARGV[2 * windows + 1]))) end
+  end
+  if bulkNext then
+    wait = math.max(wait, paceWait)
+    if heldForOthers and wait == 0 then wait = 50 end
+  end
+  wait = math.max(1, math.ceil(wait))
 end
 return { granted, wait }
 `);

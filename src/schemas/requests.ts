@@ -305,6 +305,18 @@ const RequestOptionsFields = z.object({
    * @default false
    */
   bulk: z.optional(z.boolean()),
+  /**
+   * With `bulk: true`: the share of each window of the client's general quota (0 to under 1) that
+   * bulk sends leave to the account's other requests: they hold at most `max - ceil(replyReserve *
+   * max)` slots of it (at least one), and go at a pace, one per window over those slots, instead of
+   * taking the window in a burst as it opens, so a reply made while a campaign runs finds a slot at
+   * once. With a Redis `coordination` every process keeps the same reserve and pace. The outbox sets
+   * it from its own `replyReserve`. 0: bulk sends only queue behind the others, and take every slot.
+   * @default 0
+   */
+  replyReserve: z.optional(
+    z.number().check(z.gte(0, 'must be from 0 to under 1'), z.lt(1, 'must be from 0 to under 1')),
+  ),
 });
 
 /** Every method's last argument (`RequestOptions`); methods with more options extend it. */

@@ -35,6 +35,9 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts, two worker processes', () 
       name: 'procs',
       concurrency: 4,
       general: QUOTA,
+      // The campaign may take every slot (as before issue 52): the quota is used whole. With the
+      // default it leaves a tenth to replies (test/queue/outbox-reply-reserve.test.ts).
+      replyReserve: 0,
     };
     running.push(...(await Promise.all([1, 2].map(() => startScript(SCRIPT, [JSON.stringify(config)])))));
     const perAccount = 50;

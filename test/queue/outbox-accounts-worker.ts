@@ -15,6 +15,8 @@ export interface AccountsWorkerConfig {
   lockDurationMs?: number;
   /** Each account's quota, as the fake's. */
   general: { max: number; windowMs: number };
+  /** The outbox's `replyReserve`. @default the outbox's (0.1) */
+  replyReserve?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as AccountsWorkerConfig;
@@ -28,7 +30,11 @@ const accounts = createAccounts({
     rateLimit: { general: config.general, upload: { max: 1, windowMs: config.general.windowMs } },
   },
 });
-const outbox = createOutbox({ connection: { url: config.redisUrl }, name: config.name });
+const outbox = createOutbox({
+  connection: { url: config.redisUrl },
+  name: config.name,
+  ...(config.replyReserve === undefined ? {} : { replyReserve: config.replyReserve }),
+});
 outbox.work({ accounts, concurrency: config.concurrency, lockDurationMs: config.lockDurationMs });
 process.stdout.write('ready\n');
 process.on('SIGTERM', async () => {
