@@ -306,7 +306,11 @@ function outboxOn(
     },
 
     ...operations({
-      redis: () => connection.producer(),
+      // As every other call: the queue opened first, so that a Redis Cluster is ready before a command.
+      redis: async () => {
+        await open();
+        return connection.producer();
+      },
       keyPrefix,
       queue: async () => (await open()).queue,
       cancel: (key, account) => outbox.cancel(key, account === undefined ? undefined : { account }),
