@@ -12,17 +12,16 @@ import { AccountTransport } from '../core/pool-share.js';
 import { sharedClientParts } from '../core/shared-pool.js';
 import type { Transport } from '../core/transport.js';
 import { OAConfigError } from '../errors.js';
+import { ms } from '../schemas/client-options.js';
 import {
   aFunction,
   aStringOfAtLeast,
   checkConfig,
   checked,
-  isNumber,
   optionsOf,
   positiveInteger,
   required,
 } from '../schemas/option-checks.js';
-import { MAX_TIMEOUT_MS } from '../schemas/requests.js';
 import type { WebhookEvent } from '../webhook/schemas.js';
 
 /**
@@ -134,10 +133,7 @@ const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
       ),
     ),
     accountOf: aFunction,
-    credentialsTimeoutMs: checked(
-      (v) => isNumber(v) && v > 0 && v <= MAX_TIMEOUT_MS,
-      `must be a number of ms above 0 to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`,
-    ),
+    credentialsTimeoutMs: ms('above 0'),
     maxClients: positiveInteger,
     maxConnections: positiveInteger,
     maxConnectionsPerAccount: positiveInteger,

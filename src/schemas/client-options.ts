@@ -10,7 +10,7 @@ import { LOG_LEVELS, MIN_SECRET_LENGTH } from './option-values.js';
 import { MAX_TIMEOUT_MS } from './requests.js';
 
 /** A time in ms a Node timer can wait: at most 2^31-1 (a longer one fires after 1 ms). */
-const ms = (least: 'from 0' | 'above 0') =>
+export const ms = (least: 'from 0' | 'above 0') =>
   checked(
     (v) => isNumber(v) && (least === 'from 0' ? v >= 0 : v > 0) && v <= MAX_TIMEOUT_MS,
     `must be a number of ms ${least} to ${MAX_TIMEOUT_MS} (the longest a Node timer waits)`,
