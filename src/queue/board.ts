@@ -21,8 +21,10 @@ import type {
 import type { Job, Queue } from 'bullmq';
 import { OAConfigError } from '../errors.js';
 import { type BoardQueue, boardQueuesOf } from './board-queues.js';
+import { type BullMQ, loadBullMQ } from './load.js';
+import { ANCHOR_ID } from './outbox-keys.js';
 import type { Outbox } from './outbox-types.js';
-import { parkedCounts, parkedIds } from './turns.js';
+import { type ParkedRecord, parkedCounts, parkedRecord, parkedRecords } from './turns.js';
 
 /** What `outboxBoardAdapters` takes: bull-board's options of a queue adapter, for each of them. */
 export type OutboxBoardOptions = {
@@ -119,6 +121,17 @@ const JOB_STATUSES: JobStatus[] = [
   'delayed',
 ];
 
+/** A job waiting for its account's turn as a BullMQ `Job` (its `Job.fromJSON`), from the outbox's record. */
+function jobOf(Job: BullMQ['Job'], queue: Queue, { id, name, data, opts, at }: ParkedRecord): Job {
+  const json = { id, name, data, opts: JSON.parse(opts), timestamp: at, delay: 0, priority: 0 };
+  return Job.fromJSON(queue, json as never, id);
+}
+
+/** BullMQ's jobs less the queue's anchor (anchor.ts): not one of the outbox's. */
+function withoutAnchor<T extends { id?: string | undefined }>(jobs: T[]): T[] {
+  return jobs.filter((job) => job.id !== ANCHOR_ID);
+}
+
 /** The states a parked job is listed under. */
 const isParkedState = (status: JobStatus): status is 'waiting' | 'delayed' =>
   status === 'waiting' || status === 'delayed';
@@ -166,12 +179,14 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
       const redis = await this.#source.redis();
       // Parked first (as `outbox.counts()`): a job leaves `parked` only for BullMQ's lists, so one
       // admitted between the reads is counted twice at worst, never missed.
-      const parked = await parkedCounts(redis, this.#source.keyPrefix);
+      const { queue } = await this.#open();
+      const parked = await parkedCounts(redis, this.#source.keyPrefix, queue.toKey('delayed'));
       const counts = await bull.getJobCounts();
       return {
         ...counts,
         waiting: (counts.waiting ?? 0) + parked.due,
-        delayed: (counts.delayed ?? 0) + parked.notYet,
+        // The queue's anchor (anchor.ts) is BullMQ's delayed job, not one of the outbox's.
+        delayed: Math.max(0, (counts.delayed ?? 0) - parked.anchor) + parked.notYet,
       };
     }
 
@@ -184,7 +199,7 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
     override async getJobs(statuses: JobStatus[], start = 0, end = -1): Promise<QueueJob[]> {
       const { bull, queue } = await this.#open();
       const parkedStates = statuses.filter(isParkedState);
-      if (parkedStates.length === 0) return bull.getJobs(statuses, start, end);
+      if (parkedStates.length === 0) return withoutAnchor(await bull.getJobs(statuses, start, end));
       const last = end < 0 ? Number.POSITIVE_INFINITY : end;
       const size = last - start + 1;
       if (statuses.length > 1) {
@@ -192,21 +207,30 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
           bull.getJobs(statuses, start, end),
           ...parkedStates.map((state) => this.#parked(queue, state, start, size)),
         ]);
-        return [...theirs, ...parked.flat()] as QueueJob[];
+        return [...withoutAnchor(theirs), ...parked.flat()] as QueueJob[];
       }
       const state = parkedStates[0] as 'waiting' | 'delayed';
-      const theirCount = await queue.getJobCountByTypes(state);
+      // The anchor, due in years, is the last of BullMQ's delayed jobs: left out of theirs.
+      const anchor = state === 'delayed' && (await queue.getJobState(ANCHOR_ID)) === 'delayed' ? 1 : 0;
+      const theirCount = (await queue.getJobCountByTypes(state)) - anchor;
       const theirs =
-        start < theirCount ? await bull.getJobs(statuses, start, Math.min(last, theirCount - 1)) : [];
+        start < theirCount
+          ? withoutAnchor(await bull.getJobs(statuses, start, Math.min(last, theirCount - 1)))
+          : [];
       const parked = await this.#parked(queue, state, Math.max(0, start - theirCount), size - theirs.length);
       return [...theirs, ...parked] as QueueJob[];
     }
 
-    /** A page of the parked jobs of `state`, read as BullMQ jobs (one gone meanwhile is left out). */
+    /**
+     * A page of the parked jobs of `state`, each made a BullMQ `Job` (its `Job.fromJSON`) from the
+     * outbox's record of it: what BullMQ is given at its turn.
+     */
     async #parked(queue: Queue, state: 'waiting' | 'delayed', skip: number, take: number): Promise<Job[]> {
-      const ids = await parkedIds(await this.#source.redis(), this.#source.keyPrefix, state, skip, take);
-      const jobs = await Promise.all(ids.map((id) => queue.getJob(id) as Promise<Job | undefined>));
-      return jobs.filter((job): job is Job => job !== undefined);
+      const [records, { Job }] = await Promise.all([
+        parkedRecords(await this.#source.redis(), this.#source.keyPrefix, state, skip, take),
+        loadBullMQ(),
+      ]);
+      return records.map((record) => jobOf(Job, queue, record));
     }
 
     // What bull-board asks synchronously, known without the queue open.
@@ -284,8 +308,16 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
       return (await this.#bull()).addJob(name, data, options);
     }
 
+    /** BullMQ's job, or the one waiting for its account's turn, made from the outbox's record. */
     override async getJob(id: string) {
-      return (await this.#bull()).getJob(id);
+      const { bull, queue } = await this.#open();
+      const job = await bull.getJob(id);
+      if (job) return job;
+      const [record, { Job }] = await Promise.all([
+        parkedRecord(await this.#source.redis(), this.#source.keyPrefix, id),
+        loadBullMQ(),
+      ]);
+      return record && jobOf(Job, queue, record);
     }
 
     override async getJobLogs(id: string) {

@@ -16,6 +16,7 @@ import type {
   OutboxState,
 } from './events.js';
 import { checkKeyText, isAccountJobId, jobIdOf, keyOfJobId } from './methods.js';
+import { ANCHOR_ID, accountKeys, accountTag, outboxKeys, recordKey } from './outbox-keys.js';
 import { ORDER } from './turns.js';
 
 /** What `outbox.add` and `outbox.addMany` stored. */
@@ -64,13 +65,17 @@ export interface OutboxWaitOptions {
   signal?: AbortSignal | undefined;
 }
 
-// Which of KEYS (job hashes) exist, as 1 or 0: read in one step, before the chunk is stored.
+// For each job id (ARGV), whether its key is known: the outbox keeps its record or BullMQ its job (read).
+// KEYS[1]: the queue prefix's first key of each (ARGV[1]: the queue prefix, ARGV[2]: the record base).
 const EXISTING = script(`
 local out = {}
-for i, key in ipairs(KEYS) do out[i] = redis.call('EXISTS', key) end
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  out[i - 2] = (redis.call('EXISTS', ARGV[2] .. id) == 1 or redis.call('EXISTS', ARGV[1] .. id) == 1) and 1 or 0
+end
 return out`);
 
-/** For each job id, whether its job is stored already (by any process). */
+/** For each job id, whether its key is known: its job stored already (by any process), or its record kept. */
 export async function storedAlready(
   redis: RedisClient,
   keyPrefix: string,
@@ -79,65 +84,97 @@ export async function storedAlready(
   const answer = (await runScript(
     redis,
     EXISTING,
-    jobIds.map((id) => `${keyPrefix}${id}`),
-    [],
+    [outboxKeys(keyPrefix).ready],
+    [keyPrefix, outboxKeys(keyPrefix).recordBase, ...jobIds],
   )) as number[];
-  return answer.map((n) => n === 1);
+  return answer.map((n) => Number(n) === 1);
 }
 
-// Takes the job out of the lists a worker takes jobs from (for a job of an account, its lanes and the
-// jobs waiting behind an order group too: KEYS[8], [9] and [13]), and only if it is in one: once out, no
-// worker can start it, so a job that is active or has ended is never removed. Then its hash and logs go
-// (the key is free again), told on the queue's event stream as BullMQ tells a removal; a job of an
-// account also leaves its account's index (KEYS[10]) and the outbox's `parked` (KEYS[11]), its account
-// (ARGV[3]) leaves `ready` (KEYS[12]) when its lanes are empty, and it leaves its order group (the
-// account's base, ARGV[4]): the group's next job takes its place when it held it. One step: an add of
-// the same key meanwhile finds it either whole or gone.
-const CANCEL = script(`${NOW}${ORDER}
+// Cancels a parked job of an account: out of its lanes or from behind its order group (KEYS: lane, bulk,
+// queued), and only if it is there: once out, no dispatch loop can admit it. Then its record goes (the
+// key is free again), it leaves its account's index (jobs) and the outbox's `parked`, its account
+// (ARGV[2]) leaves `ready` when its lanes are empty, and it leaves its order group (the account's base,
+// ARGV[3]): the group's next job takes its place when it held it. One step: an add of the same key
+// meanwhile finds it either whole or gone.
+// KEYS: lane, bulk, queued, jobs, parked, ready, record. ARGV: id, tag, base.
+const CANCEL_PARKED = script(`${NOW}${ORDER}
 local id = ARGV[1]
-local parked = #KEYS > 7
-local taken = redis.call('LREM', KEYS[2], 0, id) + redis.call('LREM', KEYS[3], 0, id)
-  + redis.call('ZREM', KEYS[4], id) + redis.call('ZREM', KEYS[5], id)
-if parked then
-  taken = taken + redis.call('ZREM', KEYS[8], id) + redis.call('ZREM', KEYS[9], id) + redis.call('ZREM', KEYS[13], id)
-end
+local taken = redis.call('ZREM', KEYS[1], id) + redis.call('ZREM', KEYS[2], id) + redis.call('ZREM', KEYS[3], id)
 if taken == 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[7])
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[2], '*', 'event', 'removed', 'jobId', id, 'prev', 'waiting')
-if parked then
-  redis.call('ZREM', KEYS[10], id)
-  redis.call('ZREM', KEYS[11], id)
-  if redis.call('ZCARD', KEYS[8]) + redis.call('ZCARD', KEYS[9]) + redis.call('ZCARD', KEYS[13]) == 0 then
-    redis.call('ZREM', KEYS[12], ARGV[3])
-  end
-  orderEnded(ARGV[4], id, KEYS[12], ARGV[3])
+redis.call('DEL', KEYS[7])
+redis.call('ZREM', KEYS[4], id)
+redis.call('ZREM', KEYS[5], id)
+if redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('ZREM', KEYS[6], ARGV[2])
+end
+orderEnded(ARGV[3], id, KEYS[6], ARGV[2])
+return 1`);
+
+// A job BullMQ removed (a cancel): its record goes too, unless it shows the job ran (a send recorded, or
+// an end: it started and ended between the cancel's read of its state and BullMQ's remove). A job of an
+// account (ARGV[3], its base; '' for none) also leaves its account's index, its place in flight, the
+// jobs being handed and its order group. KEYS: record, jobs, inflight, handing, ready. ARGV: id, tag, base.
+// Answers 1 when the job never ran.
+const FORGET_JOB = script(`${NOW}${ORDER}
+local id = ARGV[1]
+if redis.call('HEXISTS', KEYS[1], 'sent') == 1 or redis.call('HEXISTS', KEYS[1], 'end') == 1 then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[3] ~= '' then
+  redis.call('ZREM', KEYS[2], id)
+  if redis.call('ZREM', KEYS[3], id) == 1 then redis.call('ZADD', KEYS[5], 'LT', now, ARGV[2]) end
+  redis.call('ZREM', KEYS[4], id)
+  orderEnded(ARGV[3], id, KEYS[5], ARGV[2])
 end
 return 1`);
 
+const IN_SET = script(`return redis.call('ZSCORE', KEYS[1], ARGV[1])`);
+
+/** BullMQ's states of a job not started: a cancel removes it (with BullMQ's `Queue.remove`). */
+const NOT_STARTED = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children', 'paused']);
+
+/** How long a cancel waits for a job being handed to BullMQ (admitted to its turn) to get there. */
+const HANDING_WAIT_MS = 50;
+const HANDING_TRIES = 40;
+
 /**
- * Removes the job of `key` if it is waiting or delayed (in BullMQ's lists, or for a job of an account
- * in its lanes, `turns`: its keys of `cancelKeysOf`); else says the job's state.
+ * Removes the job of `key` if it is waiting or delayed: a parked job of an account from its lanes
+ * (the outbox's keys), a job BullMQ holds with BullMQ's own `Queue.remove` (which never removes an
+ * active job), its record with it; else says the job's state.
  */
 export async function cancelJob(
   outbox: Pick<WaitSource, 'get'>,
   open: () => Promise<[RedisClient, Queue]>,
+  keyPrefix: string,
   key: unknown,
   account?: string,
-  turns?: { keys: readonly string[]; tag: string; base: string },
 ): Promise<OutboxCancelResult> {
   if (typeof key !== 'string') throw new OAValidationError('cancel needs a key (a string)', []);
   checkKeyText(key);
   const [redis, queue] = await open();
   const id = jobIdOf(key, account);
-  const keys = [id, 'wait', 'paused', 'prioritized', 'delayed', 'events', `${id}:logs`].map((name) =>
-    queue.toKey(name),
-  );
-  const args: (string | number)[] = [id, 10_000];
-  if (turns) {
-    keys.push(...turns.keys);
-    args.push(turns.tag, turns.base);
+  const record = recordKey(keyPrefix, id);
+  const keys = outboxKeys(keyPrefix);
+  const a = account === undefined ? undefined : accountKeys(keyPrefix, account);
+  const tag = account === undefined ? '' : accountTag(account);
+  if (a) {
+    const parkedKeys = [a.lane, a.bulk, a.queued, a.jobs, keys.parked, keys.ready, record];
+    if ((await runScript(redis, CANCEL_PARKED, parkedKeys, [id, tag, a.base])) === 1)
+      return { cancelled: true };
   }
-  if ((await runScript(redis, CANCEL, keys, args)) === 1) return { cancelled: true };
+  for (let tries = 0; tries < HANDING_TRIES; tries++) {
+    const state = await queue.getJobState(id);
+    if (NOT_STARTED.has(state)) {
+      if ((await queue.remove(id)) !== 1) break;
+      const forgetKeys = [record, a?.jobs ?? record, a?.inflight ?? record, keys.handing, keys.ready];
+      if ((await runScript(redis, FORGET_JOB, forgetKeys, [id, tag, a?.base ?? ''])) === 1) {
+        return { cancelled: true };
+      }
+      break;
+    }
+    // Admitted to its turn, and not in BullMQ's lists yet: there in a moment.
+    if (state !== 'unknown' || !a || (await runScript(redis, IN_SET, [keys.handing], [id])) === null) break;
+    await sleep(HANDING_WAIT_MS, undefined, 'waiting for a job being handed to BullMQ').done;
+  }
   return { cancelled: false, state: (await outbox.get(key))?.state };
 }
 
@@ -151,7 +188,7 @@ export async function openKeys(queue: Queue): Promise<string[]> {
     0,
     -1,
   );
-  return ids.filter((id) => !isAccountJobId(id)).map(keyOfJobId);
+  return ids.filter((id) => !isAccountJobId(id) && id !== ANCHOR_ID).map(keyOfJobId);
 }
 
 const FINAL: readonly OutboxState[] = ['delivered', 'failed', 'unknown'];

@@ -128,6 +128,30 @@ export class QueueConnection {
     return connection.client();
   }
 
+  /**
+   * A connection of its own for a blocking read (a copy of the caller's client, or one from the URL) that
+   * waits through reconnections, and its `close()` (`close()` of this module closes it too).
+   */
+  async blocking(): Promise<{ client: IORedis; close(): Promise<void> }> {
+    const connection = new RedisConnection(this.#target, {
+      feature: this.#what,
+      entry: 'oa-messaging/queue',
+      timeoutMs: undefined,
+      copyClient: true,
+    });
+    this.#opened.add(connection);
+    const close = async () => {
+      this.#opened.delete(connection);
+      await connection.close();
+    };
+    try {
+      return { client: await connection.client(), close };
+    } catch (error) {
+      await close();
+      throw error;
+    }
+  }
+
   /** The connection of the producer calls, opened once: it gives up on a lost connection. */
   producer(): Promise<IORedis> {
     return this.#producer.client();

@@ -1,16 +1,16 @@
 /**
  * The outbox's events: each job's outcome, reported by the worker that ran it once BullMQ has stored
- * the job's new state, to that worker's listeners and, through the queue's BullMQ event stream, to
- * `outbox.on` listeners in any process.
+ * the job's new state, to that worker's listeners and, through the outbox's own event stream (a Redis
+ * stream under its keys, not BullMQ's), to `outbox.on` listeners in any process.
  */
-import type { Job, QueueEvents, Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import { TypedEvents } from '../core/events.js';
 import { OAConfigError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { QueueConnection } from './connection.js';
-import type { BullMQ } from './load.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
-import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf } from './outbox-worker.js';
+import { outboxKeys } from './outbox-keys.js';
+import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf, tries } from './outbox-worker.js';
 import { orphanTry } from './record.js';
 
 /**
@@ -123,12 +123,12 @@ export type OutboxListener<E extends OutboxEventName> = (event: OutboxEvents[E])
 
 const NAMES: readonly OutboxEventName[] = ['delivered', 'retry', 'failed', 'unknown', 'orphaned'];
 
-/** The name of the entries this module adds to the queue's BullMQ event stream. */
-const STREAM_EVENT = 'oa-outbox';
 /** How long `outbox.on` remembers an outcome it told, to tell each once. */
 const TOLD_REMEMBERED_MS = 60_000;
-/** BullMQ's own length for the event stream (`streams.events.maxLen`). */
+/** About how many outcomes the outbox's event stream keeps (as BullMQ's own stream, by default). */
 const STREAM_MAX_LEN = 10_000;
+/** How long one blocking read of the stream waits before it reads again. */
+const READ_BLOCK_MS = 5000;
 
 /** The emitter of an outbox or one of its workers: refuses names it does not know. */
 export class OutboxEmitter extends TypedEvents<OutboxEvents> {
@@ -164,27 +164,15 @@ export function reportOutcomes(
   local: OutboxEmitter,
   redis: () => Promise<IORedis>,
   keyPrefix: string,
+  toKey: (name: string) => string,
 ): void {
+  const stream = outboxKeys(keyPrefix).events;
   const report = ([name, event]: Outcome) => {
     // Written out before any listener of this worker may change it.
     const data = JSON.stringify(event);
     local.emit(name, event as never);
     redis()
-      .then((r) =>
-        r.xadd(
-          `${keyPrefix}events`,
-          'MAXLEN',
-          '~',
-          STREAM_MAX_LEN,
-          '*',
-          'event',
-          STREAM_EVENT,
-          'outcome',
-          name,
-          'data',
-          data,
-        ),
-      )
+      .then((r) => r.xadd(stream, 'MAXLEN', '~', STREAM_MAX_LEN, '*', 'outcome', name, 'data', data))
       .catch(() => {});
   };
   worker.on('completed', (job: Job<OutboxJobData>, result: unknown) => {
@@ -205,7 +193,7 @@ export function reportOutcomes(
   // BullMQ's stalled check of this worker moved a job whose lock had expired back to wait.
   worker.on('stalled', (jobId: string) => {
     redis()
-      .then((r) => orphanTry(r, keyPrefix, jobId))
+      .then((r) => orphanTry(r, keyPrefix, toKey, jobId))
       .then(({ data, attempt }) => {
         let parsed: unknown;
         try {
@@ -219,8 +207,9 @@ export function reportOutcomes(
 }
 
 function about(job: Job<OutboxJobData>): OutboxJobEvent {
-  // attemptsMade leaves out a try whose worker died; attemptsStarted counts it.
-  const attempt = Math.max(job.attemptsMade, job.attemptsStarted ?? 0, 1);
+  // attemptsMade leaves out a try whose worker died; the tries started count it (less those put back
+  // before they began, as the processor read them).
+  const attempt = Math.max(job.attemptsMade, tries.get(job) ?? job.attemptsStarted ?? 0, 1);
   // A job added by another tool may carry anything (the worker failed it): its key then comes from
   // the job id, which `add` makes from the key.
   const data = (job.data ?? {}) as Partial<OutboxJobData>;
@@ -234,16 +223,17 @@ function about(job: Job<OutboxJobData>): OutboxJobEvent {
 interface Reader {
   /** When the first listener came, on this machine's clock. */
   since: number;
-  /** BullMQ's reader, once started. */
-  queueEvents?: QueueEvents;
+  /** Its connection's `close()`, once open. */
+  close?: () => Promise<void>;
   /** The wait before trying to start again. */
   timer?: NodeJS.Timeout;
 }
 
 /**
- * The `outbox.on` side: one BullMQ `QueueEvents` reader while there are listeners, reading the events
- * reported from the first `on` on by every worker of the queue. A reader that cannot start (bullmq
- * missing, Redis refusing) is reported as a process warning and started again with backoff.
+ * The `outbox.on` side: one reader of the outbox's event stream while there are listeners (blocking
+ * reads on a connection of its own), reading the events reported from the first `on` on by every
+ * worker of the queue. A reader that cannot start (Redis refusing) is reported as a process warning and
+ * started again with backoff; one whose read fails goes on from the last event it read.
  */
 export class OutboxSubscription {
   readonly #events = new OutboxEmitter();
@@ -258,8 +248,7 @@ export class OutboxSubscription {
 
   constructor(
     private readonly connection: QueueConnection,
-    private readonly name: string,
-    private readonly bull: () => Promise<BullMQ>,
+    private readonly keyPrefix: string,
   ) {}
 
   on<E extends OutboxEventName>(name: E, listener: OutboxListener<E>): void {
@@ -279,38 +268,24 @@ export class OutboxSubscription {
   }
 
   async #start(reader: Reader, failures: number): Promise<void> {
+    let last: string;
+    let client: IORedis;
     try {
-      const bull = await this.bull();
       const redis = await this.connection.commands();
       // The stream's ids are Redis's clock in ms: the first `on` on that clock, whatever this machine's.
       const [seconds, micros] = (await redis.time()).map(Number);
       const skew = (seconds ?? 0) * 1000 + Math.floor((micros ?? 0) / 1000) - Date.now();
+      last = `${reader.since + skew}-0`;
       // Stopped meanwhile (the last `off`, or `close()`, which does not wait for a Redis that is down).
       if (this.#reader !== reader) return;
-      // BullMQ reads on a duplicate of it (its own, closed with the reader): a blocking read never holds
-      // the outbox's commands or the caller's client.
-      const queueEvents = new bull.QueueEvents(this.connection.queueName(this.name), {
-        connection: redis as never,
-        lastEventId: `${reader.since + skew}-0`,
-      });
-      reader.queueEvents = queueEvents;
-      // It reconnects by itself and goes on from the last event it read.
-      queueEvents.on('error', () => {});
-      queueEvents.on(
-        STREAM_EVENT as 'error',
-        ((args: { outcome?: unknown; data?: unknown }) => {
-          const name = args.outcome as OutboxEventName;
-          if (!NAMES.includes(name) || typeof args.data !== 'string') return;
-          let event: unknown;
-          try {
-            event = JSON.parse(args.data);
-          } catch {
-            return;
-          }
-          if (this.#toldAlready(name, event)) return;
-          this.#events.emit(name, event as never);
-        }) as never,
-      );
+      // Its own connection: a blocking read never holds the outbox's commands or the caller's client.
+      const blocking = await this.connection.blocking();
+      reader.close = blocking.close;
+      client = blocking.client;
+      if (this.#reader !== reader) {
+        await blocking.close();
+        return;
+      }
     } catch (error) {
       if (this.#reader !== reader) return;
       const waitMs = Math.min(30_000, 1000 * 2 ** failures);
@@ -320,7 +295,45 @@ export class OutboxSubscription {
       );
       reader.timer = setTimeout(() => void this.#start(reader, failures + 1), waitMs);
       reader.timer.unref();
+      return;
     }
+    const stream = outboxKeys(this.keyPrefix).events;
+    let errors = 0;
+    while (this.#reader === reader) {
+      try {
+        const answer = await client.xread('COUNT', 1000, 'BLOCK', READ_BLOCK_MS, 'STREAMS', stream, last);
+        errors = 0;
+        for (const [, entries] of answer ?? []) {
+          for (const [id, fields] of entries) {
+            last = id;
+            if (this.#reader === reader) this.#told1(fields);
+          }
+        }
+      } catch {
+        // The connection reconnects by itself (or was closed by #stop): read again from the last event.
+        if (this.#reader !== reader) return;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** errors++)).unref());
+      }
+    }
+  }
+
+  /** Tells one stream entry (`outcome`, name, `data`, JSON) to the listeners, once. */
+  #told1(fields: readonly string[]): void {
+    const at = (field: string) => {
+      const i = fields.indexOf(field);
+      return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
+    };
+    const name = at('outcome') as OutboxEventName;
+    const data = at('data');
+    if (!NAMES.includes(name) || typeof data !== 'string') return;
+    let event: unknown;
+    try {
+      event = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (this.#toldAlready(name, event)) return;
+    this.#events.emit(name, event as never);
   }
 
   #toldAlready(name: OutboxEventName, event: unknown): boolean {
@@ -342,7 +355,7 @@ export class OutboxSubscription {
     this.#reader = undefined;
     if (!reader) return;
     clearTimeout(reader.timer);
-    await reader.queueEvents?.close().catch(() => {});
+    await reader.close?.().catch(() => {});
   }
 
   /** Stops reading; safe to call twice. */

@@ -1,6 +1,7 @@
 /**
- * How an outbox stores what `add` and `addMany` give it: each checked entry as a BullMQ job, those of
- * accounts parked in their lanes (see turns.ts), chunk by chunk.
+ * How an outbox stores what `add` and `addMany` give it, chunk by chunk: each checked entry without an
+ * account as a BullMQ job (`Queue.addBulk`), those of accounts as the outbox's own records, parked in
+ * their lanes until their turn (see turns.ts), in a queue anchored first (anchor.ts).
  */
 import type { IORedis } from '../redis/client.js';
 import type { jobTraceOptions } from '../telemetry/jobs.js';
@@ -10,7 +11,7 @@ import type { checkEntry } from './methods.js';
 import { BACKOFF_TYPE, FIRST_BACKOFF_MS, type OutboxJobData } from './outbox-worker.js';
 import { redisNow } from './record.js';
 import type { LazyQueue } from './shared.js';
-import { type ParkedJob, storedOpts, storeParked } from './turns.js';
+import { type ParkedJob, storeParked } from './turns.js';
 
 /** An entry as `checkEntry` checked it, with its params and its job id. */
 export type CheckedEntry = ReturnType<typeof checkEntry> & { params: unknown; id: string };
@@ -25,10 +26,22 @@ export interface StoreDeps {
   readonly attempts: number;
   /** Told when jobs of accounts were parked: this process's dispatch loops look at once. */
   readonly parked: () => void;
+  /** Anchors the queue (see anchor.ts): before the first job of an account, and again once unanchored. */
+  readonly anchor: () => Promise<void>;
 }
 
 /** The `store` of one outbox: see its comment. */
-export function outboxStore({ connection, queue, keyPrefix, retention, attempts, parked: woke }: StoreDeps) {
+export function outboxStore(deps: StoreDeps) {
+  const { connection, queue, keyPrefix, retention, attempts, parked: woke } = deps;
+  // The queue anchored by this process: once, unless a store finds it unanchored again (obliterated).
+  let anchoring: Promise<void> | undefined;
+  const anchored = () => {
+    anchoring ??= deps.anchor();
+    anchoring.catch(() => {
+      anchoring = undefined;
+    });
+    return anchoring;
+  };
   const open = () => queue.open();
   /** The BullMQ job of a checked entry, stored at Redis's `now` (0: at a time it does not need). */
   const jobOf = (entry: CheckedEntry, trace: ReturnType<typeof jobTraceOptions>, now: number) => {
@@ -73,7 +86,7 @@ export function outboxStore({ connection, queue, keyPrefix, retention, attempts,
       orderGroup: entry.orderGroup,
       name,
       data: JSON.stringify(data),
-      opts: storedOpts(opts),
+      opts: JSON.stringify(opts),
     };
   };
 
@@ -135,16 +148,24 @@ export function outboxStore({ connection, queue, keyPrefix, retention, attempts,
         added += adding.size;
         // One chunk's jobs of accounts at a time, and the keys counted in the order the entries came.
         await parking;
-        parking = storeParked(redis, keyPrefix, parked).then((knownParked) => {
-          knownParked.forEach((wasKnown, j) => {
-            if (wasKnown) known[parkedAt[j] as number] = true;
-            else added++;
-          });
-          chunk.forEach((entry, i) => {
-            if (known[i]) knownKeys.push(entry.key);
-          });
-          if (parked.length > 0) woke();
-        });
+        if (parked.length > 0) await anchored();
+        parking = storeParked(redis, keyPrefix, parked).then(
+          async ({ known: knownParked, anchored: still }) => {
+            // Obliterated since this process anchored it: anchored again, so that these jobs are tied to it.
+            if (!still) {
+              anchoring = undefined;
+              await anchored();
+            }
+            knownParked.forEach((wasKnown, j) => {
+              if (wasKnown) known[parkedAt[j] as number] = true;
+              else added++;
+            });
+            chunk.forEach((entry, i) => {
+              if (known[i]) knownKeys.push(entry.key);
+            });
+            if (parked.length > 0) woke();
+          },
+        );
         // Awaited by the next turn or below (its error is the call's): never an unhandled rejection.
         parking.catch(() => {});
         let failure: { error: unknown } | undefined;

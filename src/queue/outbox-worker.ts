@@ -12,15 +12,18 @@ import type { OAClient } from '../client.js';
 import type { RequestOptions } from '../core/options.js';
 import { isOAError, OAConnectionError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
+import { anchorDue, isAnchor } from './anchor.js';
 import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
 import {
   clearRecord,
-  FIELD,
+  countBack,
+  keepError,
   markUnknown,
+  type RecordPlace,
+  readRecord,
   redisNow,
   type SendRecord,
-  unstart,
   writeRecord,
 } from './record.js';
 import { accountHeld } from './turns.js';
@@ -58,6 +61,12 @@ export interface OutboxError {
   /** For `unknown`: the worker that may have sent it, and when it first recorded so. */
   record?: SendRecord;
 }
+
+/**
+ * The try each job a processor ran is at (BullMQ's tries started, less those put back before they
+ * began), for its outcome's event.
+ */
+export const tries = new WeakMap<object, number>();
 
 /** How the BullMQ failure reason of every job that ended `unknown` starts. */
 const UNKNOWN_PREFIX = 'outcome unknown: ';
@@ -100,7 +109,7 @@ function describe(error: unknown): OutboxError {
  * method, params that pass its schema, a key), by the same check. Anything else (`generateToken`,
  * `close`, a name the client lacks) fails for good, before anything is sent or stored as its result.
  */
-async function refuseForeign(bull: BullMQ, redis: IORedis, jobKey: string, data: unknown) {
+async function refuseForeign(bull: BullMQ, redis: IORedis, place: RecordPlace, jobId: string, data: unknown) {
   const { method, params, key } = (typeof data === 'object' && data !== null ? data : {}) as Record<
     string,
     unknown
@@ -109,7 +118,7 @@ async function refuseForeign(bull: BullMQ, redis: IORedis, jobKey: string, data:
     checkEntry(method, params, { key });
   } catch (error) {
     const kept = describe(error);
-    await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
+    await keepError(redis, place, jobId, JSON.stringify(kept));
     throw thrown(new bull.UnrecoverableError(`${kept.name}: ${kept.message}`), kept);
   }
 }
@@ -147,7 +156,7 @@ export function outboxBackoff(attemptsMade: number, type?: string, error?: Error
 export async function holdUntilDue(
   bull: BullMQ,
   redis: IORedis,
-  keyPrefix: string,
+  place: RecordPlace,
   job: Job<OutboxJobData>,
   token: string | undefined,
 ): Promise<void> {
@@ -155,7 +164,17 @@ export async function holdUntilDue(
   if (typeof due !== 'number' || !Number.isFinite(due)) return;
   const left = due - (await redisNow(redis));
   if (left <= 0) return;
-  await putBack(bull, redis, keyPrefix, job, token, left);
+  await putBack(bull, redis, place, job, token, left);
+}
+
+/**
+ * Puts back the queue's anchor (anchor.ts), should a tool have promoted it: it is never run, and
+ * stays BullMQ's delayed job.
+ */
+export async function holdIfAnchor(bull: BullMQ, job: Job, token: string | undefined): Promise<void> {
+  if (!isAnchor(job)) return;
+  await job.moveToDelayed(anchorDue(), token);
+  throw new bull.DelayedError();
 }
 
 /**
@@ -165,13 +184,13 @@ export async function holdUntilDue(
 async function putBack(
   bull: BullMQ,
   redis: IORedis,
-  keyPrefix: string,
+  place: RecordPlace,
   job: Job<OutboxJobData>,
   token: string | undefined,
   ms: number,
 ): Promise<never> {
   await job.moveToDelayed(Date.now() + ms, token);
-  await unstart(redis, `${keyPrefix}${job.id ?? ''}`);
+  await countBack(redis, place, job.id ?? '');
   throw new bull.DelayedError();
 }
 
@@ -185,13 +204,13 @@ const HELD_MS = 1000;
 export async function holdIfHeld(
   bull: BullMQ,
   redis: IORedis,
-  keyPrefix: string,
+  place: RecordPlace,
   job: Job<OutboxJobData>,
   token: string | undefined,
 ): Promise<void> {
   const account = (job.data as Partial<OutboxJobData> | undefined)?.account;
-  if (typeof account !== 'string' || !(await accountHeld(redis, keyPrefix, account))) return;
-  await putBack(bull, redis, keyPrefix, job, token, HELD_MS);
+  if (typeof account !== 'string' || !(await accountHeld(redis, place.keyPrefix, account))) return;
+  await putBack(bull, redis, place, job, token, HELD_MS);
 }
 
 /** Who sends the jobs of a worker: `client` those without an account, `accounts` the others. */
@@ -249,20 +268,20 @@ const NOT_MINE_MS = 1000;
 export async function holdIfNotMine(
   bull: BullMQ,
   redis: IORedis,
-  keyPrefix: string,
+  place: RecordPlace,
   job: Job<OutboxJobData>,
   token: string | undefined,
   senders: Senders,
 ): Promise<void> {
   if (senderOf(job.data, senders)) return;
-  await putBack(bull, redis, keyPrefix, job, token, NOT_MINE_MS);
+  await putBack(bull, redis, place, job, token, NOT_MINE_MS);
 }
 
 /** The job processor of `outbox.work`, for its client and its accounts. */
 export function outboxProcessor(
   bull: BullMQ,
   redis: IORedis,
-  keyPrefix: string,
+  place: RecordPlace,
   senders: Senders,
   replyReserve: number,
 ): (job: Job<OutboxJobData>, token?: string) => Promise<unknown> {
@@ -281,10 +300,19 @@ export function outboxProcessor(
   };
   return async (job, token) => {
     const id = job.id ?? '';
-    const jobKey = `${keyPrefix}${id}`;
-    await refuseForeign(bull, redis, jobKey, job.data);
+    await refuseForeign(bull, redis, place, id, job.data);
     const client = senderOf(job.data, senders) as OAClient;
-    const previous = await redis.hget(jobKey, FIELD.sent);
+    const ofAccount = typeof job.data.account === 'string';
+    const { sent: previous, backs, exists } = await readRecord(redis, place.keyPrefix, id);
+    // The try this is: BullMQ counts the tries started, those put back before they began among them.
+    tries.set(job, Math.max(1, (job.attemptsStarted ?? 0) - backs));
+    if (ofAccount && !exists) {
+      // Its record is gone: cancelled while it was handed to BullMQ, or its queue was obliterated.
+      const kept = describe(
+        new Error('the outbox no longer keeps this job (cancelled, or its queue obliterated)'),
+      );
+      throw thrown(new bull.UnrecoverableError(kept.message), kept);
+    }
     if (previous !== null) {
       let record: SendRecord | undefined;
       try {
@@ -292,7 +320,7 @@ export function outboxProcessor(
       } catch {}
       const error: OutboxError = { name: 'OAOutcomeUnknown', message: UNKNOWN_REASON, deliveryUnknown: true };
       if (record) error.record = record;
-      await markUnknown(redis, keyPrefix, id, JSON.stringify(error));
+      await markUnknown(redis, place, id, JSON.stringify(error));
       throw thrown(new bull.UnrecoverableError(UNKNOWN_REASON), error);
     }
     const record = JSON.stringify({
@@ -306,8 +334,8 @@ export function outboxProcessor(
     // them the outbox's `replyReserve` of each window.
     const options: RequestOptions = {
       hooks: {
-        beforeSend: [() => writeRecord(redis, jobKey, token ?? '', record)],
-        notDelivered: [() => clearRecord(redis, jobKey, record)],
+        beforeSend: [() => writeRecord(redis, place, id, token ?? '', record, ofAccount)],
+        notDelivered: [() => clearRecord(redis, place.keyPrefix, id, record)],
       },
       ...(job.data.bulk === true ? { bulk: true, replyReserve } : {}),
     };
@@ -323,23 +351,23 @@ export function outboxProcessor(
       if (kept.deliveryUnknown) {
         // The request may have been acted on: `unknown`, as for a worker that died with it in flight.
         kept.record = JSON.parse(record) as SendRecord;
-        await markUnknown(redis, keyPrefix, id, JSON.stringify(kept));
+        await markUnknown(redis, place, id, JSON.stringify(kept));
         throw thrown(new bull.UnrecoverableError(`${UNKNOWN_PREFIX}${kept.name}: ${kept.message}`), kept);
       }
-      await redis.hset(jobKey, FIELD.error, JSON.stringify(kept));
+      await keepError(redis, place, id, JSON.stringify(kept));
       const { account } = job.data;
       if (storeOutage(error)) {
         // Its credentials could not be read (your store threw or hung): not a verdict on the job. It
         // waits, uncounted as a try, and its account's other jobs with it, until the store answers.
-        await clearRecord(redis, jobKey, record);
+        await clearRecord(redis, place.keyPrefix, id, record);
         const waitMs = outageWait(typeof account === 'string' ? account : '');
         if (typeof account === 'string') await senders.pause(account, waitMs).catch(() => {});
-        await putBack(bull, redis, keyPrefix, job, token, waitMs);
+        await putBack(bull, redis, place, job, token, waitMs);
       }
       if (typeof account === 'string' && loginRefused(error)) {
         // Its account's login was refused (a rotated secret): nothing left. The job waits (BullMQ's
         // backoff) and its account's other jobs with it, until the resolver gives working credentials.
-        await clearRecord(redis, jobKey, record);
+        await clearRecord(redis, place.keyPrefix, id, record);
         await senders.pause(account, outboxBackoff(job.attemptsMade + 1, BACKOFF_TYPE)).catch(() => {});
         throw thrown(error as Error, kept);
       }
@@ -347,7 +375,7 @@ export function outboxProcessor(
       // client closed while it waited, in a shutdown) is such a failure too: a later run may send it.
       const stopped = error instanceof OAConnectionError;
       if (kind === 'rejected' || kind === 'not_sent' || stopped) {
-        await clearRecord(redis, jobKey, record);
+        await clearRecord(redis, place.keyPrefix, id, record);
         throw typeof error === 'object' && error !== null ? thrown(error as Error, kept) : error;
       }
       // Certainly not delivered, and a verdict that sending again would not change: `failed`.

@@ -6,6 +6,7 @@ import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
 import { checkConfig, checked, isObject, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
+import { anchorQueue } from './anchor.js';
 import { boardQueuesOf, registerBoardQueues } from './board-queues.js';
 import { cancelJob, openKeys, type WaitSource, waitForJobs } from './campaign.js';
 import { QueueConnection, queueConnection } from './connection.js';
@@ -18,7 +19,6 @@ import {
   OutboxSubscription,
   reportOutcomes,
 } from './events.js';
-import { loadBullMQ } from './load.js';
 import {
   checkEntry,
   checkKeyText,
@@ -28,6 +28,7 @@ import {
   type OutboxLooseEntry,
 } from './methods.js';
 import { countsOf, operations } from './operate.js';
+import { recordKey } from './outbox-keys.js';
 import { shardedOutbox, shardName } from './outbox-shards.js';
 import { type CheckedEntry, outboxStore } from './outbox-store.js';
 import type {
@@ -39,6 +40,7 @@ import type {
 } from './outbox-types.js';
 import {
   endedUnknown,
+  holdIfAnchor,
   holdIfHeld,
   holdIfNotMine,
   holdUntilDue,
@@ -48,17 +50,9 @@ import {
   outboxProcessor,
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
-import { countActive, countUnknown, FIELD, isOrphaned } from './record.js';
+import { countActive, countUnknown, FIELD, isOrphaned, markEnd, type RecordPlace } from './record.js';
 import { checkedChunks, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
-import {
-  accountStates,
-  cancelKeysOf,
-  Dispatcher,
-  parkedCounts,
-  parkedState,
-  pauseAccount,
-  release,
-} from './turns.js';
+import { accountStates, Dispatcher, parkedCounts, parkedState, pauseAccount, release } from './turns.js';
 
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
 const CLUSTER_SHARDS = 8;
@@ -159,13 +153,15 @@ function outboxOn(
   name: string,
   ownsConnection: boolean,
 ): Outbox {
-  const retention = Math.ceil((options.retentionMs ?? 7 * DAY_MS) / 1000);
+  const retentionMs = Math.ceil(options.retentionMs ?? 7 * DAY_MS);
+  const retention = Math.ceil(retentionMs / 1000);
   const attempts = Math.ceil(options.attempts ?? 12);
   const replyReserve = options.replyReserve ?? DEFAULT_REPLY_RESERVE;
   const keyPrefix = `bull:${connection.queueName(name)}:`;
   const queue = new LazyQueue(connection, name, 'outbox');
   const open = () => queue.open();
-  const subscription = new OutboxSubscription(connection, name, loadBullMQ);
+  const subscription = new OutboxSubscription(connection, keyPrefix);
+  const place: RecordPlace = { keyPrefix, retentionMs: retention * 1000 };
   // The pending `waitFor` calls, for `close()` to stop.
   const waits = new CallRegistry();
 
@@ -181,6 +177,7 @@ function outboxOn(
     parked: () => {
       for (const dispatcher of dispatchers) dispatcher.wake();
     },
+    anchor: async () => anchorQueue((await open()).queue, await connection.producer(), keyPrefix),
   });
 
   const outbox: Outbox = {
@@ -209,7 +206,7 @@ function outboxOn(
       return store(checkedChunks(entries, check), trace);
     },
 
-    work: (workOptions) => workOn({ connection, keyPrefix, queue, dispatchers, replyReserve }, workOptions),
+    work: (workOptions) => workOn({ connection, place, queue, dispatchers, replyReserve }, workOptions),
 
     on(event, listener) {
       subscription.on(event, listener);
@@ -228,17 +225,18 @@ function outboxOn(
       if (account !== undefined) return countsOf((await accountStates(redis, keyPrefix, q, account)).counts);
       // Parked first: a job leaves `parked` only for BullMQ's lists, so one admitted between the reads
       // is counted twice at worst, never missed.
-      const parked = await parkedCounts(redis, keyPrefix);
+      const parked = await parkedCounts(redis, keyPrefix, q.toKey('delayed'));
       const [c, unknown, [active, orphaned]] = await Promise.all([
         q.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'completed', 'failed'),
-        countUnknown(redis, keyPrefix),
-        countActive(redis, keyPrefix),
+        countUnknown(redis, keyPrefix, q.toKey('failed')),
+        countActive(redis, keyPrefix, q.toKey('active')),
       ]);
       const n = (state: string) => c[state] ?? 0;
       // Parked jobs of accounts are in no list of BullMQ's: those due wait for their account's turn.
       const counts: OutboxCounts = {
         waiting: n('waiting') + n('prioritized') + n('waiting-children') + parked.due,
-        delayed: n('delayed') + parked.notYet,
+        // The queue's anchor (anchor.ts) is BullMQ's delayed job, not the outbox's.
+        delayed: Math.max(0, n('delayed') - parked.anchor) + parked.notYet,
         active: active - orphaned,
         delivered: n('completed'),
         failed: n('failed') - unknown,
@@ -261,16 +259,22 @@ function outboxOn(
       // The state first, then the job: a job read first and completed just after would be reported
       // `delivered` with the result it did not have yet when it was read.
       const read = await q.getJobState(id);
-      if (read === 'unknown') return undefined;
       // Active without its lock: its worker stopped renewing it (read in one step, so that a job that
       // ended meanwhile, dropping its lock, is not taken for one).
-      const bullState = read === 'active' && (await isOrphaned(redis, keyPrefix, id)) ? 'orphaned' : read;
-      const [job, [marker, error]] = await Promise.all([
-        q.getJob(id) as Promise<Job | undefined>,
-        redis.hmget(`${keyPrefix}${id}`, FIELD.state, FIELD.error),
+      const bullState =
+        read === 'active' && (await isOrphaned(redis, keyPrefix, q.toKey('active'), id)) ? 'orphaned' : read;
+      const [job, [end, error]] = await Promise.all([
+        read === 'unknown' ? undefined : (q.getJob(id) as Promise<Job | undefined>),
+        redis.hmget(recordKey(keyPrefix, id), FIELD.end, FIELD.error),
       ]);
-      if (!job) return undefined;
-      const status: OutboxJobStatus = { state: stateOf(bullState, marker ?? null) };
+      if (!job) {
+        // BullMQ no longer keeps it (its `clean()`), but the outbox's record says how it ended.
+        if (end !== 'delivered' && end !== 'failed' && end !== 'unknown') return undefined;
+        const status: OutboxJobStatus = { state: end };
+        if (error && end !== 'delivered') status.error = JSON.parse(error) as OutboxError;
+        return status;
+      }
+      const status: OutboxJobStatus = { state: stateOf(bullState, end ?? null) };
       if (status.state === 'delivered') status.result = job.returnvalue;
       else if (error) status.error = JSON.parse(error) as OutboxError;
       return status;
@@ -298,10 +302,13 @@ function outboxOn(
       const account = accountOption(cancelOptions, 'cancel');
       return cancelJob(
         accountSource(outbox, account),
-        async () => [await connection.producer(), (await open()).queue],
+        async () => {
+          const { queue: q } = await open();
+          return [await connection.producer(), q];
+        },
+        keyPrefix,
         key,
         account,
-        account === undefined ? undefined : cancelKeysOf(keyPrefix, account),
       );
     },
 
@@ -356,7 +363,8 @@ function outboxOn(
 /** What a worker needs of its outbox. */
 interface WorkDeps {
   readonly connection: QueueConnection;
-  readonly keyPrefix: string;
+  /** Where the outbox's keys are, and how long a final job is kept. */
+  readonly place: RecordPlace;
   readonly queue: LazyQueue;
   /** This process's dispatch loops, for `add` to wake: a worker adds its own while it runs. */
   readonly dispatchers: Set<Dispatcher>;
@@ -366,9 +374,10 @@ interface WorkDeps {
 
 /** `outbox.work`: a BullMQ worker for the outbox's jobs and, with accounts, a dispatch loop for their turns. */
 function workOn(
-  { connection, keyPrefix, queue, dispatchers, replyReserve }: WorkDeps,
+  { connection, place, queue, dispatchers, replyReserve }: WorkDeps,
   workOptions: OutboxWorkOptions,
 ): OutboxWorker {
+  const { keyPrefix } = place;
   const open = () => queue.open();
   checkConfig(WorkOptionsSchema, workOptions, 'outbox.work');
   const { account } = workOptions;
@@ -389,45 +398,59 @@ function workOn(
         keyPrefix,
         async () => (await open()).queue,
         concurrency,
+        place.retentionMs + DAY_MS,
         account,
       )
     : undefined;
   if (dispatcher) dispatchers.add(dispatcher);
   const running = queue.worker(
-    async (bull) => outboxProcessor(bull, await connection.commands(), keyPrefix, senders, replyReserve),
+    async (bull) => outboxProcessor(bull, await connection.commands(), place, senders, replyReserve),
     {
       concurrency,
       lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
       backoffStrategy: outboxBackoff,
       attach: (worker) => {
-        reportOutcomes(worker, events, () => connection.commands(), keyPrefix);
-        // A job of an account that ended gives its place in flight back, and its account a turn (and
-        // its order group's next job its place in the lane).
-        const ended = (job: Job<OutboxJobData> | undefined, final: boolean) => {
+        reportOutcomes(
+          worker,
+          events,
+          () => connection.commands(),
+          keyPrefix,
+          (name) => worker.toKey(name),
+        );
+        // A job that ended keeps how on its record; one of an account gives its place in flight back,
+        // and its account a turn (and its order group's next job its place in the lane).
+        const ended = (job: Job<OutboxJobData> | undefined, end: 'delivered' | 'failed' | undefined) => {
           const data = job?.data as Partial<OutboxJobData> | undefined;
           const account = data?.account;
-          if (!job?.id || typeof account !== 'string' || !final) return;
+          if (!job?.id || end === undefined) return;
+          const id = job.id;
           const ordered = typeof data?.orderGroup === 'string';
           connection
             .commands()
-            .then((r) => release(r, keyPrefix, account, job.id as string, ordered))
+            .then(async (r) => {
+              await markEnd(r, place, id, end);
+              if (typeof account === 'string') await release(r, keyPrefix, account, id, ordered);
+            })
             .then(() => dispatcher?.wake())
             .catch(() => {});
         };
-        worker.on('completed', (job: Job<OutboxJobData>) => ended(job, true));
+        worker.on('completed', (job: Job<OutboxJobData>) => ended(job, 'delivered'));
         worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) =>
           ended(
             job,
-            error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1),
+            error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1)
+              ? 'failed'
+              : undefined,
           ),
         );
       },
       endedUnknown,
       gate: async (bull, job: Job<OutboxJobData>, token) => {
         const redis = await connection.commands();
-        await holdIfNotMine(bull, redis, keyPrefix, job, token, senders);
-        await holdIfHeld(bull, redis, keyPrefix, job, token);
-        await holdUntilDue(bull, redis, keyPrefix, job, token);
+        await holdIfAnchor(bull, job, token);
+        await holdIfNotMine(bull, redis, place, job, token, senders);
+        await holdIfHeld(bull, redis, place, job, token);
+        await holdUntilDue(bull, redis, place, job, token);
       },
     },
   );

@@ -1,20 +1,28 @@
 /**
- * The "may have left" record of an outbox job: a field of the BullMQ job's own hash (so it goes with
- * the job), written by the worker that holds the job's lock just before each request leaves, removed
- * when that request ends without delivering.
+ * The outbox's own record of a job (`oa:job:<id>`, a hash under the outbox's keys, never BullMQ's job
+ * hash): the "may have left" mark, written by the worker that holds the job's lock just before each
+ * request leaves and removed when that request ends without delivering; how the job ended; the error
+ * kept with it; how many times a worker put it back before it began. A job of an account waiting for
+ * its turn keeps there also what BullMQ is given at its turn (its name, data and options).
  */
-import type { RedisClient } from '../redis/client.js';
+import type { IORedis, RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
+import { outboxKeys, recordKey } from './outbox-keys.js';
 
-/** The job hash fields this module adds (BullMQ ignores them). */
+/** The fields of a job's record. */
 export const FIELD = {
   /** JSON {@link SendRecord}: the send may have left. */
-  sent: 'oaSent',
-  /** `unknown` when the job ended so; unset otherwise. */
-  state: 'oaState',
+  sent: 'sent',
+  /** How the job ended: `delivered`, `failed` or `unknown`; unset before. */
+  end: 'end',
   /** JSON {@link OutboxError} of a job that failed or ended unknown. */
-  error: 'oaError',
+  error: 'error',
+  /** How many of the job's tries were put back before they began (BullMQ counted them started). */
+  backs: 'backs',
 } as const;
+
+/** How long past its retention a job's record is kept: BullMQ removes the job first. */
+const OUTLIVE_MS = 86_400_000;
 
 /** Who may have sent the job's request, and when. */
 export interface SendRecord {
@@ -28,45 +36,104 @@ export interface SendRecord {
   at: number;
 }
 
-// Written only by the lock holder, and only over nothing or its own run's record (each attempt of the
-// run writes it again): a worker whose lock was taken over (it stalled, another picked the job up)
-// cannot record, so its request does not leave.
+// Written only by the lock holder (KEYS[2], BullMQ's lock of the job, read), only while BullMQ keeps the
+// job (KEYS[3], read) and, for a job of an account (ARGV[4] '1'), while the outbox keeps its record (a
+// job cancelled or dropped with its queue has none), and only over nothing or its own run's record
+// (each attempt of the run writes it again): a worker whose lock was taken over (it stalled, another
+// picked the job up) cannot record, so its request does not leave.
 const RECORD = script(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
+if redis.call('EXISTS', KEYS[3]) == 0 then return 'gone' end
+if ARGV[4] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock' end
-local current = redis.call('HGET', KEYS[1], ARGV[3])
+local current = redis.call('HGET', KEYS[1], 'sent')
 if current and current ~= ARGV[2] then return 'taken' end
-redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
+redis.call('HSET', KEYS[1], 'sent', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 'ok'`);
 
 // Only the run that wrote the record removes it, once its request certainly did not deliver.
 const CLEAR = script(`
-if redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[1] then redis.call('HDEL', KEYS[1], ARGV[2]) end
+if redis.call('HGET', KEYS[1], 'sent') == ARGV[1] then redis.call('HDEL', KEYS[1], 'sent') end
 return 1`);
 
+/** What the record's calls need: where the outbox's keys are, and how long a final job is kept. */
+export interface RecordPlace {
+  readonly keyPrefix: string;
+  /** ms a final job is kept. */
+  readonly retentionMs: number;
+}
+
 /**
- * Writes `record` on the job unless the job is gone, its lock is not `token`'s or another run's record
- * is there; throws then, so that the request does not leave.
+ * Writes `record` on the job unless BullMQ no longer keeps it, its lock is not `token`'s, another run's
+ * record is there or (`ofAccount`) the outbox no longer keeps it; throws then, so that the request does
+ * not leave.
  */
 export async function writeRecord(
   redis: RedisClient,
-  jobKey: string,
+  place: RecordPlace,
+  jobId: string,
   token: string,
   record: string,
+  ofAccount: boolean,
 ): Promise<void> {
-  const answer = await runScript(redis, RECORD, [jobKey, `${jobKey}:lock`], [token, record, FIELD.sent]);
+  const jobKey = `${place.keyPrefix}${jobId}`;
+  const answer = await runScript(
+    redis,
+    RECORD,
+    [recordKey(place.keyPrefix, jobId), `${jobKey}:lock`, jobKey],
+    [token, record, place.retentionMs + OUTLIVE_MS, ofAccount ? '1' : '0'],
+  );
   if (answer !== 'ok') {
     throw new Error(`the outbox job is no longer this worker's to send (${String(answer)})`);
   }
 }
 
 /** Removes this run's record: its request certainly did not deliver, the next attempt may send. */
-export async function clearRecord(redis: RedisClient, jobKey: string, record: string): Promise<void> {
-  await runScript(redis, CLEAR, [jobKey], [record, FIELD.sent]);
+export async function clearRecord(
+  redis: RedisClient,
+  keyPrefix: string,
+  jobId: string,
+  record: string,
+): Promise<void> {
+  await runScript(redis, CLEAR, [recordKey(keyPrefix, jobId)], [record]);
 }
 
-// Unknown jobs among the failed ones: an id counts once the job is in the failed set; ids whose job
-// is gone (past retention) are dropped.
+/** The record's "may have left" mark and count of tries put back. */
+export async function readRecord(
+  redis: IORedis,
+  keyPrefix: string,
+  jobId: string,
+): Promise<{ sent: string | null; backs: number; exists: boolean }> {
+  const [sent, backs, name] = (await redis.hmget(
+    recordKey(keyPrefix, jobId),
+    FIELD.sent,
+    FIELD.backs,
+    'name',
+  )) as (string | null)[];
+  return { sent: sent ?? null, backs: Number(backs ?? 0), exists: name !== null || sent !== null };
+}
+
+// Sets one field of a record (ARGV[1]: its name, ARGV[2]: its value; ARGV[3] 'incr' to add ARGV[2]),
+// kept as long as the job is.
+const SET_FIELD = script(`
+if ARGV[3] == 'incr' then redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`);
+
+/** Keeps the error of a try that did not send on the job's record (`outbox.get` shows it). */
+export async function keepError(
+  redis: RedisClient,
+  place: RecordPlace,
+  jobId: string,
+  error: string,
+): Promise<void> {
+  const args = [FIELD.error, error, 'set', place.retentionMs + OUTLIVE_MS];
+  await runScript(redis, SET_FIELD, [recordKey(place.keyPrefix, jobId)], args);
+}
+
+// Unknown jobs among the failed ones: an id counts once the job is in BullMQ's failed set (KEYS[2],
+// read); ids whose record is gone (past retention) are dropped.
 const COUNT_UNKNOWN = script(`
 local n = 0
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -76,40 +143,60 @@ end
 return n`);
 
 /** How many jobs ended `unknown` and are still kept. */
-export async function countUnknown(redis: RedisClient, keyPrefix: string): Promise<number> {
-  const n = await runScript(
-    redis,
-    COUNT_UNKNOWN,
-    [`${keyPrefix}oa:unknown`, `${keyPrefix}failed`],
-    [keyPrefix],
-  );
-  return Number(n);
-}
-
-// Files the job among the unknown ones; marks its hash while the job is there.
-const MARK_UNKNOWN = script(`
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[3], 'unknown', ARGV[4], ARGV[5]) end
-return 1`);
-
-/** Files the job among the unknown ones (before it is moved to failed). */
-export async function markUnknown(
+export async function countUnknown(
   redis: RedisClient,
   keyPrefix: string,
+  failedKey: string,
+): Promise<number> {
+  const keys = outboxKeys(keyPrefix);
+  return Number(await runScript(redis, COUNT_UNKNOWN, [keys.unknown, failedKey], [keys.recordBase]));
+}
+
+// Files the job among the unknown ones and keeps why on its record, for as long as the job is kept.
+const MARK_UNKNOWN = script(`
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], 'end', 'unknown', 'error', ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return 1`);
+
+/** Files the job among the unknown ones (before BullMQ moves it to failed). */
+export async function markUnknown(
+  redis: RedisClient,
+  place: RecordPlace,
   jobId: string,
   error: string,
 ): Promise<void> {
-  const jobKey = `${keyPrefix}${jobId}`;
   await runScript(
     redis,
     MARK_UNKNOWN,
-    [`${keyPrefix}oa:unknown`, jobKey],
-    [Date.now(), jobId, FIELD.state, FIELD.error, error],
+    [outboxKeys(place.keyPrefix).unknown, recordKey(place.keyPrefix, jobId)],
+    [Date.now(), jobId, error, place.retentionMs + OUTLIVE_MS],
   );
 }
 
-// The active jobs, and those of them whose lock is gone (their worker stopped renewing it), in one step:
-// a job is made active with its lock, and its lock goes when it leaves active, both atomically.
+// How a job ended, kept on its record for as long as the job is kept (unless it ended unknown).
+const MARK_END = script(`
+if redis.call('HGET', KEYS[1], 'end') ~= 'unknown' then redis.call('HSET', KEYS[1], 'end', ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`);
+
+/** Keeps how a job ended (`delivered` or `failed`) on its record. */
+export async function markEnd(
+  redis: RedisClient,
+  place: RecordPlace,
+  jobId: string,
+  end: 'delivered' | 'failed',
+): Promise<void> {
+  await runScript(
+    redis,
+    MARK_END,
+    [recordKey(place.keyPrefix, jobId)],
+    [end, place.retentionMs + OUTLIVE_MS],
+  );
+}
+
+// The active jobs, and those of them whose lock is gone (their worker stopped renewing it), in one step
+// (reads of BullMQ's keys): a job is made active with its lock, and its lock goes when it leaves active.
 const COUNT_ACTIVE = script(`
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
 local orphaned = 0
@@ -119,15 +206,19 @@ end
 return {#ids, orphaned}`);
 
 /** How many jobs are active, and how many of those are orphaned (active without a lock). */
-export async function countActive(redis: RedisClient, keyPrefix: string): Promise<[number, number]> {
-  const [active, orphaned] = (await runScript(redis, COUNT_ACTIVE, [`${keyPrefix}active`], [keyPrefix])) as [
+export async function countActive(
+  redis: RedisClient,
+  keyPrefix: string,
+  activeKey: string,
+): Promise<[number, number]> {
+  const [active, orphaned] = (await runScript(redis, COUNT_ACTIVE, [activeKey], [keyPrefix])) as [
     number,
     number,
   ];
   return [Number(active), Number(orphaned)];
 }
 
-// Whether the job is active and its lock gone, in one step.
+// Whether the job is active and its lock gone, in one step (reads).
 const ORPHANED = script(`
 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   if id == ARGV[1] then return redis.call('EXISTS', KEYS[2]) == 0 and 1 or 0 end
@@ -135,17 +226,21 @@ end
 return 0`);
 
 /** Whether the job `jobId` is active without its lock: its worker stopped renewing it. */
-export async function isOrphaned(redis: RedisClient, keyPrefix: string, jobId: string): Promise<boolean> {
-  return (
-    Number(await runScript(redis, ORPHANED, [`${keyPrefix}active`, `${keyPrefix}${jobId}:lock`], [jobId])) ===
-    1
-  );
+export async function isOrphaned(
+  redis: RedisClient,
+  keyPrefix: string,
+  activeKey: string,
+  jobId: string,
+): Promise<boolean> {
+  return Number(await runScript(redis, ORPHANED, [activeKey, `${keyPrefix}${jobId}:lock`], [jobId])) === 1;
 }
 
 // A job the stalled check just handed out again: its data, and the try that was cut short (the tries
-// started, less the one begun since if a worker took it already: it is no longer waiting).
+// started less those put back before they began, less the one begun since if a worker took it
+// already: it is no longer waiting). Reads only.
 const ORPHAN_TRY = script(`
 local started = tonumber(redis.call('HGET', KEYS[1], 'ats') or '0') or 0
+started = started - (tonumber(redis.call('HGET', KEYS[5], 'backs') or '0') or 0)
 local waiting = redis.call('LPOS', KEYS[2], ARGV[1], 'RANK', -1, 'MAXLEN', 1000)
   or redis.call('LPOS', KEYS[3], ARGV[1], 'RANK', -1, 'MAXLEN', 1000)
   or redis.call('ZSCORE', KEYS[4], ARGV[1])
@@ -156,9 +251,16 @@ return {redis.call('HGET', KEYS[1], 'data') or '', started}`);
 export async function orphanTry(
   redis: RedisClient,
   keyPrefix: string,
+  toKey: (name: string) => string,
   jobId: string,
 ): Promise<{ data: string; attempt: number }> {
-  const keys = [`${keyPrefix}${jobId}`, `${keyPrefix}wait`, `${keyPrefix}paused`, `${keyPrefix}prioritized`];
+  const keys = [
+    `${keyPrefix}${jobId}`,
+    toKey('wait'),
+    toKey('paused'),
+    toKey('prioritized'),
+    recordKey(keyPrefix, jobId),
+  ];
   const [data, attempt] = (await runScript(redis, ORPHAN_TRY, keys, [jobId])) as [string, number];
   return { data, attempt: Number(attempt) };
 }
@@ -171,12 +273,8 @@ export async function redisNow(redis: Pick<IORedisTime, 'time'>): Promise<number
 
 type IORedisTime = { time(): Promise<(string | number)[]> };
 
-// A try that was put back before it began (picked up before its due time) is not a try.
-const UNSTART = script(`
-if tonumber(redis.call('HGET', KEYS[1], 'ats') or '0') > 0 then redis.call('HINCRBY', KEYS[1], 'ats', -1) end
-return 1`);
-
-/** Uncounts the start of a try that was put back before it began. */
-export async function unstart(redis: RedisClient, jobKey: string): Promise<void> {
-  await runScript(redis, UNSTART, [jobKey], []);
+/** Counts a try that was put back before it began (BullMQ counted it started): it is not a try. */
+export async function countBack(redis: RedisClient, place: RecordPlace, jobId: string): Promise<void> {
+  const args = [FIELD.backs, 1, 'incr', place.retentionMs + OUTLIVE_MS];
+  await runScript(redis, SET_FIELD, [recordKey(place.keyPrefix, jobId)], args);
 }

@@ -4,21 +4,23 @@
  * The design, on open-source BullMQ and Redis (BullMQ's groups are a Pro feature; a queue and a worker
  * per account cost connections and polling for every idle account):
  *
- * - **One BullMQ queue**, the outbox's own. A job with an `account` is a plain BullMQ job of that
- *   queue (id `a-<account>/<key>`: keys unique per account), so that everything the outbox does for
- *   one job holds as it is: the at-most-once record, `unknown`/`failed`/`delivered`, retries with
- *   backoff, the stalled check, tracing, events, retention. Until its turn it is **parked**: its hash
- *   is stored as BullMQ stores a job's (so `get`, a known key and `cancel` read it as one), but its id
- *   is in none of BullMQ's lists, so no BullMQ worker can take it; it is written by one script of
- *   ours for a whole chunk ({@link STORE}), not one of BullMQ's per job.
+ * - **One BullMQ queue**, the outbox's own. A job with an `account` becomes a plain BullMQ job of that
+ *   queue at its turn (id `a-<account>/<key>`: keys unique per account), so that everything the outbox
+ *   does for one job holds as it is: the at-most-once record, `unknown`/`failed`/`delivered`, retries
+ *   with backoff, the stalled check, tracing, events, retention. Until its turn it is **parked**: only
+ *   the outbox's own record of it is kept (`oa:job:<id>`, with what BullMQ is given at its turn), so
+ *   no BullMQ worker can take it and nothing of BullMQ's is written; the records of a whole chunk are
+ *   written by one script of ours ({@link STORE}), not one of BullMQ's per job.
  * - **Lanes.** Its id is in one of the account's two lanes (sorted sets scored by when it is
  *   due, then by the order added): `lane` for ordinary jobs, `bulk` for `bulk: true`. An account with
  *   a job in a lane is in **`ready`**, one sorted set for the outbox scored by when the account may
  *   next be served. Nothing else is kept per account; an account with nothing queued is in no
  *   structure a worker reads, so 10,000 idle accounts cost what 1 does.
  * - **Turns.** Each worker process runs one dispatch loop: one script ({@link ADMIT}) takes the account
- *   at the head of `ready` whose time has come, moves one job from its lanes into BullMQ's wait list
- *   (as BullMQ's own `promote` does) and puts the account back at the tail of `ready` (scored now):
+ *   at the head of `ready` whose time has come, takes one job from its lanes (the loop then hands it to
+ *   BullMQ with `Queue.addBulk`, its job id making that step idempotent: a job admitted by a loop
+ *   that stopped before BullMQ had it is in `handing`, and handed again by any loop a few seconds
+ *   later) and puts the account back at the tail of `ready` (scored now):
  *   accounts with work take turns, one job each, in every process alike. BullMQ's worker then runs
  *   the job as any other. The wait list is kept short (at most the worker's `concurrency`), so a job
  *   admitted for a small account starts after a few jobs, whatever the backlog of the others.
@@ -45,22 +47,27 @@
  *   place in its lane ({@link ORDER}). Until then the group's next job is not in BullMQ's lists, so
  *   no worker can start it while the previous one runs, retries or waits out a killed worker's lock.
  *   A job without a group is stored and admitted as before, with no read or write of these keys.
- * - **Crashes.** Admission is one script (a job is in a lane or in the wait list, never lost between);
+ * - **Crashes.** Admission is one script (a job is in a lane or in `handing` until BullMQ has it, never
+ *   lost between);
  *   a job's place in `inflight` is given back by its worker when it ends, and else dropped by `ADMIT`
  *   once the job is final or gone (a worker that died): nothing leaks. So is an order group: its
  *   holder's end is told by its worker, else found by `ADMIT`, which keeps looking at an account with
  *   jobs behind a group while it has jobs in flight ({@link ORDER_RECHECK_MS}).
  *
- * Keys (all under the queue's prefix, built in {@link turnKeys} and {@link accountKeys} only, and
- * joined the same way inside `STORE` and `ADMIT`): a script touches the queue's own keys and those of
- * its accounts, so that a hash tag in the queue's prefix keeps each script on one slot of a Redis
- * Cluster.
+ * - **Obliterated.** BullMQ's `obliterate()` cannot see these keys; the queue's anchor (anchor.ts)
+ *   tells the scripts, which then drop them: none of their jobs is sent.
+ *
+ * Keys: the outbox's own (outbox-keys.ts: all under `oa:` in the queue's prefix, joined the same way
+ * inside the scripts); BullMQ's are only read. A script touches the queue's keys and those of its
+ * accounts, so that a hash tag in the queue's prefix keeps each script on one slot of a Redis Cluster.
  */
 import type { Queue } from 'bullmq';
 import { sleep } from '../core/call-control.js';
 import type { RedisClient } from '../redis/client.js';
 import { runScript, script } from '../redis/script.js';
 import { NOW } from '../redis/scripts.js';
+import { VOID } from './anchor.js';
+import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys } from './outbox-keys.js';
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;
@@ -82,48 +89,8 @@ const ORDER_RECHECK_MS = 1000;
 /** The longest a dispatch loop sleeps with nothing to admit: a job added in another process waits no longer. */
 const IDLE_MS = 200;
 
-/** The outbox-wide keys of the turns. */
-function turnKeys(keyPrefix: string) {
-  return {
-    /** The accounts with work, scored by when each may next be served (ms). */
-    ready: `${keyPrefix}oa:ready`,
-    /** Every parked job (its id, scored as in its lane): what `counts` reads as waiting or delayed. */
-    parked: `${keyPrefix}oa:parked`,
-    /** Where the accounts' keys start: `accountKeys` adds the account. */
-    accountBase: `${keyPrefix}oa:acct:`,
-    /** Every account that stored a job, scored by when it first did: what `outbox.accounts()` lists. */
-    accounts: `${keyPrefix}oa:accounts`,
-  };
-}
-
-/** An account's member in `ready`, and the part of its keys that names it. */
-function accountTag(account: string): string {
-  return encodeURIComponent(account);
-}
-
-/** The part of an order group's keys that names it (no `:`: `groups` values are `<lane>:<group>`). */
-function groupTag(group: string): string {
-  return encodeURIComponent(group);
-}
-
-/** The keys of one account. `ADMIT` joins `accountBase .. tag .. ':' .. name` the same way. */
-function accountKeys(keyPrefix: string, account: string) {
-  const base = `${turnKeys(keyPrefix).accountBase}${accountTag(account)}:`;
-  return {
-    lane: `${base}lane`,
-    bulk: `${base}bulk`,
-    inflight: `${base}inflight`,
-    /** Every job of the account kept (for `counts` and `waitFor('all')` of one account). */
-    jobs: `${base}jobs`,
-    pause: `${base}pause`,
-    /** Set by an operator (`outbox.pause({ account })`) until `resume`: none of its jobs starts. */
-    held: `${base}held`,
-    /** The jobs waiting behind their order group's holder, scored as in a lane. */
-    queued: `${base}queued`,
-    /** The account's base: the order groups' keys are made from it in the scripts ({@link ORDER}). */
-    base,
-  };
-}
+/** The outbox-wide keys of the turns (see outbox-keys.ts). */
+const turnKeys = outboxKeys;
 
 /**
  * The order groups of an account, as Lua functions that scripts include after `NOW` (they read `now`).
@@ -175,44 +142,38 @@ local function orderEnded(k, id, ready, tag)
 end
 `;
 
-/**
- * A job's options as BullMQ keeps them in its hash (as its `optsAsJSON` writes them: the telemetry's
- * `metadata` as `tm`), so that BullMQ reads a parked job as one it stored.
- */
-export function storedOpts(opts: Readonly<Record<string, unknown>>): string {
-  const { telemetry, ...rest } = opts as { telemetry?: { metadata?: string } };
-  return JSON.stringify(telemetry?.metadata === undefined ? rest : { ...rest, tm: telemetry.metadata });
-}
-
-// Stores jobs of accounts: each, unless its job is stored already (a known key, then left as it is),
-// as BullMQ stores a job (its hash, the same fields), but in no list of BullMQ's: only in its
-// account's lane, its account's index and the outbox's `parked`, its account in `ready`. A job and its
-// lane are written in one step, so that no add that stops half-way leaves a job without its lane. A
-// chunk's lanes and indexes are written in a few variadic commands (per account, then `parked` and
-// `ready`), not a script of BullMQ's a job: what an `addMany` of accounts costs is mostly this script.
-// A lane's score is when its job is due, the later of its due time and now (ms, Redis's clock), times
-// 1,000, plus its order in its chunk: of jobs due in the same ms, the first added goes first. A job of
-// an order group ('' for none) becomes its group's holder and goes in its lane when the group has
-// none, else it waits behind it (see ORDER): in `queued` and at the end of the group's list, in no lane.
-// KEYS: ready, parked, accounts. ARGV: account base, job prefix, then per job: tag, id, due (ms, 0: now), index,
-// lane ('lane' or 'bulk'), name, data, opts, group tag. Answers, per job, 1 if its key was known, else 0.
-const STORE = script(`${NOW}
-local base, jobPrefix = ARGV[1], ARGV[2]
+// Stores jobs of accounts: each, unless its key is known (its record or BullMQ's job is there: then left
+// as it is), as the outbox's own record of it (what BullMQ is given at its turn: its name, data and
+// options), in its account's lane, its account's index and the outbox's `parked`, its account in
+// `ready`; nothing of BullMQ's is written until its turn. A job and its lane are written in one step, so
+// that no add that stops half-way leaves a job without its lane. A chunk's lanes and indexes are written
+// in a few variadic commands (per account, then `parked` and `ready`): what an `addMany` of accounts
+// costs is mostly this script. A lane's score is when its job is due, the later of its due time and now
+// (ms, Redis's clock), times 1,000, plus its order in its chunk: of jobs due in the same ms, the first
+// added goes first. A job of an order group ('' for none) becomes its group's holder and goes in its
+// lane when the group has none, else it waits behind it (see ORDER): in `queued` and at the end of the
+// group's list, in no lane. A queue whose anchor is gone (obliterated) first drops what the outbox kept
+// (VOID).
+// KEYS: ready, parked, accounts. ARGV: queue prefix, account base, record base, then per job: tag, id,
+// due (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts, group tag. Answers whether the
+// queue is anchored (1 or 0), then per job 1 if its key was known, else 0.
+const STORE = script(`${NOW}${VOID}
+local prefix, base, recordBase = ARGV[1], ARGV[2], ARGV[3]
+voided(prefix)
 -- A command's arguments go in slices: Lua's unpack is bounded.
 local function zadd(key, flag, list)
   for s = 1, #list, 1000 do redis.call('ZADD', key, flag, unpack(list, s, math.min(s + 999, #list))) end
 end
 local known, tags, byTag, parked = {}, {}, {}, {}
-for i = 3, #ARGV, 9 do
+for i = 4, #ARGV, 9 do
   local tag, id, due, lane = ARGV[i], ARGV[i + 1], math.max(now, tonumber(ARGV[i + 2])), ARGV[i + 4]
   local score = due * 1000 + tonumber(ARGV[i + 3]) % 1000
-  local jobKey = jobPrefix .. id
-  if redis.call('EXISTS', jobKey) == 1 then
+  local recordKey = recordBase .. id
+  if redis.call('EXISTS', recordKey) == 1 or redis.call('EXISTS', prefix .. id) == 1 then
     known[#known + 1] = 1
   else
     known[#known + 1] = 0
-    redis.call('HSET', jobKey, 'name', ARGV[i + 5], 'data', ARGV[i + 6], 'opts', ARGV[i + 7],
-      'timestamp', now, 'delay', 0, 'priority', 0)
+    redis.call('HSET', recordKey, 'name', ARGV[i + 5], 'data', ARGV[i + 6], 'opts', ARGV[i + 7], 'at', now)
     local g = byTag[tag]
     if not g then
       g = { lane = {}, bulk = {}, jobs = {}, first = nil }
@@ -265,9 +226,10 @@ for _, tag in ipairs(tags) do
   seen[#seen + 1] = tag
 end
 zadd(KEYS[3], 'NX', seen)
+table.insert(known, 1, redis.call('EXISTS', prefix .. 'oa:anchored'))
 return known`);
 
-/** A job of an account as `storeParked` stores it: BullMQ's fields of it, and its place in its lanes. */
+/** A job of an account as `storeParked` stores it: what BullMQ is given at its turn, and its place in its lanes. */
 export interface ParkedJob {
   account: string;
   id: string;
@@ -278,7 +240,7 @@ export interface ParkedJob {
   bulk: boolean;
   /** Its order group (`orderGroup`): admitted only once the group's jobs added before it ended. */
   orderGroup?: string | undefined;
-  /** BullMQ's `name`, `data` and `opts` fields, as BullMQ would store them. */
+  /** What BullMQ's `Queue.add` is given at its turn: the job's name, its data and options as JSON. */
   name: string;
   data: string;
   opts: string;
@@ -286,16 +248,17 @@ export interface ParkedJob {
 
 /**
  * Stores jobs of accounts in their lanes, their accounts in `ready`, in one script for the chunk (see
- * `STORE`). Answers, for each job, whether its key was known (and so left as it was).
+ * `STORE`). Answers, for each job, whether its key was known (and so left as it was), and whether the
+ * queue is anchored (see anchor.ts).
  */
 export async function storeParked(
   redis: RedisClient,
   keyPrefix: string,
   jobs: readonly ParkedJob[],
-): Promise<boolean[]> {
-  if (jobs.length === 0) return [];
+): Promise<{ known: boolean[]; anchored: boolean }> {
+  if (jobs.length === 0) return { known: [], anchored: true };
   const keys = turnKeys(keyPrefix);
-  const args: (string | number)[] = [keys.accountBase, keyPrefix];
+  const args: (string | number)[] = [keyPrefix, keys.accountBase, keys.recordBase];
   // A chunk's jobs are often of a few accounts (a campaign's): each account's tag made once.
   const tags = new Map<string, string>();
   for (const job of jobs) {
@@ -308,24 +271,51 @@ export async function storeParked(
     const group = job.orderGroup === undefined ? '' : groupTag(job.orderGroup);
     args.push(tag, job.id, job.due, job.index, lane, job.name, job.data, job.opts, group);
   }
-  const known = (await runScript(redis, STORE, [keys.ready, keys.parked, keys.accounts], args)) as number[];
-  return known.map((n) => Number(n) === 1);
+  const [anchored, ...known] = (await runScript(
+    redis,
+    STORE,
+    [keys.ready, keys.parked, keys.accounts],
+    args,
+  )) as number[];
+  return { known: known.map((n) => Number(n) === 1), anchored: Number(anchored) === 1 };
 }
 
-// One turn: the account at the head of `ready`, if its time has come, gives one job to BullMQ's wait
-// list (its `lane` first, `bulk` only under BULK_CAP) and goes to the tail; an account with nothing it
-// may send now is scored for when it may (a due time, its cap, a pause), or leaves `ready`.
-// KEYS: ready, parked, wait, meta, marker, events, completed, failed.
-// ARGV: job prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, the one account
-// served ('' for every account), and the order recheck ms. A job of an order group found ended (or
-// gone) here, its end not told by a worker, lets its group's next job into its lane (ORDER).
-// Admits jobs, one per account in turn, until the wait list holds `most jobs waiting`. Answers
-// {admitted, ms}: look again in ms (0: at once, -1: nobody is ready).
-const ADMIT = script(`${NOW}${ORDER}
-local jobPrefix, base = ARGV[1], ARGV[2]
+// One turn: the account at the head of `ready`, if its time has come, gives one job (its `lane` first,
+// `bulk` only under BULK_CAP) and goes to the tail; an account with nothing it may send now is scored
+// for when it may (a due time, its cap, a pause), or leaves `ready`. A job given is in its account's
+// `inflight` and in `handing` (the outbox's keys) and is answered, with what BullMQ's `Queue.add` is
+// given, for the dispatcher to hand to BullMQ; `handing` keeps it until BullMQ has it, so that a
+// dispatcher that stopped in between is made up for: a job in `handing` for longer than the stale ms
+// (its record there, never sent nor ended, and not in BullMQ) is answered again (BullMQ's add of a job
+// id it keeps is a no-op). A queue whose anchor is gone (obliterated) first drops what the outbox kept.
+// KEYS: ready, parked, wait, handing, completed, failed (BullMQ's `wait`, `completed` and `failed`
+// are only read).
+// ARGV: queue prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, the one account
+// served ('' for every account), the order recheck ms, the record base, the stale ms, and how long a
+// record is kept. A job of an order group found ended (or gone) here, its end not told by a worker, lets
+// its group's next job into its lane (ORDER).
+// Gives jobs, one per account in turn, until BullMQ's wait list and `handing` hold `most jobs waiting`.
+// Answers {jobs, ms}: jobs as id, name, data, opts, id, ...; look again in ms (0: at once, -1: nobody
+// is ready).
+const ADMIT = script(`${NOW}${ORDER}${VOID}
+local prefix, base, recordBase = ARGV[1], ARGV[2], ARGV[9]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local room = maxWait - redis.call('LLEN', KEYS[3])
-if room <= 0 then return {0, 20} end
+local out = {}
+if voided(prefix) then return {out, -1} end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[10]), 'LIMIT', 0, 100)) do
+  local f = redis.call('HMGET', recordBase .. id, 'name', 'data', 'opts', 'sent', 'end')
+  if f[1] and not f[4] and not f[5] and redis.call('EXISTS', prefix .. id) == 0 then
+    redis.call('ZADD', KEYS[4], now, id)
+    out[#out + 1] = id
+    out[#out + 1] = f[1]
+    out[#out + 1] = f[2]
+    out[#out + 1] = f[3]
+  else
+    redis.call('ZREM', KEYS[4], id)
+  end
+end
+local room = maxWait - redis.call('LLEN', KEYS[3]) - redis.call('ZCARD', KEYS[4])
+if room <= 0 then return {out, 20} end
 local admitted = 0
 for _ = 1, 25 + room do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -333,9 +323,9 @@ for _ = 1, 25 + room do
     local score = redis.call('ZSCORE', KEYS[1], ARGV[7])
     head = score and {ARGV[7], score} or {}
   end
-  if #head == 0 then return {admitted, -1} end
+  if #head == 0 then return {out, -1} end
   local tag, at = head[1], tonumber(head[2])
-  if at > now then return {admitted, at - now} end
+  if at > now then return {out, at - now} end
   local k = base .. tag .. ':'
   local paused = redis.call('PTTL', k .. 'pause')
   if redis.call('EXISTS', k .. 'held') == 1 then
@@ -347,8 +337,9 @@ for _ = 1, 25 + room do
   else
     local inflight = k .. 'inflight'
     for _, id in ipairs(redis.call('ZRANGE', inflight, 0, -1)) do
-      if redis.call('ZSCORE', KEYS[7], id) or redis.call('ZSCORE', KEYS[8], id)
-        or redis.call('EXISTS', jobPrefix .. id) == 0 then
+      if redis.call('ZSCORE', KEYS[5], id) or redis.call('ZSCORE', KEYS[6], id)
+        or redis.call('EXISTS', recordBase .. id) == 0
+        or (redis.call('EXISTS', prefix .. id) == 0 and not redis.call('ZSCORE', KEYS[4], id)) then
         redis.call('ZREM', inflight, id)
         orderEnded(k, id, KEYS[1], tag)
       end
@@ -371,14 +362,17 @@ for _ = 1, 25 + room do
       redis.call('ZREM', pick[1], id)
       redis.call('ZREM', KEYS[2], id)
       redis.call('ZADD', KEYS[1], now, tag)
-      if redis.call('EXISTS', jobPrefix .. id) == 1 then
-        -- As BullMQ's promote: to the wait list, its marker set (not while the queue is paused).
-        redis.call('LPUSH', KEYS[3], id)
-        if redis.call('HEXISTS', KEYS[4], 'paused') == 0 then redis.call('ZADD', KEYS[5], 0, '0') end
-        redis.call('XADD', KEYS[6], 'MAXLEN', '~', 10000, '*', 'event', 'waiting', 'jobId', id)
+      local f = redis.call('HMGET', recordBase .. id, 'name', 'data', 'opts')
+      if f[1] then
+        redis.call('PEXPIRE', recordBase .. id, ARGV[11])
+        redis.call('ZADD', KEYS[4], now, id)
         redis.call('ZADD', inflight, now, id)
+        out[#out + 1] = id
+        out[#out + 1] = f[1]
+        out[#out + 1] = f[2]
+        out[#out + 1] = f[3]
         admitted = admitted + 1
-        if admitted >= room then return {admitted, 0} end
+        if admitted >= room then return {out, 0} end
       else
         orderEnded(k, id, KEYS[1], tag)
       end
@@ -392,7 +386,13 @@ for _ = 1, 25 + room do
     end
   end
 end
-return {admitted, 0}`);
+return {out, 0}`);
+
+// Jobs BullMQ has now (ARGV: their ids) leave `handing` (KEYS[1]).
+const HANDED = script(`for i = 1, #ARGV, 1000 do
+  redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return 1`);
 
 // A job of the account ended: its place in flight is free, and the account may take a turn now. A job
 // of an order group (ARGV[3]: the account's base, else '') lets the group's next job into its lane.
@@ -433,28 +433,33 @@ export async function pauseAccount(redis: RedisClient, keyPrefix: string, accoun
   await runScript(redis, PAUSE, keys, [Math.max(1, Math.ceil(ms)), accountTag(account)]);
 }
 
-// Where each kept job of one account stands (ids of jobs gone past their retention are dropped):
-// {waiting, delayed, active, orphaned, delivered, failed, unknown}, the ids not final, whether the
-// account is held (1 or 0), and how long its oldest job due in its lanes has waited (ms, -1: none).
+// Where each kept job of one account stands (ids whose record is gone, past their retention, are
+// dropped): {waiting, delayed, active, orphaned, delivered, failed, unknown}, the ids not final, whether
+// the account is held (1 or 0), and how long its oldest job due in its lanes has waited (ms, -1: none).
+// How a job ended is read from its record, else from BullMQ's sets (read only: a worker that died
+// before it kept the end).
 // KEYS: jobs, lane, bulk, completed, failed, delayed, active, unknown, queued (behind an order group),
-// held. ARGV: job prefix, 1 to list.
-const ACCOUNT_STATES = script(`${NOW}
+// held. ARGV: queue prefix, record base, 1 to list.
+const ACCOUNT_STATES = script(`${NOW}${VOID}
 local c = {0, 0, 0, 0, 0, 0, 0}
 local open = {}
+if voided(ARGV[1]) then return {c, open, 0, -1} end
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local jobKey = ARGV[1] .. id
-  if redis.call('EXISTS', jobKey) == 0 then redis.call('ZREM', KEYS[1], id)
-  elseif redis.call('ZSCORE', KEYS[4], id) then c[5] = c[5] + 1
+  local ended = redis.call('HGET', ARGV[2] .. id, 'end')
+  if redis.call('EXISTS', ARGV[2] .. id) == 0 then redis.call('ZREM', KEYS[1], id)
+  elseif ended == 'delivered' or redis.call('ZSCORE', KEYS[4], id) then c[5] = c[5] + 1
+  elseif ended == 'unknown' then c[7] = c[7] + 1
+  elseif ended == 'failed' then c[6] = c[6] + 1
   elseif redis.call('ZSCORE', KEYS[5], id) then
     if redis.call('ZSCORE', KEYS[8], id) then c[7] = c[7] + 1 else c[6] = c[6] + 1 end
   else
-    if ARGV[2] == '1' then open[#open + 1] = id end
+    if ARGV[3] == '1' then open[#open + 1] = id end
     local s = redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id)
       or redis.call('ZSCORE', KEYS[9], id)
     if s then
       if math.floor(tonumber(s) / 1000) > now then c[2] = c[2] + 1 else c[1] = c[1] + 1 end
     elseif redis.call('ZSCORE', KEYS[6], id) then c[2] = c[2] + 1
-    elseif redis.call('EXISTS', jobKey .. ':lock') == 1 then c[3] = c[3] + 1
+    elseif redis.call('EXISTS', ARGV[1] .. id .. ':lock') == 1 then c[3] = c[3] + 1
     elseif redis.call('LPOS', KEYS[7], id) then c[4] = c[4] + 1
     else c[1] = c[1] + 1 end
   end
@@ -486,12 +491,13 @@ export async function accountStates(
     queue.toKey('failed'),
     queue.toKey('delayed'),
     queue.toKey('active'),
-    `${keyPrefix}oa:unknown`,
+    turnKeys(keyPrefix).unknown,
     a.queued,
     a.held,
   ];
   const [counts, open, held, oldest] = (await runScript(redis, ACCOUNT_STATES, keys, [
     keyPrefix,
+    turnKeys(keyPrefix).recordBase,
     list ? '1' : '0',
   ])) as [number[], string[], number, number];
   const oldestMs = Number(oldest);
@@ -603,8 +609,9 @@ export async function laneIds(
 }
 
 // Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes or behind its
-// order group (KEYS: lane, bulk, queued), else nothing.
-const LANE_OF = script(`${NOW}
+// order group (KEYS: lane, bulk, queued), else nothing. ARGV: the job id, the queue prefix.
+const LANE_OF = script(`${NOW}${VOID}
+if voided(ARGV[2]) then return false end
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1])
   or redis.call('ZSCORE', KEYS[3], ARGV[1])
 if not score then return false end
@@ -623,71 +630,131 @@ export async function parkedState(
   id: string,
 ): Promise<'waiting' | 'delayed' | undefined> {
   const a = accountKeys(keyPrefix, account);
-  const state = await runScript(redis, LANE_OF, [a.lane, a.bulk, a.queued], [id]);
+  const state = await runScript(redis, LANE_OF, [a.lane, a.bulk, a.queued], [id, keyPrefix]);
   return state === 'waiting' || state === 'delayed' ? state : undefined;
 }
 
-// How many parked jobs there are, and how many of them are due.
-const PARKED = script(`${NOW}
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now * 1000 + 999)}`);
-
-/** How many parked jobs are due (`waiting`) and how many are not yet (`delayed`), all accounts. */
-export async function parkedCounts(redis: RedisClient, keyPrefix: string) {
-  const [all, due] = (await runScript(redis, PARKED, [turnKeys(keyPrefix).parked], [])) as [number, number];
-  return { due: Number(due), notYet: Number(all) - Number(due) };
-}
-
-// A page of the parked job ids (KEYS[1]: parked) in the order they are due: those due now (ARGV[1]
-// 'waiting') or not yet (else), ARGV[2] of them skipped, at most ARGV[3] (-1: all).
-const PARKED_PAGE = script(`${NOW}
-local edge = ms(now * 1000 + 999)
-if ARGV[1] == 'waiting' then
-  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', edge, 'LIMIT', ARGV[2], ARGV[3])
-end
-return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. edge, '+inf', 'LIMIT', ARGV[2], ARGV[3])`);
+// How many parked jobs there are (KEYS[1]), how many of them are due, and whether the queue's anchor is
+// among BullMQ's delayed jobs (KEYS[2], read): BullMQ's count of them leaves it out. ARGV: the queue prefix.
+const PARKED = script(`${NOW}${VOID}
+voided(ARGV[1])
+local anchor = redis.call('ZSCORE', KEYS[2], '${ANCHOR_ID}') and 1 or 0
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now * 1000 + 999), anchor}`);
 
 /**
- * A page of the parked jobs' ids, all accounts, in the order they are due: those due (`waiting`, as
- * {@link parkedCounts} counts them) or not yet (`delayed`); `skip` of them skipped, at most `take`
- * (`Infinity`: all the rest).
+ * How many parked jobs are due (`waiting`) and how many are not yet (`delayed`), all accounts, and how
+ * many of BullMQ's delayed jobs are the queue's anchor (0 or 1: see anchor.ts).
  */
-export async function parkedIds(
+export async function parkedCounts(redis: RedisClient, keyPrefix: string, delayedKey: string) {
+  const [all, due, anchor] = (await runScript(
+    redis,
+    PARKED,
+    [turnKeys(keyPrefix).parked, delayedKey],
+    [keyPrefix],
+  )) as [number, number, number];
+  return { due: Number(due), notYet: Number(all) - Number(due), anchor: Number(anchor) };
+}
+
+// A page of the parked jobs (KEYS[1]: parked) in the order they are due: those due now (ARGV[1]
+// 'waiting') or not yet (else), ARGV[2] of them skipped, at most ARGV[3] (-1: all), each as its id, then
+// its record's name, data, options and when it was added. ARGV[4]: the queue prefix, ARGV[5]: the record
+// base.
+const PARKED_PAGE = script(`${NOW}${VOID}
+if voided(ARGV[4]) then return {} end
+local edge = ms(now * 1000 + 999)
+local ids
+if ARGV[1] == 'waiting' then
+  ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', edge, 'LIMIT', ARGV[2], ARGV[3])
+else
+  ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. edge, '+inf', 'LIMIT', ARGV[2], ARGV[3])
+end
+local out = {}
+for _, id in ipairs(ids) do
+  local f = redis.call('HMGET', ARGV[5] .. id, 'name', 'data', 'opts', 'at')
+  if f[1] then
+    out[#out + 1] = id
+    out[#out + 1] = f[1]
+    out[#out + 1] = f[2]
+    out[#out + 1] = f[3]
+    out[#out + 1] = f[4] or '0'
+  end
+end
+return out`);
+
+/** A parked job as its record keeps it: what BullMQ is given at its turn, and when it was added. */
+export interface ParkedRecord {
+  id: string;
+  name: string;
+  /** Its data, as JSON. */
+  data: string;
+  /** Its BullMQ options, as JSON. */
+  opts: string;
+  /** When it was added (ms, Redis's clock). */
+  at: number;
+}
+
+// A job's record while it waits for its turn (KEYS[1]: parked, read): its name, data, options and when
+// it was added; nothing once admitted (BullMQ has it then) or gone. ARGV: the id, the record base.
+const PARKED_RECORD = script(`if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return false end
+local f = redis.call('HMGET', ARGV[2] .. ARGV[1], 'name', 'data', 'opts', 'at')
+if not f[1] then return false end
+return {f[1], f[2], f[3], f[4] or '0'}`);
+
+/** The record of job `id` while it waits for its account's turn (parked), else `undefined`. */
+export async function parkedRecord(
+  redis: RedisClient,
+  keyPrefix: string,
+  id: string,
+): Promise<ParkedRecord | undefined> {
+  const keys = turnKeys(keyPrefix);
+  const f = (await runScript(redis, PARKED_RECORD, [keys.parked], [id, keys.recordBase])) as string[] | null;
+  if (!f) return undefined;
+  return { id, name: f[0] as string, data: f[1] as string, opts: f[2] as string, at: Number(f[3]) };
+}
+
+/**
+ * A page of the parked jobs, all accounts, in the order they are due: those due (`waiting`, as
+ * {@link parkedCounts} counts them) or not yet (`delayed`); `skip` of them skipped, at most `take`
+ * (`Infinity`: all the rest). One cancelled meanwhile is left out.
+ */
+export async function parkedRecords(
   redis: RedisClient,
   keyPrefix: string,
   state: 'waiting' | 'delayed',
   skip: number,
   take: number,
-): Promise<string[]> {
+): Promise<ParkedRecord[]> {
   if (take <= 0) return [];
   const count = Number.isFinite(take) ? take : -1;
-  return (await runScript(
+  const keys = turnKeys(keyPrefix);
+  const flat = (await runScript(
     redis,
     PARKED_PAGE,
-    [turnKeys(keyPrefix).parked],
-    [state, skip, count],
+    [keys.parked],
+    [state, skip, count, keyPrefix, keys.recordBase],
   )) as string[];
+  const out: ParkedRecord[] = [];
+  for (let i = 0; i < flat.length; i += 5) {
+    out.push({
+      id: flat[i] as string,
+      name: flat[i + 1] as string,
+      data: flat[i + 2] as string,
+      opts: flat[i + 3] as string,
+      at: Number(flat[i + 4]),
+    });
+  }
+  return out;
 }
 
-/**
- * What a cancel of a job of `account` takes it out of, in the same step as BullMQ's lists (the
- * outbox's `CANCEL`, which includes {@link ORDER}): its lanes and indexes (`keys`: lane, bulk, jobs,
- * parked, ready, queued), its account (`tag`) out of `ready` when its lanes are left empty, and its
- * order group (the account's `base`), whose next job takes its place when it held the group.
- */
-export function cancelKeysOf(
-  keyPrefix: string,
-  account: string,
-): { keys: string[]; tag: string; base: string } {
-  const a = accountKeys(keyPrefix, account);
-  const { parked, ready } = turnKeys(keyPrefix);
-  return { keys: [a.lane, a.bulk, a.jobs, parked, ready, a.queued], tag: accountTag(account), base: a.base };
-}
+/** How long a job may stay in `handing` before a dispatch loop hands it to BullMQ again. */
+const HANDOFF_STALE_MS = 5000;
 
 /**
- * The dispatch loop of one worker process: admits one job at a time into BullMQ's wait list, in
- * turns across accounts, while the list holds fewer than `concurrency` jobs. With nothing to admit it
- * sleeps until the next account's time, at most {@link IDLE_MS}; `wake()` (a job added or ended in
- * this process) ends the sleep at once.
+ * The dispatch loop of one worker process: admits jobs in turns across accounts and hands them to
+ * BullMQ (`Queue.addBulk`, each under its job id: an add that is made again is a no-op), while BullMQ's
+ * wait list holds fewer than `concurrency` jobs. With nothing to admit it sleeps until the next
+ * account's time, at most {@link IDLE_MS}; `wake()` (a job added or ended in this process) ends the
+ * sleep at once.
  */
 export class Dispatcher {
   #stopped = false;
@@ -699,6 +766,8 @@ export class Dispatcher {
     private readonly keyPrefix: string,
     private readonly queue: () => Promise<Queue>,
     private readonly concurrency: number,
+    /** How long a job's record is kept once it is handed to BullMQ (its retention and more). */
+    private readonly recordTtlMs: number,
     private readonly only?: string,
   ) {
     this.#done = this.#run();
@@ -708,39 +777,62 @@ export class Dispatcher {
     this.#nap?.wake();
   }
 
-  async #run(): Promise<void> {
+  /** One turn: the jobs admitted, handed to BullMQ; how long to wait before the next (0: at once). */
+  async #turn(): Promise<number> {
     const keys = turnKeys(this.keyPrefix);
+    const [redis, queue] = await Promise.all([this.redis(), this.queue()]);
+    const [jobs, asked] = (await runScript(
+      redis,
+      ADMIT,
+      [
+        keys.ready,
+        keys.parked,
+        queue.toKey('wait'),
+        keys.handing,
+        queue.toKey('completed'),
+        queue.toKey('failed'),
+      ],
+      [
+        this.keyPrefix,
+        keys.accountBase,
+        ACCOUNT_CAP,
+        BULK_CAP,
+        this.concurrency,
+        RECHECK_MS,
+        this.only === undefined ? '' : accountTag(this.only),
+        ORDER_RECHECK_MS,
+        keys.recordBase,
+        HANDOFF_STALE_MS,
+        this.recordTtlMs,
+      ],
+    )) as [string[], number];
+    if (jobs.length > 0) {
+      const ids: string[] = [];
+      const adds = [];
+      for (let i = 0; i < jobs.length; i += 4) {
+        const id = jobs[i] as string;
+        ids.push(id);
+        const opts = JSON.parse(jobs[i + 3] as string) as Record<string, unknown>;
+        adds.push({
+          name: jobs[i + 1] as string,
+          data: JSON.parse(jobs[i + 2] as string),
+          opts: { ...opts, jobId: id },
+        });
+      }
+      // Should this fail, the jobs stay in `handing`: a dispatch loop hands them again.
+      await queue.addBulk(adds as never);
+      await runScript(redis, HANDED, [keys.handing], ids);
+    }
+    return Number(asked);
+  }
+
+  async #run(): Promise<void> {
     let failures = 0;
     while (!this.#stopped) {
       let waitMs: number;
       try {
-        const [redis, queue] = await Promise.all([this.redis(), this.queue()]);
-        const answer = (await runScript(
-          redis,
-          ADMIT,
-          [
-            keys.ready,
-            keys.parked,
-            queue.toKey('wait'),
-            queue.toKey('meta'),
-            queue.toKey('marker'),
-            queue.toKey('events'),
-            queue.toKey('completed'),
-            queue.toKey('failed'),
-          ],
-          [
-            this.keyPrefix,
-            keys.accountBase,
-            ACCOUNT_CAP,
-            BULK_CAP,
-            this.concurrency,
-            RECHECK_MS,
-            this.only === undefined ? '' : accountTag(this.only),
-            ORDER_RECHECK_MS,
-          ],
-        )) as [number, number];
+        const asked = await this.#turn();
         failures = 0;
-        const asked = Number(answer[1]);
         // More to look at now (the wait list had room left, or more accounts to look at).
         if (asked === 0) continue;
         waitMs = asked < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(1, asked));
@@ -758,7 +850,7 @@ export class Dispatcher {
 
   /**
    * Stops admitting. Does not wait for a call to Redis in flight (a Redis that is down cannot hold a
-   * shutdown): a job it admits still goes to the wait list, for any worker.
+   * shutdown): a job it admitted is handed to BullMQ by this loop if it can, else by another's.
    */
   stop(): void {
     this.#stopped = true;

@@ -26,6 +26,7 @@ export interface IORedis extends RedisClient {
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   hset(key: string, field: string, value: string): Promise<unknown>;
   xadd(key: string, ...args: (string | number)[]): Promise<unknown>;
+  xread(...args: (string | number)[]): Promise<[string, [string, string[]][]][] | null>;
   time(): Promise<(string | number)[]>;
   info(section: string): Promise<string>;
   /** A Cluster's connections to its nodes of `role`. */

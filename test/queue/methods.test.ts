@@ -66,7 +66,7 @@ describe.skipIf(!REDIS_SERVER)('outbox methods', () => {
     const { client } = await setup(
       tokensThen(async (req, res) => {
         const key = ENTRIES.find((e) => req.url?.includes(pathOf(e.method)))?.key ?? '?';
-        recordsAtSend.push(await shared.redis.hget(`bull:m:k-${key}`, 'oaSent'));
+        recordsAtSend.push(await shared.redis.hget(`bull:m:oa:job:k-${key}`, 'sent'));
         if (req.url?.includes('/message/')) return json(res, 200, { data: RECORD });
         return json(res, 201, { data: req.url?.includes('greeting') ? DEFAULT_GREETING : 'success' });
       }),

@@ -78,8 +78,8 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     await outbox.add('sendGreeting', { user_id: 'u2' }, { key: 'greeted' });
     await outbox.add('sendText', { user_id: 'u1', msg: 'y' }, { key: 'was-in-flight' });
     await shared.redis.hset(
-      'bull:events:k-was-in-flight',
-      'oaSent',
+      'bull:events:oa:job:k-was-in-flight',
+      'sent',
       JSON.stringify({ token: 't', pid: 7, host: 'h', at: 1 }),
     );
     const states: Record<string, string | undefined> = {};
@@ -192,9 +192,9 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     await outbox.add('sendText', { user_id: 'u1', msg: 'once' }, { key: 'once' });
     await until(1);
     // What a client re-sending an XADD whose answer a Redis restart cut off leaves in the stream.
-    const stream = 'bull:twice:events';
+    const stream = 'bull:twice:oa:events';
     const entries = (await shared.redis.xrange(stream, '-', '+')) as [string, string[]][];
-    const copy = entries.find(([, fields]) => fields.includes('oa-outbox'));
+    const copy = entries.find(([, fields]) => fields.includes('outcome'));
     expect(copy).toBeDefined();
     await shared.redis.xadd(stream, '*', ...(copy?.[1] ?? []));
     await outbox.add('sendText', { user_id: 'u1', msg: 'after' }, { key: 'after' });
@@ -207,7 +207,7 @@ describe.skipIf(!REDIS_SERVER)('outbox events', () => {
     ]);
   });
 
-  /** The ids of the clients blocked reading a stream (a QueueEvents reader), from Redis's CLIENT LIST. */
+  /** The ids of the clients blocked reading a stream (the outbox's events reader), from Redis's CLIENT LIST. */
   const readers = async () =>
     String(await shared.redis.client('LIST'))
       .split('\n')

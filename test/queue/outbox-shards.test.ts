@@ -44,11 +44,18 @@ describe.skipIf(!REDIS_SERVER)('outbox with shards', () => {
   };
   const shop = (i: number) => `shop-${i + 1}`;
 
-  /** The queue (as named in its keys, hash tag braces left out) that holds the job hash of each id. */
+  /**
+   * The queue (as named in its keys, hash tag braces left out) that holds the job of each id: BullMQ's
+   * job hash, or the outbox's record of a job waiting for its turn.
+   */
   const queueOfJobs = async (name = 'sharded'): Promise<Map<string, string>> => {
     const where = new Map<string, string>();
-    for (const key of await shared.redis.keys(`bull:*${name}*:[ak]-*`)) {
-      const match = new RegExp(`^bull:\\{?(${name}(?:#\\d+)?)\\}?:([ak]-[^:]+)$`).exec(key);
+    const keys = [
+      ...(await shared.redis.keys(`bull:*${name}*:[ak]-*`)),
+      ...(await shared.redis.keys(`bull:*${name}*:oa:job:[ak]-*`)),
+    ];
+    for (const key of keys) {
+      const match = new RegExp(`^bull:\\{?(${name}(?:#\\d+)?)\\}?:(?:oa:job:)?([ak]-[^:]+)$`).exec(key);
       if (match) where.set(match[2] as string, match[1] as string);
     }
     return where;
@@ -84,7 +91,10 @@ describe.skipIf(!REDIS_SERVER)('outbox with shards', () => {
     expect(used.size).toBeGreaterThan(1);
     // On a Redis Cluster each queue is a hash tag of its own.
     if (ON_CLUSTER) {
-      const keys = await shared.redis.keys('bull:*sharded*:[ak]-*');
+      const keys = [
+        ...(await shared.redis.keys('bull:*sharded*:[ak]-*')),
+        ...(await shared.redis.keys('bull:*sharded*:oa:*')),
+      ];
       expect(keys.every((key) => /^bull:\{sharded(#\d+)?\}:/.test(key))).toBe(true);
     }
 

@@ -124,7 +124,7 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
     await outbox.add('sendText', { user_id: 'u1', msg: 'x' }, { key: 'k' });
     // As a worker that died after recording: the record is on the job when it is handed out again.
     const record = JSON.stringify({ token: 'dead', pid: 1, host: 'h', at: 1 });
-    await shared.redis.hset('bull:test:k-k', 'oaSent', record);
+    await shared.redis.hset('bull:test:oa:job:k-k', 'sent', record);
     const worker = outbox.work({ client });
     const counts = await until(outbox.counts, (c) => c.unknown === 1);
     await worker.close();
@@ -217,7 +217,10 @@ describe.skipIf(!REDIS_SERVER)('outbox', () => {
         error: { name: 'OAValidationError', message: expect.stringMatching(named) },
       });
       // Nothing of the client's is stored with the job: no result, no token.
-      const hash = JSON.stringify(await shared.redis.hgetall(`bull:test:k-${key}`));
+      const hash = JSON.stringify([
+        await shared.redis.hgetall(`bull:test:k-${key}`),
+        await shared.redis.hgetall(`bull:test:oa:job:k-${key}`),
+      ]);
       for (const secret of secrets) expect(hash.includes(secret), `${key}: ${secret}`).toBe(false);
     }
     expect((await outbox.counts()).failed).toBe(bad.length);
