@@ -138,8 +138,8 @@ export type {
   UploadOptions,
   UploadProgress,
 } from './uploads/types.js';
+export type { UploadAnswers } from './uploads/upload-reuse.js';
 export { VERSION } from './version.js';
 export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';
 export type { WaitForTranscodeOptions } from './video/transcode.js';
-export type { UploadAnswers } from './video/upload-reuse.js';
 export type { BroadcastOptions, WaitForVideoOptions } from './video/video-ready.js';

@@ -13,7 +13,7 @@ import { clientTelemetry } from '../telemetry/runtime.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
-import { UploadReuse } from '../video/upload-reuse.js';
+import { UploadReuse } from '../uploads/upload-reuse.js';
 import { MemoryTokenStore, type TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { CredentialSource, type OACredentials } from './credentials.js';
