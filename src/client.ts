@@ -5,6 +5,7 @@ import { call } from './core/pipeline.js';
 import { endpoints, uploads } from './endpoints.js';
 import type * as req from './schemas/requests.js';
 import type * as res from './schemas/responses.js';
+import { clientTelemetry } from './telemetry/runtime.js';
 import type { FileInput, UploadOptions } from './uploads/types.js';
 import {
   type SendFileOptions,
@@ -31,6 +32,20 @@ export function accountClient(parts: AccountClientParts): OAClient {
   } finally {
     constructing = undefined;
   }
+}
+
+/**
+ * A client's context, its tracing made here: the telemetry is the client's part, handed to the
+ * context, whose pipeline knows none. An account's client names its account on its spans (the
+ * shared options name none).
+ */
+function clientContext(options: OAClientOptions, account?: AccountClientParts): ClientContext {
+  const traced = account ? { ...options, account: account.account } : options;
+  return new ClientContext(
+    options,
+    (events, baseUrl, limits, logger) => clientTelemetry(traced, events, baseUrl, limits, logger)?.hooks,
+    account,
+  );
 }
 
 declare global {
@@ -67,7 +82,7 @@ export class OAClient {
       this.#account = account;
       return;
     }
-    this.#context = new ClientContext(options);
+    this.#context = clientContext(options);
     this.#videoReadiness = new VideoReadiness(this.#context, options);
   }
 
@@ -83,7 +98,7 @@ export class OAClient {
   /** An account's client's context, made on its first need. */
   #made(): ClientContext {
     const account = this.#account as AccountClientParts;
-    const ctx = new ClientContext(account.shared.options, account);
+    const ctx = clientContext(account.shared.options, account);
     this.#context = ctx;
     this.#videoReadiness = new VideoReadiness(ctx, account.shared.options);
     this.#account = undefined;
