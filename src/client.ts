@@ -18,20 +18,12 @@ import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from 
 
 export type { SendFileOptions, SendVideoOptions } from './video/send-file.js';
 
-/** The parts of the account's client being constructed by {@link accountClient}; unset otherwise. */
-let constructing: AccountClientParts | undefined;
-
 /**
  * One account's client for `createAccounts`: its context (limiter, token manager, events ...) is made
  * when it is first needed, from what the accounts share, so that a client never used costs little.
  */
 export function accountClient(parts: AccountClientParts): OAClient {
-  constructing = parts;
-  try {
-    return new OAClient();
-  } finally {
-    constructing = undefined;
-  }
+  return new OAClient(parts.shared.options, parts);
 }
 
 /**
@@ -75,9 +67,13 @@ export class OAClient {
   /** Closed before its context was made: the context is made closed. */
   #closedUnused = false;
 
-  constructor(options: OAClientOptions = {}) {
-    const account = constructing;
-    constructing = undefined;
+  constructor(options?: OAClientOptions);
+  /**
+   * @internal An account's client, made by {@link accountClient} from the accounts' parts: not in the
+   * package's types (`stripInternal`).
+   */
+  constructor(options: OAClientOptions, account: AccountClientParts);
+  constructor(options: OAClientOptions = {}, account?: AccountClientParts) {
     if (account) {
       this.#account = account;
       return;
