@@ -5,6 +5,7 @@ import { call } from './core/pipeline.js';
 import { endpoints, uploads } from './endpoints.js';
 import type * as req from './schemas/requests.js';
 import type * as res from './schemas/responses.js';
+import { clientTelemetry } from './telemetry/runtime.js';
 import type { FileInput, UploadOptions } from './uploads/types.js';
 import {
   type SendFileOptions,
@@ -17,20 +18,26 @@ import { type BroadcastOptions, VideoReadiness, type WaitForVideoOptions } from 
 
 export type { SendFileOptions, SendVideoOptions } from './video/send-file.js';
 
-/** The parts of the account's client being constructed by {@link accountClient}; unset otherwise. */
-let constructing: AccountClientParts | undefined;
-
 /**
  * One account's client for `createAccounts`: its context (limiter, token manager, events ...) is made
  * when it is first needed, from what the accounts share, so that a client never used costs little.
  */
 export function accountClient(parts: AccountClientParts): OAClient {
-  constructing = parts;
-  try {
-    return new OAClient();
-  } finally {
-    constructing = undefined;
-  }
+  return new OAClient(parts.shared.options, parts);
+}
+
+/**
+ * A client's context, its tracing made here: the telemetry is the client's part, handed to the
+ * context, whose pipeline knows none. An account's client names its account on its spans (the
+ * shared options name none).
+ */
+function clientContext(options: OAClientOptions, account?: AccountClientParts): ClientContext {
+  const traced = account ? { ...options, account: account.account } : options;
+  return new ClientContext(
+    options,
+    (events, baseUrl, limits, logger) => clientTelemetry(traced, events, baseUrl, limits, logger)?.hooks,
+    account,
+  );
 }
 
 declare global {
@@ -60,14 +67,18 @@ export class OAClient {
   /** Closed before its context was made: the context is made closed. */
   #closedUnused = false;
 
-  constructor(options: OAClientOptions = {}) {
-    const account = constructing;
-    constructing = undefined;
+  constructor(options?: OAClientOptions);
+  /**
+   * @internal An account's client, made by {@link accountClient} from the accounts' parts: not in the
+   * package's types (`stripInternal`).
+   */
+  constructor(options: OAClientOptions, account: AccountClientParts);
+  constructor(options: OAClientOptions = {}, account?: AccountClientParts) {
     if (account) {
       this.#account = account;
       return;
     }
-    this.#context = new ClientContext(options);
+    this.#context = clientContext(options);
     this.#videoReadiness = new VideoReadiness(this.#context, options);
   }
 
@@ -83,7 +94,7 @@ export class OAClient {
   /** An account's client's context, made on its first need. */
   #made(): ClientContext {
     const account = this.#account as AccountClientParts;
-    const ctx = new ClientContext(account.shared.options, account);
+    const ctx = clientContext(account.shared.options, account);
     this.#context = ctx;
     this.#videoReadiness = new VideoReadiness(ctx, account.shared.options);
     this.#account = undefined;

@@ -38,7 +38,10 @@ export type {
   AppInfo,
   Coordination,
   OAClientOptions,
+  OAMeterProvider,
   OAResponseInfo,
+  OATracerProvider,
+  ReadyVideos,
   RequestOptions,
   ReuseUploadsOptions,
 } from './core/options.js';
@@ -129,7 +132,6 @@ export type {
   UploadImageResult,
   UploadVideoResult,
 } from './schemas/responses.js';
-export type { OAMeterProvider, OATracerProvider } from './telemetry/api.js';
 export type {
   FileInput,
   FileSource,
@@ -138,8 +140,8 @@ export type {
   UploadOptions,
   UploadProgress,
 } from './uploads/types.js';
+export type { UploadAnswers } from './uploads/upload-reuse.js';
 export { VERSION } from './version.js';
-export { MemoryReadyVideos, type ReadyVideos } from './video/ready-videos.js';
+export { MemoryReadyVideos } from './video/ready-videos.js';
 export type { WaitForTranscodeOptions } from './video/transcode.js';
-export type { UploadAnswers } from './video/upload-reuse.js';
 export type { BroadcastOptions, WaitForVideoOptions } from './video/video-ready.js';

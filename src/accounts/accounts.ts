@@ -117,30 +117,35 @@ const MIN_WEBHOOK_SECRET_LENGTH = 16;
 /** The clients' options that name one account: the resolver gives each account its own. */
 const ONE_ACCOUNT = 'must not be given (it names one account: the credentials resolver gives each its own)';
 
-/** What `createAccounts` takes, checked once by it (the rules every entry point uses). */
-const AccountsOptionsSchema = /* @__PURE__ */ optionsOf(
-  {
-    credentials: required((v) => typeof v === 'function', 'must be a function of the account id'),
-    clientOptions: z.optional(
-      optionsOf(
-        {
-          apiKey: checked((v) => v === undefined, ONE_ACCOUNT),
-          apiSecret: checked((v) => v === undefined, ONE_ACCOUNT),
-          credentials: checked((v) => v === undefined, ONE_ACCOUNT),
-          account: checked((v) => v === undefined, ONE_ACCOUNT),
-        },
-        'createAccounts: clientOptions must be an object of OAClient options',
+/**
+ * What `createAccounts` takes, checked once by it (the rules every entry point uses). Made by the call
+ * that checks: a schema built at the top of the module stays in the bundle of an app that never calls
+ * createAccounts (the calls that build it count as side effects to a bundler, whatever annotation).
+ */
+const accountsOptionsSchema = () =>
+  optionsOf(
+    {
+      credentials: required((v) => typeof v === 'function', 'must be a function of the account id'),
+      clientOptions: z.optional(
+        optionsOf(
+          {
+            apiKey: checked((v) => v === undefined, ONE_ACCOUNT),
+            apiSecret: checked((v) => v === undefined, ONE_ACCOUNT),
+            credentials: checked((v) => v === undefined, ONE_ACCOUNT),
+            account: checked((v) => v === undefined, ONE_ACCOUNT),
+          },
+          'createAccounts: clientOptions must be an object of OAClient options',
+        ),
       ),
-    ),
-    accountOf: aFunction,
-    credentialsTimeoutMs: ms('above 0'),
-    maxClients: positiveInteger,
-    maxConnections: positiveInteger,
-    maxConnectionsPerAccount: positiveInteger,
-    webhookSecret: aStringOfAtLeast(MIN_WEBHOOK_SECRET_LENGTH),
-  },
-  'createAccounts needs { credentials }: a function that gives an account id its credentials',
-);
+      accountOf: aFunction,
+      credentialsTimeoutMs: ms('above 0'),
+      maxClients: positiveInteger,
+      maxConnections: positiveInteger,
+      maxConnectionsPerAccount: positiveInteger,
+      webhookSecret: aStringOfAtLeast(MIN_WEBHOOK_SECRET_LENGTH),
+    },
+    'createAccounts needs { credentials }: a function that gives an account id its credentials',
+  );
 
 /** The accounts of {@link createAccounts}. */
 export interface OAAccounts<E = WebhookEvent> {
@@ -252,7 +257,7 @@ class Accounts<E> implements OAAccounts<E> {
   readonly #webhookKey: (() => Promise<CryptoKey>) | undefined;
 
   constructor(options: CreateAccountsOptions<E>) {
-    checkConfig(AccountsOptionsSchema, options, 'createAccounts');
+    checkConfig(accountsOptionsSchema(), options, 'createAccounts');
     const { maxClients = 1000, maxConnections = 64, clientOptions = {}, accountOf, webhookSecret } = options;
     this.#credentialsTimeoutMs =
       options.credentialsTimeoutMs ?? clientOptions.credentialsTimeoutMs ?? CREDENTIALS_TIMEOUT_MS;

@@ -9,11 +9,10 @@ import { type Endpoint, endpoints } from '../endpoints.js';
 import { OAConfigError, OAError, OAUnauthorizedError, OAValidationError } from '../errors.js';
 import { UploadOptionsSchema } from '../schemas/requests.js';
 import type { TokenPair } from '../schemas/responses.js';
-import { clientTelemetry } from '../telemetry/runtime.js';
 import { prepareUpload } from '../uploads/prepare.js';
 import { discardInput } from '../uploads/source.js';
 import type { FileInput, PreparedUpload, UploadKind, UploadOptions } from '../uploads/types.js';
-import { UploadReuse } from '../video/upload-reuse.js';
+import { UploadReuse } from '../uploads/upload-reuse.js';
 import { MemoryTokenStore, type TokenManager } from './auth.js';
 import { CallRegistry } from './call-control.js';
 import { CredentialSource, type OACredentials } from './credentials.js';
@@ -32,7 +31,7 @@ import {
   resolveOptions,
 } from './options.js';
 import { call, callUpload, tokenExchange } from './pipeline.js';
-import type { Limiter, Permit } from './rate-limit.js';
+import type { Limiter, Permit, RateLimits } from './rate-limit.js';
 import type { PipelineContext } from './retry.js';
 import type { Transport } from './transport.js';
 
@@ -69,6 +68,18 @@ export interface AccountClientParts {
    */
   readonly transport: Transport;
 }
+
+/**
+ * The client's tracing as hooks of the one seam around a call, made from the context's events, base
+ * URL, limits and logger: handed in by the client (the telemetry is the client's part, not the
+ * pipeline's), `undefined` for none.
+ */
+export type ClientTracing = (
+  events: ClientEvents,
+  baseUrl: URL,
+  limits: RateLimits | false,
+  logger: Logger,
+) => CallHooks | undefined;
 
 /** Stands for the base URL of an account that must name its own, until its credentials do. */
 export const NO_BASE_URL = new URL('https://base-url.invalid');
@@ -135,8 +146,11 @@ export class ClientContext implements PipelineContext {
   /** The reuse of upload answers for the same bytes (`reuseUploads`), unless turned off. */
   readonly #uploadReuse: UploadReuse | undefined;
 
-  /** A client of its own options, or (`account`) one account's client of `createAccounts`. */
-  constructor(options: OAClientOptions, account?: AccountClientParts) {
+  /**
+   * A client of its own options, or (`account`) one account's client of `createAccounts`; `tracing`
+   * makes its tracing's hooks, which go ahead of the caller's.
+   */
+  constructor(options: OAClientOptions, tracing: ClientTracing, account?: AccountClientParts) {
     const shared = account?.shared;
     const resolved = shared?.resolved ?? resolveOptions(options);
     const { apiKey, apiSecret, rateLimit } = resolved;
@@ -189,11 +203,8 @@ export class ClientContext implements PipelineContext {
     this.uploadTimeoutMs = resolved.uploadTimeoutMs;
     this.maxRetries = resolved.maxRetries;
     this.maxBusyWaitMs = resolved.maxBusyWaitMs;
-    // An account's client names its account on its spans (the shared options name none).
-    const traced = account ? { ...options, account: account.account } : options;
-    const telemetry = clientTelemetry(traced, this.events, this.baseUrl, rateLimit, this.logger);
     // The client's tracing is hooks like any other, ahead of the caller's: one seam around a call.
-    this.hooks = joinHooks(telemetry?.hooks, options.hooks);
+    this.hooks = joinHooks(tracing(this.events, this.baseUrl, rateLimit, this.logger), options.hooks);
     this.#uploadReuse =
       resolved.reuseUploadsTtlMs === false
         ? undefined

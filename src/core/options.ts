@@ -7,10 +7,8 @@ import type { OAHooks } from '../schemas/hooks.js';
 import { checkConfig } from '../schemas/option-checks.js';
 import { type OAResponseInfo, type RequestOptions, RequestOptionsSchema } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
-import type { OAMeterProvider, OATracerProvider } from '../telemetry/api.js';
+import { UPLOAD_ANSWER_TTL_MS, type UploadAnswers } from '../uploads/upload-reuse.js';
 import { VERSION } from '../version.js';
-import type { ReadyVideos } from '../video/ready-videos.js';
-import { UPLOAD_ANSWER_TTL_MS, type UploadAnswers } from '../video/upload-reuse.js';
 import type { TokenStore } from './auth.js';
 import type { CallRegistry } from './call-control.js';
 import type { CredentialsProvider } from './credentials.js';
@@ -358,6 +356,33 @@ export interface Coordination {
    * @default none: each client remembers its own
    */
   uploadAnswers?: UploadAnswers | undefined;
+}
+
+/**
+ * Where the tickets known to be ready are kept, by OA (`<apiKey>@<baseUrl>`) (`Coordination.readyVideos`; the Redis
+ * coordination keeps them for every process). A ticket is never forgotten on purpose, but a store may
+ * let old ones go: a forgotten ticket only costs one more probe.
+ */
+export interface ReadyVideos {
+  /** Records that `ticket_id`, of the account of `key`, has been delivered at least once. */
+  markReady(key: string, ticket_id: string): Promise<void>;
+  /** Whether `ticket_id`, of the account of `key`, has been delivered at least once. */
+  isReady(key: string, ticket_id: string): Promise<boolean>;
+}
+
+/**
+ * A tracer provider (`@opentelemetry/api`'s `TracerProvider`: the SDK's `NodeTracerProvider`,
+ * `BasicTracerProvider`...), typed loosely so that the package's types need no `@opentelemetry/api`.
+ */
+export interface OATracerProvider {
+  /** Returns the tracer of an instrumentation library. */
+  getTracer(name: string, version?: string, options?: object): unknown;
+}
+
+/** A meter provider (`@opentelemetry/api`'s `MeterProvider`: the SDK's `MeterProvider`). */
+export interface OAMeterProvider {
+  /** Returns the meter of an instrumentation library. */
+  getMeter(name: string, version?: string, options?: object): unknown;
 }
 
 /** Your application, as the User-Agent names it after the SDK (Stripe's `appInfo`). */

@@ -1,5 +1,5 @@
 /** The video tickets known to be ready, shared in Redis by every process of an api key. */
-import type { ReadyVideos } from '../video/ready-videos.js';
+import type { ReadyVideos } from '../core/options.js';
 import type { RedisConnection } from './connection.js';
 import { script } from './script.js';
 

@@ -1,5 +1,5 @@
 /** The answers of uploads, shared in Redis by every process of an api key, for reuse of the same bytes. */
-import type { UploadAnswers } from '../video/upload-reuse.js';
+import type { UploadAnswers } from '../uploads/upload-reuse.js';
 import type { RedisConnection } from './connection.js';
 import { GET_VALUE, SET_VALUE } from './scripts.js';
 

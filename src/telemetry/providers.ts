@@ -3,8 +3,9 @@
  * no telemetry (and so bundles none of its code), a provider passed in is still checked and refused
  * with the same errors as on Node without `@opentelemetry/api`.
  */
+
+import type { OAMeterProvider, OATracerProvider } from '../core/options.js';
 import { OAConfigError } from '../errors.js';
-import type { OAMeterProvider, OATracerProvider } from './api.js';
 
 /** Options naming other providers than the global ones. */
 export interface TelemetryOptions {

@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 // file-type's tokenizer pulls Node-only packages into a Worker bundle.
 export { detectWeb as detect } from './signatures.js';
 export { webPathSource as pathSource } from './web-files.js';
+export { sha256 } from './web-sha256.js';
 
 /** Only Node's fs.ReadStream names its file; Bun's copy of it is not worth a file system call here. */
 export async function fileOfStream(_stream: Readable): Promise<{ name: string; size: number } | undefined> {

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 
 export { detectWeb as detect } from './signatures.js';
 export { filelessPathSource as pathSource } from './web-files.js';
+export { sha256 } from './web-sha256.js';
 
 /** Only Node's fs.ReadStream names its file. */
 export async function fileOfStream(_stream: Readable): Promise<{ name: string; size: number } | undefined> {

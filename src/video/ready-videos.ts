@@ -2,18 +2,7 @@
  * The memory of video tickets known to be ready: the API has no ticket status endpoint, so a ticket is
  * known ready only once a `sendVideo` of it succeeded (here, or in a process sharing the coordination).
  */
-
-/**
- * Where the tickets known to be ready are kept, by OA (`<apiKey>@<baseUrl>`) (`Coordination.readyVideos`; the Redis
- * coordination keeps them for every process). A ticket is never forgotten on purpose, but a store may
- * let old ones go: a forgotten ticket only costs one more probe.
- */
-export interface ReadyVideos {
-  /** Records that `ticket_id`, of the account of `key`, has been delivered at least once. */
-  markReady(key: string, ticket_id: string): Promise<void>;
-  /** Whether `ticket_id`, of the account of `key`, has been delivered at least once. */
-  isReady(key: string, ticket_id: string): Promise<boolean>;
-}
+import type { ReadyVideos } from '../core/options.js';
 
 /** How long a ready ticket is remembered: tickets are not forever, and a stale entry costs a probe. */
 export const READY_VIDEO_TTL_MS = 7 * 86_400_000;

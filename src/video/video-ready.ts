@@ -9,7 +9,7 @@ import type * as z from 'zod/mini';
 import { type CallControl, sleep } from '../core/call-control.js';
 import type { ClientContext } from '../core/context.js';
 import { callState, joinHooks, runAround } from '../core/hooks.js';
-import { checkOptions, type OAClientOptions } from '../core/options.js';
+import { checkOptions, type OAClientOptions, type ReadyVideos } from '../core/options.js';
 import { callChecked } from '../core/pipeline.js';
 import { type Endpoint, endpoints } from '../endpoints.js';
 import {
@@ -31,7 +31,7 @@ import {
 } from '../schemas/requests.js';
 import type { SendResult } from '../schemas/responses.js';
 import { validate } from '../schemas/validate.js';
-import { MemoryReadyVideos, type ReadyVideos } from './ready-videos.js';
+import { MemoryReadyVideos } from './ready-videos.js';
 import { DEFAULT_TRANSCODE_TIMEOUT_MS, untilTranscoded } from './transcode.js';
 
 export type { BroadcastOptions, WaitForVideoOptions } from '../schemas/requests.js';

@@ -1,7 +1,8 @@
 /**
  * The web inbox of a fake server with two accounts, in real Chromium: the accounts are listed, each
  * shows its own conversations and timeline, a reply typed in the page reaches the webhook as that
- * account's event, and a fault switched on in the page hits that account only.
+ * account's event, a fault switched on in the page hits that account only, and an address that names
+ * an account (`/?account=shop-b`, a link or a headless screenshot) opens on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OAClient, OAInternalServerError } from '../../src/index.js';
@@ -103,5 +104,21 @@ describe.skipIf(!haveChromium)('the web inbox of two accounts, in Chromium', () 
     await page.click('#accounts li[data-account="shop-a"]');
     await poll(users).toEqual(['alice', 'carol']);
     expect(await page.$$eval('#messages .msg.user', (n) => n.length)).toBe(0);
+  });
+
+  it("/?account=shop-b opens on shop-b's conversations, with no click", async () => {
+    const page = await browser.context.newPage();
+    try {
+      await page.goto(`${mock.url}/?account=shop-b`);
+      await poll(() => page.getAttribute('#accounts li.selected', 'data-account')).toBe('shop-b');
+      await poll(() =>
+        page.$$eval('#users li', (nodes) => nodes.map((n) => n.getAttribute('data-user'))),
+      ).toEqual(['bob']);
+      await poll(() =>
+        page.$$eval('#messages .msg', (nodes) => (nodes[0]?.textContent ?? '').trim()),
+      ).toContain('Hello from shop B');
+    } finally {
+      await page.close();
+    }
   });
 });

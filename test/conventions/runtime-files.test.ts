@@ -15,8 +15,6 @@ import * as telemetryWeb from '../../src/telemetry/runtime-web.js';
 import type * as uploadsNode from '../../src/uploads/runtime-node.js';
 import * as uploadsWeb from '../../src/uploads/runtime-web.js';
 import * as uploadsWorkerd from '../../src/uploads/runtime-workerd.js';
-import type * as videoNode from '../../src/video/runtime-node.js';
-import * as videoWeb from '../../src/video/runtime-web.js';
 import type * as webhookNode from '../../src/webhook/runtime-node.js';
 import * as webhookWeb from '../../src/webhook/runtime-web.js';
 import * as webhookWorkerd from '../../src/webhook/runtime-workerd.js';
@@ -83,8 +81,7 @@ describe('the runtime files', () => {
     const uploads: (typeof uploadsNode)[] = [uploadsWeb, uploadsWorkerd];
     const webhook: (typeof webhookNode)[] = [webhookWeb, webhookWorkerd];
     const telemetry: (typeof telemetryNode)[] = [telemetryWeb];
-    const video: (typeof videoNode)[] = [videoWeb];
     const endpoints: (typeof endpointsNode)[] = [endpointsWorkerd];
-    expect([core, uploads, webhook, telemetry, video, endpoints].flat()).toHaveLength(9);
+    expect([core, uploads, webhook, telemetry, endpoints].flat()).toHaveLength(8);
   });
 });

@@ -2,8 +2,8 @@
 // digest of the whole bytes, however they are split into parts.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sha256 as nodeSha256 } from '../../src/video/runtime-node.js';
-import { sha256 as webSha256 } from '../../src/video/runtime-web.js';
+import { sha256 as nodeSha256 } from '../../src/uploads/runtime-node.js';
+import { sha256 as webSha256 } from '../../src/uploads/web-sha256.js';
 import { media } from './support.js';
 
 const { bytes } = media('sample.mp4');

@@ -10,8 +10,14 @@ import type { PageRequest, PageState } from './types.js';
 const API_PREFIX = '/api/v2/public/';
 
 let state: PageState | null = null;
-/** The account shown (its username); `''`: the first, until the server says its name. */
-let account = decodeURIComponent(/account=([^&]*)/.exec(location.hash)?.[1] ?? '');
+/**
+ * The account shown (its username): the one the address names, as the page keeps it (`#account=`) or
+ * as a link or a screenshot names it (`/?account=shop-b`); `''`: the first, until the server says its
+ * name.
+ */
+let account =
+  decodeURIComponent(/account=([^&]*)/.exec(location.hash)?.[1] ?? '') ||
+  (new URLSearchParams(location.search).get('account') ?? '');
 let selected = decodeURIComponent(/user=([^&]*)/.exec(location.hash)?.[1] ?? '');
 /** Kept at the newest message while the reader is there. */
 let stick = true;

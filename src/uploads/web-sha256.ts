@@ -1,9 +1,9 @@
 /**
- * The SHA-256 behind the reuse of uploads, off Node (package.json `imports`: `#video-runtime`): the Web
+ * The SHA-256 behind the reuse of uploads, off Node (`runtime-web.ts`, `runtime-workerd.ts`): the Web
  * Crypto digest, which takes its bytes whole, so the parts are kept until `digest()` (a file of up to
  * the upload's limit, once). No Node built-in here.
  */
-import { concatBytes } from '../uploads/chunks.js';
+import { concatBytes } from './chunks.js';
 
 /** A SHA-256 in progress: parts in, then the hex digest (64 lowercase hex digits) once. */
 export function sha256(): { update(bytes: Uint8Array): void; digest(): Promise<string> } {

@@ -5,13 +5,28 @@
  * the file's bytes, under the endpoint's URL and the api key: never across accounts.
  */
 import type * as z from 'zod/mini';
-import { sha256 } from '#video-runtime';
-import type { CallControl } from '../core/call-control.js';
-import type { Logger } from '../core/logger.js';
-import type { Endpoint } from '../endpoints.js';
+import { sha256 } from '#uploads-runtime';
 import type { UploadProgress } from '../schemas/requests.js';
-import { toBytes } from '../uploads/chunks.js';
-import type { PreparedUpload } from '../uploads/types.js';
+import { toBytes } from './chunks.js';
+import type { PreparedUpload } from './types.js';
+
+/**
+ * What the reuse needs of the call it serves (the pipeline's call control, handed in): each of its
+ * waits ends with the call's deadline, signal and `close()`.
+ */
+export interface ReuseControl {
+  /** Why the call was stopped; `undefined` while it runs. */
+  readonly stopped: unknown;
+  wait<T>(promise: Promise<T>, doing: string): Promise<T>;
+  /** The error of a call stopped while `doing`. */
+  error(doing: string): Error;
+}
+
+/** What the reuse needs of an upload endpoint: its path, and the schema its kept answers are checked with. */
+interface UploadEndpoint<R extends z.ZodMiniType> {
+  readonly path: string;
+  readonly response: R;
+}
 
 /**
  * Where the answers of uploads are kept for reuse (the client's memory by default;
@@ -63,14 +78,17 @@ export interface UploadReuseContext {
   /** The key of what is kept for the OA the client speaks to (`<apiKey>@<baseUrl>`). */
   readonly stateKey: string;
   readonly baseUrl: URL;
-  readonly logger: Logger;
+  readonly logger: {
+    debug?: ((message: string) => void) | undefined;
+    warn?: ((message: string, details: Record<string, unknown>) => void) | undefined;
+  };
 }
 
 /** One upload under way, for the calls of the same bytes that come while it runs. */
 interface Running {
   promise: Promise<object>;
   /** The control of the call that runs it: when that call is stopped, the others upload themselves. */
-  control: CallControl;
+  control: ReuseControl;
 }
 
 const HASHING = 'reading the file to recognise an earlier upload of it';
@@ -96,9 +114,9 @@ export class UploadReuse {
    * the call's `control`. A failed upload keeps nothing.
    */
   async upload<R extends z.ZodMiniType>(
-    endpoint: Endpoint<z.ZodMiniType, R>,
+    endpoint: UploadEndpoint<R>,
     upload: PreparedUpload,
-    control: CallControl,
+    control: ReuseControl,
     onProgress: ((progress: UploadProgress) => void) | undefined,
     send: () => Promise<z.output<R>>,
   ): Promise<z.output<R>> {
@@ -121,8 +139,8 @@ export class UploadReuse {
 
   async #lookUpOrSend<R extends z.ZodMiniType>(
     key: string,
-    endpoint: Endpoint<z.ZodMiniType, R>,
-    control: CallControl,
+    endpoint: UploadEndpoint<R>,
+    control: ReuseControl,
     onProgress: ((progress: UploadProgress) => void) | undefined,
     size: number,
     send: () => Promise<z.output<R>>,
@@ -146,8 +164,8 @@ export class UploadReuse {
   /** A kept answer, in this client's memory, else in the shared store (then remembered here too). */
   async #find(
     key: string,
-    endpoint: Endpoint<z.ZodMiniType, z.ZodMiniType>,
-    control: CallControl,
+    endpoint: UploadEndpoint<z.ZodMiniType>,
+    control: ReuseControl,
   ): Promise<object | undefined> {
     const local = await this.#local.get(key);
     if (local !== undefined) return local as object;
@@ -171,7 +189,7 @@ export class UploadReuse {
   }
 
   /** Keeps a new answer here and in the shared store; the upload succeeded whatever the store does. */
-  async #keep(key: string, endpoint: Endpoint<z.ZodMiniType, z.ZodMiniType>, answer: object) {
+  async #keep(key: string, endpoint: UploadEndpoint<z.ZodMiniType>, answer: object) {
     await this.#local.set(key, answer, this.#ttlMs);
     try {
       await this.#shared?.set(key, answer, this.#ttlMs);
@@ -193,7 +211,7 @@ export class UploadReuse {
  */
 async function hashOf(
   upload: PreparedUpload,
-  control: CallControl,
+  control: ReuseControl,
 ): Promise<{ digest: string; size: number }> {
   const hash = sha256();
   const source = upload.content().open();
