@@ -40,9 +40,12 @@ describe('the link check', () => {
   });
 
   it('finds links and images outside code, and reports a missing file, a missing anchor and a way out', async () => {
-    expect(
-      linksOf('[a](b.md) `[c](d.md)` ![e](f.png "t")\n```\n[g](h.md)\n```').map((l) => l.target),
-    ).toEqual(['b.md', 'f.png']);
+    const sample = '[a](b.md) `[c](d.md)` ![e](f.png "t")\n```\n[g](h.md)\n```\ntext [two\nlines](i.md#j)';
+    expect(linksOf(sample)).toEqual([
+      { line: 1, target: 'b.md' },
+      { line: 1, target: 'f.png' },
+      { line: 5, target: 'i.md#j' },
+    ]);
     dir = await mkdtemp(join(tmpdir(), 'oa-links-'));
     await mkdir(join(dir, 'docs'));
     await writeFile(join(dir, 'README.md'), '# Top\n\n## Install\n');

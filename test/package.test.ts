@@ -545,7 +545,7 @@ describe('the README and its guides, followed by a package user (only node_modul
     const missing: string[] = [];
     for (const page of ['README.md', ...guidePages(root)]) {
       const mentions = readmeMentions(await readFile(join(installed(), page), 'utf8'));
-      expect(mentions.filter((m) => m.kind === 'link').length, page).toBeGreaterThan(0);
+      if (page === 'README.md') expect(mentions.filter((m) => m.kind === 'link').length).toBeGreaterThan(0);
       for (const m of mentions) {
         // A link must resolve wherever it is: a reader of the package follows it.
         if ((m.cloneOnly && m.kind !== 'link') || m.kind === 'example') continue;

@@ -76,12 +76,17 @@ export function anchorsOf(markdown: string): Set<string> {
 /** The inline links and images of a page (`[text](target)`, `![alt](target)`), outside code. */
 export function linksOf(markdown: string): Link[] {
   const links: Link[] = [];
-  for (const { line, text } of proseLines(markdown)) {
-    for (const [, target] of text.matchAll(
-      /!?\[(?:[^\]]|\][^(])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g,
-    )) {
-      links.push({ line, target: target ?? '' });
-    }
+  // The page's prose as one text, code blanked and the lines kept, so that a link whose text runs over
+  // a line break is found, on the line it starts.
+  const prose: string[] = markdown.split('\n').map(() => '');
+  for (const { line, text } of proseLines(markdown)) prose[line - 1] = text;
+  const text = prose.join('\n');
+  const starts = [...text.matchAll(/^/gm)].map((match) => match.index ?? 0);
+  const LINK = /!?\[(?:[^\]\n]|\n(?!\n))*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
+  for (const match of text.matchAll(LINK)) {
+    const offset = match.index ?? 0;
+    const line = starts.findLastIndex((start) => start <= offset) + 1;
+    links.push({ line, target: match[1] ?? '' });
   }
   return links;
 }
