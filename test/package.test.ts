@@ -15,7 +15,7 @@ import {
   run,
   strictTsconfig,
 } from './helpers/consumer.js';
-import { tsBlocks } from './helpers/readme-blocks.js';
+import { guidePages, tsBlocks } from './helpers/readme-blocks.js';
 import { readmeMentions } from './helpers/readme-links.js';
 import { COMPILERS, NODE_SOURCE, NODE_TSCONFIG, WORKER_SOURCE, WORKER_TSCONFIG } from './package-types.js';
 import { REDIS_SERVER, startRedisServer } from './redis/redis-server.js';
@@ -147,12 +147,13 @@ import { parseWebhookEvent } from 'oa-messaging/webhook';
 `;
 
 describe('the packed tarball', () => {
-  it('holds dist, the documents the README points at and the examples, and declares no side effects', async () => {
+  it('holds dist, the README, its guides and the documents they point at, the examples, and declares no side effects', async () => {
     const installed = join(consumer, 'node_modules', 'oa-messaging');
     const files = await readdir(installed);
     expect(files.sort()).toEqual([
       'BENCHMARKS.md',
       'CHANGELOG.md',
+      'CONTRIBUTING.md',
       'LICENSE',
       'README.md',
       'dist',
@@ -160,7 +161,11 @@ describe('the packed tarball', () => {
       'examples',
       'package.json',
     ]);
-    expect((await readdir(join(installed, 'docs'))).sort()).toEqual(['api', 'inbox.png', 'trace.svg']);
+    const guides = guidePages(root).map((page) => page.replace('docs/', ''));
+    expect(guides.length).toBeGreaterThanOrEqual(8);
+    expect((await readdir(join(installed, 'docs'))).sort()).toEqual(
+      ['api', 'inbox.png', 'trace.svg', ...guides].sort(),
+    );
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
       sideEffects: unknown;
     };
@@ -528,7 +533,7 @@ describe("the README's CommonJS quickstart", () => {
   });
 });
 
-describe('the README, followed by a package user (only node_modules/oa-messaging)', () => {
+describe('the README and its guides, followed by a package user (only node_modules/oa-messaging)', () => {
   const installed = () => join(bare, 'node_modules', 'oa-messaging');
   const oa = (args: string[], cwd = bare) =>
     run(join(cwd, 'node_modules', '.bin', 'oa'), args, { cwd, timeout: 20_000 });
@@ -536,20 +541,27 @@ describe('the README, followed by a package user (only node_modules/oa-messaging
     Object.entries(process.env).filter(([name]) => !name.startsWith('OA_')),
   );
 
-  it('every link and file it names is in the package, and every script or other file is labelled as for a clone', async () => {
-    const mentions = readmeMentions(await readFile(join(installed(), 'README.md'), 'utf8'));
-    expect(mentions.filter((m) => m.kind === 'link').length).toBeGreaterThan(0);
+  it('every link and file they name is in the package, and every script or other file is labelled as for a clone', async () => {
     const missing: string[] = [];
-    for (const m of mentions) {
-      // A link must resolve wherever it is: a reader of the package follows it.
-      if ((m.cloneOnly && m.kind !== 'link') || m.kind === 'example') continue;
-      // A script of the repository's package.json runs in a clone only; a file must be in the package.
-      // The repository's own test files, named as what checks a claim, are never in a package.
-      const found =
-        m.kind !== 'script' &&
-        (m.target.startsWith('test/') ||
-          (await stat(join(installed(), m.target.replace(/\*.*$/, ''))).catch(() => undefined)));
-      if (!found) missing.push(`README.md:${m.line} ${m.kind} ${m.target}`);
+    for (const page of ['README.md', ...guidePages(root)]) {
+      const mentions = readmeMentions(await readFile(join(installed(), page), 'utf8'));
+      if (page === 'README.md') expect(mentions.filter((m) => m.kind === 'link').length).toBeGreaterThan(0);
+      for (const m of mentions) {
+        // A link must resolve wherever it is: a reader of the package follows it.
+        if ((m.cloneOnly && m.kind !== 'link') || m.kind === 'example') continue;
+        // A link is relative to its page (its #anchor is test/guides.test.ts's); a path named in the
+        // text is of the repository's root.
+        const target =
+          m.kind === 'link'
+            ? join(dirname(page), m.target.replace(/#.*$/, ''))
+            : m.target.replace(/\*.*$/, '');
+        // A script of the repository's package.json runs in a clone only; a file must be in the package.
+        // The repository's own test files, named as what checks a claim, are never in a package.
+        const found =
+          m.kind !== 'script' &&
+          (m.target.startsWith('test/') || (await stat(join(installed(), target)).catch(() => undefined)));
+        if (!found) missing.push(`${page}:${m.line} ${m.kind} ${m.target}`);
+      }
     }
     expect(missing).toEqual([]);
   });

@@ -15,12 +15,13 @@ import {
 } from '../src/testing/index.js';
 import { freePort } from './helpers/ports.js';
 import { README_AMBIENT } from './helpers/readme-ambient.js';
-import { type Block, tsBlocks } from './helpers/readme-blocks.js';
+import { docPages, type Block as PageBlock, tsBlocks } from './helpers/readme-blocks.js';
 import { collectOutput } from './helpers/run-script.js';
 
 /**
- * Every TypeScript block of the README, compiled with the repository's strict tsconfig (where
- * 'oa-messaging' is src/), so that the README cannot drift from the API. A block marked
+ * Every TypeScript block of the README, CONTRIBUTING.md and the guides (docs/*.md), compiled with the
+ * repository's strict tsconfig (where 'oa-messaging' is src/), so that no page can drift from the API.
+ * Every page's blocks are compiled together, each as a module of its own. A block marked
  * `<!-- readme-test: run -->` is also run, as a user would run it (tsx), against the fake OA server
  * named by OA_BASE_URL, OA_API_KEY and OA_API_SECRET; a `run commonjs` one needs the CommonJS build, so
  * test/package.test.ts runs it against the installed tarball. The other blocks are
@@ -33,11 +34,19 @@ const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 let dir: string;
 
-const fileOf = (block: Block) => `block-${block.line}.${block.commonjs ? 'cts' : 'ts'}`;
+/** A code block and the page it is on (`README.md`, `docs/runtimes.md` ...). */
+type Block = PageBlock & { page: string };
+/** Where a block is: its page and the line of its opening fence. */
+const at = (block: Block) => `${block.page}:${block.line}`;
+const fileOf = (block: Block) =>
+  `${block.page.replace(/\.md$/, '').replace(/\W/g, '-')}-${block.line}.${block.commonjs ? 'cts' : 'ts'}`;
 let blocks: Block[];
 
 beforeAll(async () => {
-  blocks = tsBlocks(await readFile(join(root, 'README.md'), 'utf8'));
+  blocks = [];
+  for (const page of docPages(root)) {
+    for (const block of tsBlocks(await readFile(join(root, page), 'utf8'))) blocks.push({ ...block, page });
+  }
   // Outside the repository (whose tsconfig would take the declarations below as its own globals).
   dir = await mkdtemp(join(tmpdir(), 'oa-readme-'));
   await writeFile(join(dir, 'ambient.d.ts'), README_AMBIENT);
@@ -69,10 +78,13 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe('README code blocks', () => {
-  it('has runnable blocks and fragments to check', () => {
-    expect(blocks.filter((b) => b.run).map((b) => b.commonjs)).toEqual([false, true, false, false]);
-    expect(blocks.length).toBeGreaterThan(10);
+describe('the code blocks of the README and the guides', () => {
+  it('has runnable blocks and fragments to check, on the README and on the guides', () => {
+    const readme = blocks.filter((b) => b.page === 'README.md');
+    expect(readme.filter((b) => b.run).map((b) => b.commonjs)).toEqual([false, true]);
+    expect(blocks.filter((b) => b.run && b.page.startsWith('docs/')).length).toBeGreaterThanOrEqual(2);
+    expect(new Set(blocks.map((b) => b.page)).size).toBeGreaterThanOrEqual(9);
+    expect(blocks.length).toBeGreaterThan(30);
   });
 
   it('every TypeScript block compiles under the strict tsconfig (exactOptionalPropertyTypes on)', {
@@ -82,15 +94,17 @@ describe('README code blocks', () => {
     const result = await run(process.execPath, [tsc, '--noEmit', '-p', dir], { timeout: 110_000 }).catch(
       (error: { stdout: string }) => error,
     );
-    // Errors are reported against the README's own line numbers.
+    // Errors are reported against the page's own line numbers.
+    const byFile = new Map(blocks.map((block) => [fileOf(block), block]));
     const errors = result.stdout
       .split('\n')
       .filter(Boolean)
       .map((line) =>
         line.replace(
-          /^.*block-(\d+)\.c?ts\((\d+),(\d+)\)/,
-          (_m, start: string, row: string, column: string) => {
-            return `README.md:${Number(start) + Number(row)}:${column}`;
+          /^(?:.*\/)?([\w-]+\.c?ts)\((\d+),(\d+)\)/,
+          (whole, file: string, row: string, column: string) => {
+            const block = byFile.get(file);
+            return block ? `${block.page}:${block.line + Number(row)}:${column}` : whole;
           },
         ),
       );
@@ -115,10 +129,10 @@ describe('README code blocks', () => {
           env,
           timeout: 30_000,
         }).catch((error: { stderr: string; stdout: string }) => {
-          throw new Error(`README.md block at line ${block.line} failed:\n${error.stderr}${error.stdout}`);
+          throw new Error(`the block at ${at(block)} failed:\n${error.stderr}${error.stdout}`);
         });
-        expect({ line: block.line, stderr }).toEqual({ line: block.line, stderr: '' });
-        expect(mock.deliveries.length, `README.md block at line ${block.line}`).toBeGreaterThan(0);
+        expect({ block: at(block), stderr }).toEqual({ block: at(block), stderr: '' });
+        expect(mock.deliveries.length, `the block at ${at(block)}`).toBeGreaterThan(0);
       } finally {
         await mock.close();
       }
@@ -131,7 +145,7 @@ function recipe(name: string, kind?: NonNullable<Block['recipe']>['kind']): Bloc
   const block = blocks.find(
     (b) => b.recipe?.name === name && (kind ? b.recipe.kind === kind : b.recipe.kind !== 'echo'),
   );
-  if (!block) throw new Error(`README.md has no webhook recipe marked for ${name}`);
+  if (!block) throw new Error(`no page has a webhook recipe marked for ${name}`);
   return block;
 }
 
@@ -155,12 +169,13 @@ async function postOnceListening(
   }
 }
 
-describe('README webhook recipes, one per framework', () => {
+describe('webhook recipes, one per framework (docs/receiving.md, docs/runtimes.md, the README)', () => {
   it('has a recipe for Express, Fastify, Hono, Koa, Next.js and NestJS', () => {
     const recipes = blocks.flatMap((b) => (b.recipe ? [`${b.recipe.kind} ${b.recipe.name}`] : []));
     expect(recipes.sort()).toEqual([
       'echo hono',
       'echo nextjs',
+      'echo node',
       'receiver express',
       'receiver fastify',
       'receiver hono',
@@ -218,7 +233,7 @@ describe('README webhook recipes, one per framework', () => {
   }, async () => {
     const block = recipe('nextjs');
     expect(block.code).toMatch(/export async function POST\(request: Request\)/);
-    // Outside the compiled folder: the driver is the test's, not the README's.
+    // Outside the compiled folder: the driver is the test's, not the page's.
     await mkdir(join(dir, 'drive'), { recursive: true });
     const driver = join(dir, 'drive', 'nextjs.ts');
     const event = JSON.stringify(buildInboundEvent('Are you open on Sunday?'));
@@ -248,7 +263,7 @@ console.log('answered', response.status, await response.text());
 /** The recipe block for `runtime` (a `<!-- runtime: NAME -->` marker); fails the test when there is none. */
 function runtimeRecipe(runtime: string): Block {
   const marked = blocks.filter((b) => b.runtime === runtime);
-  expect(marked, `README.md blocks marked <!-- runtime: ${runtime} -->`).toHaveLength(1);
+  expect(marked, `blocks marked <!-- runtime: ${runtime} -->`).toHaveLength(1);
   return marked[0] as Block;
 }
 
@@ -271,7 +286,7 @@ const clientEnv = (mock: MockServer) => ({
   OA_API_SECRET: mock.apiSecret,
 });
 
-describe('README runtime recipes: an echo bot per runtime', () => {
+describe('runtime recipes: an echo bot per runtime', () => {
   let mock: MockServer;
   beforeAll(async () => {
     mock = await createMockServer();
@@ -300,30 +315,33 @@ describe('README runtime recipes: an echo bot per runtime', () => {
     expect(runtimeRecipe('bun').code).toContain('Number(process.env.PORT ?? 3000)');
   });
 
-  it('hono: served on Node, it answers an inbound message 200 and replies to its sender', {
-    timeout: 60_000,
-  }, async () => {
-    mock.reset();
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(dir, fileOf(recipe('hono', 'echo')))], {
-      cwd: root,
-      env: { ...clientEnv(mock), PORT: String(port) },
-      stdio: 'pipe',
+  // hono: Hono on Node with its adapter (docs/runtimes.md); node: the README's receive quickstart.
+  for (const name of ['hono', 'node']) {
+    it(`${name}: served on Node, it answers an inbound message 200 and replies to its sender`, {
+      timeout: 60_000,
+    }, async () => {
+      mock.reset();
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', join(dir, fileOf(recipe(name, 'echo')))], {
+        cwd: root,
+        env: { ...clientEnv(mock), PORT: String(port) },
+        stdio: 'pipe',
+      });
+      const output = collectOutput(child);
+      const exited = once(child, 'exit');
+      try {
+        const url = `http://127.0.0.1:${port}/oa/webhook`;
+        const reply = await postOnceListening(url, 'Is the blue jacket in stock?', { from: 'user-7' }, () =>
+          Error(`the ${name} echo bot never listened:\n${output()}`),
+        );
+        expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { ok: true } });
+        expectEcho(mock, 'user-7', 'Is the blue jacket in stock?');
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
     });
-    const output = collectOutput(child);
-    const exited = once(child, 'exit');
-    try {
-      const url = `http://127.0.0.1:${port}/oa/webhook`;
-      const reply = await postOnceListening(url, 'Is the blue jacket in stock?', { from: 'user-7' }, () =>
-        Error(`the Hono echo bot never listened:\n${output()}`),
-      );
-      expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { ok: true } });
-      expectEcho(mock, 'user-7', 'Is the blue jacket in stock?');
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  });
+  }
 
   /** Runs `source`, a driver of a recipe written beside the compiled blocks, with the client's env. */
   async function drive(name: string, source: string) {

@@ -121,15 +121,15 @@ describe.skipIf(!REDIS_SERVER)('oa outbox', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ added: 0, known: 5, counts: { waiting: 5 } });
   });
 
-  it("a job added by the README's outbox code is known to `oa outbox status` without --name", async ({
+  it("a job added by the outbox guide's code is known to `oa outbox status` without --name", async ({
     onTestFinished,
   }) => {
     const { env } = await fakeServer(onTestFinished);
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const block = tsBlocks(readme).find((b) => b.code.includes('createOutbox('));
+    const guide = await readFile(new URL('../../docs/outbox.md', import.meta.url), 'utf8');
+    const block = tsBlocks(guide).find((b) => b.code.includes('createOutbox('));
     const line = block?.code.split('\n').find((l) => l.includes('createOutbox('));
     expect(line).toBeDefined();
-    // The README's own call, with this test's Redis as its `connection`.
+    // The guide's own call, with this test's Redis as its `connection`.
     const make = new Function('createOutbox', 'connection', `${line}\nreturn outbox;`) as (
       create: typeof createOutbox,
       connection: { url: string },

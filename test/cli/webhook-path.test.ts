@@ -1,7 +1,8 @@
 /**
- * One default webhook path everywhere: the paths the README's recipes and commands serve or post to,
- * those of the examples, and what the `oa` binary itself uses (`oa webhook listen` without `--path`,
- * the URL `oa inbound text --help` shows) are all `/oa/webhook`, a secret segment after it aside.
+ * One default webhook path everywhere: the paths the recipes and commands of the README and the guides
+ * (docs/*.md) serve or post to, those of the examples, and what the `oa` binary itself uses (`oa webhook
+ * listen` without `--path`, the URL `oa inbound text --help` shows) are all `/oa/webhook`, a secret
+ * segment after it aside.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -68,11 +69,17 @@ afterEach(() => {
 });
 
 describe('one default webhook path', () => {
-  it('the README and the examples serve and post to /oa/webhook', async () => {
-    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    const readmePaths = webhookPaths(readme);
-    expect(readmePaths.length).toBeGreaterThan(10);
-    expect(new Set(readmePaths)).toEqual(new Set([DEFAULT_PATH]));
+  it('the README, the guides and the examples serve and post to /oa/webhook', async () => {
+    const pages = [
+      'README.md',
+      ...(await readdir(join(ROOT, 'docs')))
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `docs/${name}`),
+    ];
+    const pagePaths: string[] = [];
+    for (const page of pages) pagePaths.push(...webhookPaths(await readFile(join(ROOT, page), 'utf8')));
+    expect(pagePaths.length).toBeGreaterThan(10);
+    expect(new Set(pagePaths)).toEqual(new Set([DEFAULT_PATH]));
 
     const examples = (await readdir(join(ROOT, 'examples'))).filter((name) => /\.(ts|mjs|js)$/.test(name));
     const examplePaths: string[] = [];
@@ -81,7 +88,7 @@ describe('one default webhook path', () => {
     expect(new Set(examplePaths)).toEqual(new Set([DEFAULT_PATH]));
   });
 
-  it('`oa webhook listen` listens at /oa/webhook by default, as the README says', async () => {
+  it('`oa webhook listen` listens at /oa/webhook by default, as the guides say', async () => {
     running = startOa(['webhook', 'listen', '--port', '0']);
     const listening = /Listening for OA webhook events at http:\/\/[^/\s]+(\/\S*)/;
     await expect.poll(() => listening.test(running?.stderr() ?? ''), { timeout: 10_000 }).toBe(true);

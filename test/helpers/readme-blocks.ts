@@ -1,4 +1,22 @@
-/** The code blocks of the README, for the tests that compile and run them. */
+/** The code blocks of the README and the guides, for the tests that compile and run them. */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The Markdown pages a reader of the repository or the package follows, relative to the repository's
+ * root: README.md, CONTRIBUTING.md and the guides (docs/*.md; not the generated API reference).
+ */
+export function docPages(root: string): string[] {
+  const guides = readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`);
+  return ['README.md', 'CONTRIBUTING.md', ...guides];
+}
+
+/** The guides alone: docs/*.md. */
+export const guidePages = (root: string): string[] =>
+  docPages(root).filter((page) => page.startsWith('docs/'));
 /** A TypeScript block of a Markdown text, with what its marker (`<!-- readme-test: ... -->`) asks. */
 export interface Block {
   /** The line of its opening fence. */
@@ -16,7 +34,7 @@ export interface Block {
   recipe: { kind: 'receiver' | 'route-handler' | 'echo' | 'compiled'; name: string } | undefined;
   /**
    * The runtime a `<!-- runtime: NAME -->` marker names (`workerd`, `deno`, `bun`): a complete program
-   * for that runtime, which the runtime suites take from the README and run there.
+   * for that runtime, which the runtime suites take from docs/runtimes.md and run there.
    */
   runtime: string | undefined;
 }

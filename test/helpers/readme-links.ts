@@ -56,18 +56,21 @@ export function readmeMentions(markdown: string): Mention[] {
     // A label may run over a line break.
     const cloneOnly =
       CLONE_SECTIONS.includes(section) || CLONE_LABEL.test(text.join(' ').replace(/\s+/g, ' '));
+    // A link's text may run over a line break: links are read from the paragraph as one text.
+    const joined = text.join('\n');
+    for (const match of joined.matchAll(LINK)) {
+      const target = match[1] ?? '';
+      // Other sites and the page's own headings are not files.
+      if (/^(?:[a-z]+:|#)/.test(target)) continue;
+      const line = start + joined.slice(0, match.index).split('\n').length;
+      mentions.push({ line, kind: 'link', target, cloneOnly });
+    }
     text.forEach((line, offset) => {
       const add = (kind: Mention['kind'], pattern: RegExp) => {
         for (const match of line.matchAll(pattern)) {
           mentions.push({ line: start + offset + 1, kind, target: match[1] ?? '', cloneOnly });
         }
       };
-      for (const match of line.matchAll(LINK)) {
-        const target = match[1] ?? '';
-        // Other sites and the README's own headings are not files.
-        if (/^(?:[a-z]+:|#)/.test(target)) continue;
-        mentions.push({ line: start + offset + 1, kind: 'link', target, cloneOnly });
-      }
       add('path', PATH);
       add('script', SCRIPT);
       add('example', EXAMPLE);

@@ -1,7 +1,7 @@
 /**
  * Draws one trace as an SVG waterfall: a row per span (indented under its parent, in order of start),
  * its name and the process that made it, a bar from its start to its end, its events as ticks. The
- * picture of a trace in the README is drawn by this from the spans of test/telemetry/trace.test.ts.
+ * picture of a trace in docs/observability.md is drawn by this from the spans of test/telemetry/trace.test.ts.
  */
 import type { SpanLine } from '../telemetry/span-file.js';
 

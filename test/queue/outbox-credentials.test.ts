@@ -1,7 +1,7 @@
 // One outbox for every account while the platform's credentials store is out (it throws, or hangs):
 // the affected account's jobs wait and are all delivered once after it recovers (none failed, none
-// unknown), the other accounts are untouched, and the README's shutdown returns within seconds. Against
-// a real redis-server and the fake OA server serving two accounts.
+// unknown), the other accounts are untouched, and the outbox guide's shutdown returns within seconds.
+// Against a real redis-server and the fake OA server serving two accounts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccounts, type OAAccounts, OAClient, type OACredentials } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
@@ -122,7 +122,7 @@ describe.skipIf(!REDIS_SERVER)('outbox jobs while the credentials store is out',
     }
   }, 40_000);
 
-  it("the README's shutdown returns within seconds while the store hangs", async () => {
+  it("the outbox guide's shutdown returns within seconds while the store hangs", async () => {
     const opened = await open('hangs');
     const worker = opened.outbox.work({ accounts: opened.accounts, concurrency: 4 });
     await opened.outbox.waitFor(['o0', 'o1'], { account: 'shop-2', timeoutMs: 5000 });

@@ -93,7 +93,7 @@ describe.skipIf(!REDIS_SERVER)(
         else await sleep(100);
       }
       expect(endedAt).toBeDefined();
-      // The bound the README states, with room for the polling and a loaded machine.
+      // The bound docs/outbox.md states, with room for the polling and a loaded machine.
       expect((endedAt ?? Number.POSITIVE_INFINITY) - killedAt).toBeLessThan(LOCK_MS + 700);
     });
   },

@@ -63,7 +63,7 @@ describe.skipIf(!REDIS_SERVER)('a Redis Cluster the SDK cannot use', () => {
       );
       expect(() => create({ connection: { client: prefixed } })).toThrow(/without keyPrefix/);
     }
-    // A Cluster made as the README says is taken.
+    // A Cluster made as docs/redis.md says is taken.
     const fit = new Cluster(nodes, { lazyConnect: true, redisOptions: { maxRetriesPerRequest: null } });
     expect(() => createOutbox({ connection: { client: fit } })).not.toThrow();
   });

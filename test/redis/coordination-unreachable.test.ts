@@ -12,7 +12,7 @@ import { REDIS_SERVER, redisClient, useRedisServer } from './redis-server.js';
 /**
  * A send makes three attempts (maxRetries 2), each stopped by the first Redis call that gets no answer
  * within the 2 s bound, with backoffs of at most 0.5 s and 1 s between them: 7.5 s at worst (the
- * figure the README gives), and room for a loaded machine.
+ * figure docs/redis.md gives), and room for a loaded machine.
  */
 const REJECTED_WITHIN_MS = 10_000;
 /** An `ALL` pause outlasts the longest the test waits on sendText under it: Redis must not answer first. */

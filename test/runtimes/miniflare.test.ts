@@ -1,6 +1,6 @@
 /**
- * The README's way to run the Worker locally (`<!-- worker-dev: miniflare -->`): its dev.mjs, run with
- * Node, bundles the README's Worker recipe and serves it in Miniflare with an in-memory KV namespace.
+ * The way docs/runtimes.md runs the Worker locally (`<!-- worker-dev: miniflare -->`): its dev.mjs, run
+ * with Node, bundles that page's Worker recipe and serves it in Miniflare with an in-memory KV namespace.
  * An inbound event posted to it must be answered 200 and its reply reach the fake OA server. Miniflare
  * needs Node 22 or later: `.ci/run` runs this suite on Node 22.
  */
@@ -13,7 +13,7 @@ import { freePort } from '../helpers/ports.js';
 import { runtimeRecipes } from './recipes.js';
 import { distMissing, ROOT, type Served, serveChild } from './support.js';
 
-const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+const readme = await readFile(join(ROOT, 'docs', 'runtimes.md'), 'utf8');
 const lines = readme.split('\n');
 const marker = lines.indexOf('<!-- worker-dev: miniflare -->');
 const devScript = lines.slice(marker + 2, lines.indexOf('```', marker + 2)).join('\n');
@@ -24,15 +24,15 @@ const skip =
   major < 22
     ? `Miniflare needs Node 22 or later, this is Node ${process.versions.node} (.ci/run runs this suite on Node 22)`
     : distMissing();
-if (skip) console.warn(`README Worker dev recipe (Miniflare) skipped: ${skip}`);
+if (skip) console.warn(`docs/runtimes.md Worker dev recipe (Miniflare) skipped: ${skip}`);
 
-it('the README has the Worker recipe and its Miniflare dev script', () => {
+it('docs/runtimes.md has the Worker recipe and its Miniflare dev script', () => {
   expect(marker).toBeGreaterThan(0);
   expect(devScript).toContain("from 'miniflare'");
   expect(worker?.code).toContain('OA_EVENTS');
 });
 
-describe.skipIf(skip !== undefined)('the Worker recipe run locally with Miniflare (README)', () => {
+describe.skipIf(skip !== undefined)('the Worker recipe run locally with Miniflare (docs/runtimes.md)', () => {
   let mock: MockServer;
   let dir: string;
   let served: Served | undefined;

@@ -1,5 +1,5 @@
 /**
- * The README's recipes for Workers, Deno.serve and Bun.serve (`<!-- runtime: X -->` before the code
+ * The recipes of docs/runtimes.md for Workers, Deno.serve and Bun.serve (`<!-- runtime: X -->` before the code
  * block), each run in its runtime against the fake OA server: a text message posted to its
  * `/oa/webhook` must be answered 200, and its reply must reach the fake.
  */
@@ -53,10 +53,10 @@ describe('extracting the recipes', () => {
   });
 });
 
-const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+const readme = await readFile(join(ROOT, 'docs', 'runtimes.md'), 'utf8');
 const recipes = runtimeRecipes(readme);
 
-it('the README has a recipe for each of workerd, Deno and Bun', () => {
+it('docs/runtimes.md has a recipe for each of workerd, Deno and Bun', () => {
   expect([...new Set(recipes.map((r) => r.runtime))].sort()).toEqual(['bun', 'deno', 'workerd']);
 });
 
@@ -122,38 +122,42 @@ async function start(
 for (const recipe of recipes) {
   const found = findRuntime(recipe.runtime);
   const skip = 'missing' in found ? found.missing : distMissing();
-  if (skip) console.warn(`README recipe of ${recipe.runtime} (line ${recipe.line}) skipped: ${skip}`);
+  if (skip)
+    console.warn(`docs/runtimes.md recipe of ${recipe.runtime} (line ${recipe.line}) skipped: ${skip}`);
 
-  describe.skipIf(skip !== undefined)(`the ${recipe.runtime} recipe (README line ${recipe.line})`, () => {
-    let mock: MockServer;
-    let served: Served | undefined;
-    let folder: { dir: string; file: string } | undefined;
+  describe.skipIf(skip !== undefined)(
+    `the ${recipe.runtime} recipe (docs/runtimes.md line ${recipe.line})`,
+    () => {
+      let mock: MockServer;
+      let served: Served | undefined;
+      let folder: { dir: string; file: string } | undefined;
 
-    beforeAll(async () => {
-      mock = await createMockServer({ rateLimit: false });
-      folder = await recipeFolder(recipe);
-      served = await start(recipe, mock, (found as { bin: string }).bin, folder.dir, folder.file);
-    }, 60_000);
-    afterAll(async () => {
-      await served?.stop();
-      await mock?.close();
-      if (folder) await rm(folder.dir, { recursive: true, force: true });
-    });
-
-    it('answers a text message posted to /oa/webhook, and its reply reaches the fake', async () => {
-      const response = await fetch(`${served?.url}/oa/webhook`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(TEXT_EVENT),
-        signal: AbortSignal.timeout(10_000),
+      beforeAll(async () => {
+        mock = await createMockServer({ rateLimit: false });
+        folder = await recipeFolder(recipe);
+        served = await start(recipe, mock, (found as { bin: string }).bin, folder.dir, folder.file);
+      }, 60_000);
+      afterAll(async () => {
+        await served?.stop();
+        await mock?.close();
+        if (folder) await rm(folder.dir, { recursive: true, force: true });
       });
-      expect(response.status, served?.output()).toBe(200);
-      await response.body?.cancel();
-      await expect
-        .poll(() => mock.deliveries.filter((d) => d.user_ids.includes('recipe_user')).length, {
-          timeout: 10_000,
-        })
-        .toBeGreaterThan(0);
-    });
-  });
+
+      it('answers a text message posted to /oa/webhook, and its reply reaches the fake', async () => {
+        const response = await fetch(`${served?.url}/oa/webhook`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(TEXT_EVENT),
+          signal: AbortSignal.timeout(10_000),
+        });
+        expect(response.status, served?.output()).toBe(200);
+        await response.body?.cancel();
+        await expect
+          .poll(() => mock.deliveries.filter((d) => d.user_ids.includes('recipe_user')).length, {
+            timeout: 10_000,
+          })
+          .toBeGreaterThan(0);
+      });
+    },
+  );
 }

@@ -1,4 +1,4 @@
-/** The README's runtime recipes: code blocks marked `<!-- runtime: workerd|deno|bun -->`. */
+/** The runtime recipes of docs/runtimes.md: code blocks marked `<!-- runtime: workerd|deno|bun -->`. */
 
 export type RecipeRuntime = 'workerd' | 'deno' | 'bun';
 
@@ -24,7 +24,7 @@ export function runtimeRecipes(markdown: string): Recipe[] {
     const fence = FENCE.exec(lines[i + 1] ?? '');
     if (!runtime || !fence) continue;
     const end = lines.indexOf('```', i + 2);
-    if (end < 0) throw new Error(`README line ${i + 2}: the ${runtime} recipe's code block is not closed`);
+    if (end < 0) throw new Error(`line ${i + 2}: the ${runtime} recipe's code block is not closed`);
     const lang = fence[1]?.startsWith('t') ? 'ts' : 'js';
     recipes.push({ runtime, code: lines.slice(i + 2, end).join('\n'), lang, line: i + 2 });
     i = end;

@@ -1,7 +1,7 @@
 // One message end to end across three processes sharing a real redis-server: a webhook delivery
 // (receiver), its inbox job, the handler that adds a reply to the outbox (handler) and the reply's
 // send with a 429 retry (sender) are one trace, read back from the spans each process wrote.
-// With OA_TRACE_PICTURE=docs/trace.svg, the trace is also drawn there (the README's picture).
+// With OA_TRACE_PICTURE=docs/trace.svg, the trace is also drawn there (the picture of docs/observability.md).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

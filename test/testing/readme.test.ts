@@ -1,4 +1,4 @@
-/** The README's "Testing your integration" example, kept running. */
+/** The example of docs/testing.md ("Testing your integration"), kept running. */
 import { createServer, type Server } from 'node:http';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { OAClient, type OAError } from '../../src/index.js';
