@@ -609,19 +609,24 @@ export async function laneIds(
 }
 
 // Where a parked job is: 'waiting' (due) or 'delayed' (not yet) in its account's lanes or behind its
-// order group (KEYS: lane, bulk, queued), else nothing. ARGV: the job id, the queue prefix.
+// order group (KEYS: lane, bulk, queued), or 'waiting' while it is handed to BullMQ (KEYS[4]: handing,
+// its BullMQ job not there yet), else nothing. ARGV: the job id, the queue prefix.
 const LANE_OF = script(`${NOW}${VOID}
 if voided(ARGV[2]) then return false end
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1])
   or redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not score then return false end
+if not score then
+  if redis.call('ZSCORE', KEYS[4], ARGV[1]) and redis.call('EXISTS', ARGV[2] .. ARGV[1]) == 0 then return 'waiting' end
+  return false
+end
 return math.floor(tonumber(score) / 1000) > now and 'delayed' or 'waiting'`);
 
 /**
  * Whether a job of `account` is parked, waiting for its account's turn: `waiting` (due) or `delayed`
- * (not yet), in its lanes or behind its order group; `undefined` when it is not (admitted to BullMQ, or
- * not stored). A job leaves its lane only forwards (admitted or cancelled), and `queued` only for its
- * lane, so a job found in none is read from BullMQ after.
+ * (not yet), in its lanes or behind its order group, or being handed to BullMQ; `undefined` when it
+ * is not (BullMQ has it, or it is not stored). A job leaves its lane only forwards (admitted or
+ * cancelled), `queued` only for its lane, and `handing` once BullMQ has it, so a job found in none is
+ * read from BullMQ after.
  */
 export async function parkedState(
   redis: RedisClient,
@@ -630,16 +635,23 @@ export async function parkedState(
   id: string,
 ): Promise<'waiting' | 'delayed' | undefined> {
   const a = accountKeys(keyPrefix, account);
-  const state = await runScript(redis, LANE_OF, [a.lane, a.bulk, a.queued], [id, keyPrefix]);
+  const keys = [a.lane, a.bulk, a.queued, turnKeys(keyPrefix).handing];
+  const state = await runScript(redis, LANE_OF, keys, [id, keyPrefix]);
   return state === 'waiting' || state === 'delayed' ? state : undefined;
 }
 
-// How many parked jobs there are (KEYS[1]), how many of them are due, and whether the queue's anchor is
-// among BullMQ's delayed jobs (KEYS[2], read): BullMQ's count of them leaves it out. ARGV: the queue prefix.
+// How many parked jobs there are (KEYS[1]), how many of them are due (those being handed to BullMQ,
+// KEYS[3], not there yet, among them), and whether the queue's anchor is among BullMQ's delayed jobs
+// (KEYS[2], read): BullMQ's count of them leaves it out. ARGV: the queue prefix.
 const PARKED = script(`${NOW}${VOID}
 voided(ARGV[1])
 local anchor = redis.call('ZSCORE', KEYS[2], '${ANCHOR_ID}') and 1 or 0
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now * 1000 + 999), anchor}`);
+local handing = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 0 then handing = handing + 1 end
+end
+return {redis.call('ZCARD', KEYS[1]) + handing, redis.call('ZCOUNT', KEYS[1], '-inf', now * 1000 + 999) + handing,
+  anchor}`);
 
 /**
  * How many parked jobs are due (`waiting`) and how many are not yet (`delayed`), all accounts, and how
@@ -649,7 +661,7 @@ export async function parkedCounts(redis: RedisClient, keyPrefix: string, delaye
   const [all, due, anchor] = (await runScript(
     redis,
     PARKED,
-    [turnKeys(keyPrefix).parked, delayedKey],
+    [turnKeys(keyPrefix).parked, delayedKey, turnKeys(keyPrefix).handing],
     [keyPrefix],
   )) as [number, number, number];
   return { due: Number(due), notYet: Number(all) - Number(due), anchor: Number(anchor) };
