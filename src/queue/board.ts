@@ -127,6 +127,39 @@ function jobOf(Job: BullMQ['Job'], queue: Queue, { id, name, data, opts, at }: P
   return Job.fromJSON(queue, json as never, id);
 }
 
+/**
+ * A page of the parked jobs of `state`, each made a BullMQ `Job` from the outbox's record of it: what
+ * BullMQ is given at its turn.
+ */
+async function parkedJobs(
+  source: BoardQueue,
+  queue: Queue,
+  state: 'waiting' | 'delayed',
+  skip: number,
+  take: number,
+): Promise<Job[]> {
+  const [records, { Job }] = await Promise.all([
+    parkedRecords(await source.redis(), source.keyPrefix, state, skip, take),
+    loadBullMQ(),
+  ]);
+  return records.map((record) => jobOf(Job, queue, record));
+}
+
+/** The job `id` while it waits for its account's turn, made a BullMQ `Job`; else `undefined`. */
+async function parkedJob(source: BoardQueue, queue: Queue, id: string): Promise<Job | undefined> {
+  const [record, { Job }] = await Promise.all([
+    parkedRecord(await source.redis(), source.keyPrefix, id),
+    loadBullMQ(),
+  ]);
+  return record && jobOf(Job, queue, record);
+}
+
+/** How many jobs BullMQ holds in `state`, less the queue's anchor (due in years: the last delayed one). */
+async function countWithoutAnchor(queue: Queue, state: 'waiting' | 'delayed'): Promise<number> {
+  const anchor = state === 'delayed' && (await queue.getJobState(ANCHOR_ID)) === 'delayed' ? 1 : 0;
+  return (await queue.getJobCountByTypes(state)) - anchor;
+}
+
 /** BullMQ's jobs less the queue's anchor (anchor.ts): not one of the outbox's. */
 function withoutAnchor<T extends { id?: string | undefined }>(jobs: T[]): T[] {
   return jobs.filter((job) => job.id !== ANCHOR_ID);
@@ -205,32 +238,24 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
       if (statuses.length > 1) {
         const [theirs, ...parked] = await Promise.all([
           bull.getJobs(statuses, start, end),
-          ...parkedStates.map((state) => this.#parked(queue, state, start, size)),
+          ...parkedStates.map((state) => parkedJobs(this.#source, queue, state, start, size)),
         ]);
         return [...withoutAnchor(theirs), ...parked.flat()] as QueueJob[];
       }
       const state = parkedStates[0] as 'waiting' | 'delayed';
-      // The anchor, due in years, is the last of BullMQ's delayed jobs: left out of theirs.
-      const anchor = state === 'delayed' && (await queue.getJobState(ANCHOR_ID)) === 'delayed' ? 1 : 0;
-      const theirCount = (await queue.getJobCountByTypes(state)) - anchor;
+      const theirCount = await countWithoutAnchor(queue, state);
       const theirs =
         start < theirCount
           ? withoutAnchor(await bull.getJobs(statuses, start, Math.min(last, theirCount - 1)))
           : [];
-      const parked = await this.#parked(queue, state, Math.max(0, start - theirCount), size - theirs.length);
+      const parked = await parkedJobs(
+        this.#source,
+        queue,
+        state,
+        Math.max(0, start - theirCount),
+        size - theirs.length,
+      );
       return [...theirs, ...parked] as QueueJob[];
-    }
-
-    /**
-     * A page of the parked jobs of `state`, each made a BullMQ `Job` (its `Job.fromJSON`) from the
-     * outbox's record of it: what BullMQ is given at its turn.
-     */
-    async #parked(queue: Queue, state: 'waiting' | 'delayed', skip: number, take: number): Promise<Job[]> {
-      const [records, { Job }] = await Promise.all([
-        parkedRecords(await this.#source.redis(), this.#source.keyPrefix, state, skip, take),
-        loadBullMQ(),
-      ]);
-      return records.map((record) => jobOf(Job, queue, record));
     }
 
     // What bull-board asks synchronously, known without the queue open.
@@ -311,13 +336,7 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
     /** BullMQ's job, or the one waiting for its account's turn, made from the outbox's record. */
     override async getJob(id: string) {
       const { bull, queue } = await this.#open();
-      const job = await bull.getJob(id);
-      if (job) return job;
-      const [record, { Job }] = await Promise.all([
-        parkedRecord(await this.#source.redis(), this.#source.keyPrefix, id),
-        loadBullMQ(),
-      ]);
-      return record && jobOf(Job, queue, record);
+      return (await bull.getJob(id)) ?? parkedJob(this.#source, queue, id);
     }
 
     override async getJobLogs(id: string) {

@@ -229,7 +229,8 @@ export interface Outbox {
   drain(options?: OutboxAccountOption): Promise<OutboxCancelledCount>;
   /**
    * Listens to the outcomes of the jobs of every worker of this outbox, in any process (through the
-   * queue's BullMQ event stream, on a connection of its own opened with the first listener): the
+   * outbox's own event stream, `oa:events` under the queue's prefix, read on a connection of its own
+   * opened with the first listener): the
    * outcomes reported from about then on. Events tell what happened as it happens; a listener that was
    * not running misses them, and `counts` and `get` remain the record.
    * @example outbox.on('delivered', (e) => console.log(`${e.key} delivered`))
