@@ -22,9 +22,9 @@ import type { Job, Queue } from 'bullmq';
 import { OAConfigError } from '../errors.js';
 import { type BoardQueue, boardQueuesOf } from './board-queues.js';
 import { type BullMQ, loadBullMQ } from './load.js';
-import { ANCHOR_ID } from './outbox-keys.js';
+import { ANCHOR_ID } from './outbox-redis/keys.js';
+import { type ParkedRecord, parkedCounts, parkedRecord, parkedRecords } from './outbox-redis/turns.js';
 import type { Outbox } from './outbox-types.js';
-import { type ParkedRecord, parkedCounts, parkedRecord, parkedRecords } from './turns.js';
 
 /** What `outboxBoardAdapters` takes: bull-board's options of a queue adapter, for each of them. */
 export type OutboxBoardOptions = {

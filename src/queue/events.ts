@@ -9,9 +9,9 @@ import { OAConfigError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
 import type { QueueConnection } from './connection.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
-import { outboxKeys } from './outbox-keys.js';
+import { outboxKeys } from './outbox-redis/keys.js';
+import { orphanTry } from './outbox-redis/record.js';
 import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf, tries } from './outbox-worker.js';
-import { orphanTry } from './record.js';
 
 /**
  * Where an outbox job stands. `unknown`: it may have been delivered (its call rejected with

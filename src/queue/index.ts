@@ -42,6 +42,7 @@ export {
   type OutboxParams,
 } from './methods.js';
 export { createOutbox } from './outbox.js';
+export type { SendRecord } from './outbox-redis/record.js';
 export type {
   Outbox,
   OutboxAccountOption,
@@ -53,4 +54,3 @@ export type {
   OutboxWorkOptions,
 } from './outbox-types.js';
 export type { OutboxError, OutboxJobData } from './outbox-worker.js';
-export type { SendRecord } from './record.js';

@@ -11,8 +11,8 @@ import type { OutboxCancelResult } from './campaign.js';
 import { openKeys } from './campaign.js';
 import type { OutboxCounts } from './events.js';
 import { keyOfJobId } from './methods.js';
+import { accountStates, forgetAccounts, holdAccount, knownAccounts, laneIds } from './outbox-redis/turns.js';
 import type { OutboxAccountStatus, OutboxAccountsOptions } from './outbox-types.js';
-import { accountStates, forgetAccounts, holdAccount, knownAccounts, laneIds } from './turns.js';
 
 /** What the operations need of their outbox. */
 export interface OperateDeps {

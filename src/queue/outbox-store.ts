@@ -5,13 +5,14 @@
  */
 import type { IORedis } from '../redis/client.js';
 import type { jobTraceOptions } from '../telemetry/jobs.js';
-import { type OutboxAddResult, storedAlready } from './campaign.js';
+import type { OutboxAddResult } from './campaign.js';
 import type { QueueConnection } from './connection.js';
 import type { checkEntry } from './methods.js';
+import { storedAlready } from './outbox-redis/cancel.js';
+import { redisNow } from './outbox-redis/record.js';
+import { type ParkedJob, storeParked } from './outbox-redis/turns.js';
 import { BACKOFF_TYPE, FIRST_BACKOFF_MS, type OutboxJobData } from './outbox-worker.js';
-import { redisNow } from './record.js';
 import type { LazyQueue } from './shared.js';
-import { type ParkedJob, storeParked } from './turns.js';
 
 /** An entry as `checkEntry` checked it, with its params and its job id. */
 export type CheckedEntry = ReturnType<typeof checkEntry> & { params: unknown; id: string };

@@ -12,9 +12,9 @@ import type { OAClient } from '../client.js';
 import type { RequestOptions } from '../core/options.js';
 import { isOAError, OAConnectionError } from '../errors.js';
 import type { IORedis } from '../redis/client.js';
-import { anchorDue, isAnchor } from './anchor.js';
 import type { BullMQ } from './load.js';
 import { checkEntry, type OutboxMethod } from './methods.js';
+import { anchorDue, isAnchor } from './outbox-redis/anchor.js';
 import {
   clearRecord,
   countBack,
@@ -25,8 +25,8 @@ import {
   redisNow,
   type SendRecord,
   writeRecord,
-} from './record.js';
-import { accountHeld } from './turns.js';
+} from './outbox-redis/record.js';
+import { accountHeld } from './outbox-redis/turns.js';
 
 /** What an outbox job carries (readable in BullMQ's tools). */
 export interface OutboxJobData {

@@ -6,7 +6,6 @@ import { CallRegistry } from '../core/call-control.js';
 import { OAValidationError } from '../errors.js';
 import { checkConfig, checked, isObject, optionsOf } from '../schemas/option-checks.js';
 import { jobTraceOptions } from '../telemetry/jobs.js';
-import { anchorQueue } from './anchor.js';
 import { boardQueuesOf, registerBoardQueues } from './board-queues.js';
 import { cancelJob, openKeys, type WaitSource, waitForJobs } from './campaign.js';
 import { QueueConnection, queueConnection } from './connection.js';
@@ -28,7 +27,24 @@ import {
   type OutboxLooseEntry,
 } from './methods.js';
 import { countsOf, operations } from './operate.js';
-import { recordKey } from './outbox-keys.js';
+import { anchorQueue } from './outbox-redis/anchor.js';
+import { recordKey } from './outbox-redis/keys.js';
+import {
+  countActive,
+  countUnknown,
+  FIELD,
+  isOrphaned,
+  markEnd,
+  type RecordPlace,
+} from './outbox-redis/record.js';
+import {
+  accountStates,
+  Dispatcher,
+  parkedCounts,
+  parkedState,
+  pauseAccount,
+  release,
+} from './outbox-redis/turns.js';
 import { shardedOutbox, shardName } from './outbox-shards.js';
 import { type CheckedEntry, outboxStore } from './outbox-store.js';
 import type {
@@ -50,9 +66,7 @@ import {
   outboxProcessor,
 } from './outbox-worker.js';
 import { rejectUnreachable } from './reach.js';
-import { countActive, countUnknown, FIELD, isOrphaned, markEnd, type RecordPlace } from './record.js';
 import { checkedChunks, LazyQueue, QUEUE_RULES, WORK_RULES } from './shared.js';
-import { accountStates, Dispatcher, parkedCounts, parkedState, pauseAccount, release } from './turns.js';
 
 /** The shards of an outbox on a Redis Cluster, unless `shards` says otherwise. */
 const CLUSTER_SHARDS = 8;

@@ -62,12 +62,12 @@
  * accounts, so that a hash tag in the queue's prefix keeps each script on one slot of a Redis Cluster.
  */
 import type { Queue } from 'bullmq';
-import { sleep } from '../core/call-control.js';
-import type { RedisClient } from '../redis/client.js';
-import { runScript, script } from '../redis/script.js';
-import { NOW } from '../redis/scripts.js';
+import { sleep } from '../../core/call-control.js';
+import type { RedisClient } from '../../redis/client.js';
+import { runScript, script } from '../../redis/script.js';
+import { NOW } from '../../redis/scripts.js';
 import { VOID } from './anchor.js';
-import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys } from './outbox-keys.js';
+import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys } from './keys.js';
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;

@@ -8,9 +8,9 @@
  * in the delayed set).
  */
 import type { Job, Queue } from 'bullmq';
-import type { RedisClient } from '../redis/client.js';
-import { runScript, script } from '../redis/script.js';
-import { ANCHOR_ID, outboxKeys } from './outbox-keys.js';
+import type { RedisClient } from '../../redis/client.js';
+import { runScript, script } from '../../redis/script.js';
+import { ANCHOR_ID, accountKeys, outboxKeys } from './keys.js';
 
 /** The anchor's BullMQ job name: what bull-board shows of it. */
 const ANCHOR_NAME = 'oa-outbox-anchor';
@@ -23,24 +23,32 @@ const ANCHOR_MS = 5 * 365 * 86_400_000;
  * record of the outbox removed, when the queue was anchored and its anchor is gone. Records of jobs
  * without an account that did not end `unknown` are not indexed: they expire with their retention.
  */
-export const VOID = `
+export const VOID = (() => {
+  // The keys' names less the queue's prefix (keys.ts), joined to it here as the keys are.
+  const k = outboxKeys('');
+  const a = accountKeys('', '');
+  const perAccount = [a.lane, a.bulk, a.inflight, a.jobs, a.pause, a.held, a.queued].map((key) =>
+    key.slice(a.base.length),
+  );
+  return `
 local function voided(p)
-  if redis.call('EXISTS', p .. 'oa:anchored') == 0 or redis.call('EXISTS', p .. '${ANCHOR_ID}') == 1 then
+  if redis.call('EXISTS', p .. '${k.anchored}') == 0 or redis.call('EXISTS', p .. '${ANCHOR_ID}') == 1 then
     return false
   end
-  for _, tag in ipairs(redis.call('ZRANGE', p .. 'oa:accounts', 0, -1)) do
-    local k = p .. 'oa:acct:' .. tag .. ':'
-    for _, id in ipairs(redis.call('ZRANGE', k .. 'jobs', 0, -1)) do redis.call('DEL', p .. 'oa:job:' .. id) end
-    for _, group in ipairs(redis.call('HKEYS', k .. 'holders')) do redis.call('DEL', k .. 'order:' .. group) end
-    redis.call('DEL', k .. 'lane', k .. 'bulk', k .. 'inflight', k .. 'jobs', k .. 'pause', k .. 'held',
-      k .. 'queued', k .. 'groups', k .. 'holders')
+  for _, tag in ipairs(redis.call('ZRANGE', p .. '${k.accounts}', 0, -1)) do
+    local acct = p .. '${k.accountBase}' .. tag .. ':'
+    for _, id in ipairs(redis.call('ZRANGE', acct .. 'jobs', 0, -1)) do redis.call('DEL', p .. '${k.recordBase}' .. id) end
+    for _, group in ipairs(redis.call('HKEYS', acct .. 'holders')) do redis.call('DEL', acct .. 'order:' .. group) end
+    for _, name in ipairs({ '${perAccount.join("', '")}', 'groups', 'holders' }) do redis.call('DEL', acct .. name) end
   end
-  for _, id in ipairs(redis.call('ZRANGE', p .. 'oa:unknown', 0, -1)) do redis.call('DEL', p .. 'oa:job:' .. id) end
-  redis.call('DEL', p .. 'oa:accounts', p .. 'oa:ready', p .. 'oa:parked', p .. 'oa:unknown', p .. 'oa:handing',
-    p .. 'oa:anchored')
+  for _, id in ipairs(redis.call('ZRANGE', p .. '${k.unknown}', 0, -1)) do redis.call('DEL', p .. '${k.recordBase}' .. id) end
+  for _, key in ipairs({ '${[k.accounts, k.ready, k.parked, k.unknown, k.handing, k.anchored].join("', '")}' }) do
+    redis.call('DEL', p .. key)
+  end
   return true
 end
 `;
+})();
 
 // The anchor is there (KEYS[2], its job hash): the queue is anchored from now on (KEYS[1]).
 const ANCHORED =

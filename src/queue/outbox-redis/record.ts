@@ -5,9 +5,9 @@
  * kept with it; how many times a worker put it back before it began. A job of an account waiting for
  * its turn keeps there also what BullMQ is given at its turn (its name, data and options).
  */
-import type { IORedis, RedisClient } from '../redis/client.js';
-import { runScript, script } from '../redis/script.js';
-import { outboxKeys, recordKey } from './outbox-keys.js';
+import type { IORedis, RedisClient } from '../../redis/client.js';
+import { runScript, script } from '../../redis/script.js';
+import { outboxKeys, recordKey } from './keys.js';
 
 /** The fields of a job's record. */
 export const FIELD = {
