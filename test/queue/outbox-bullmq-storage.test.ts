@@ -10,7 +10,7 @@ import { readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccounts, type OAAccounts, OAClient } from '../../src/index.js';
 import { createOutbox, type Outbox, type OutboxEntry } from '../../src/queue/index.js';
@@ -116,116 +116,119 @@ describe.skipIf(!REDIS_SERVER)("the outbox and BullMQ's storage", () => {
   /** Everything delivered by the fake, as the texts sent. */
   const sent = (m: MockServer) => m.accounts.flatMap((a) => a.deliveries.map((d) => String(d.items[0]?.msg)));
 
-  // MONITOR sees one node: the attribution is checked on a single Redis (the cluster run covers the
-  // rest of this file).
-  it.skipIf(ON_CLUSTER)(
-    "no write of the SDK touches a key BullMQ owns: each write to one is BullMQ's own script's",
-    {
-      timeout: 60_000,
-    },
-    async () => {
-      const name = 'monitored';
-      const prefix = `bull:${name}:`;
-      const bullmq = await bullmqScripts();
-      const monitor = (await (shared.redis as Redis).monitor()) as Redis;
-      closing.push(async () => monitor.disconnect());
+  // On a Redis Cluster, MONITOR on every master: each node's commands in their order there.
+  it("no write of the SDK touches a key BullMQ owns: each write to one is BullMQ's own script's", {
+    timeout: 60_000,
+  }, async () => {
+    const name = 'monitored';
+    const prefix = `bull:${queueKeyName(name, ON_CLUSTER)}:`;
+    const bullmq = await bullmqScripts();
+    const redis = shared.redis as Redis | Cluster;
+    const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+    const monitors = await Promise.all(nodes.map(async (node) => (await node.monitor()) as Redis));
+    closing.push(async () => {
+      for (const monitor of monitors) monitor.disconnect();
+    });
+    const feeds = monitors.map((monitor) => {
       const seen: Seen[] = [];
       monitor.on('monitor', (_time: string, args: string[], source: string) => {
         seen.push({ args: args.map(String), lua: source === 'lua' });
       });
-      const { mock, accounts, client, outbox } = await open(name);
-      const heard: string[] = [];
-      outbox.on('delivered', (e) => heard.push(e.key));
-      // A representative workload: jobs with and without an account, a campaign, an order group, a
-      // delay, a 429 tried again, a pause and a resume, cancels of a parked and of a waiting job, reads.
-      mock.injectFault({ kind: 'rate-limit' }, { path: '/webhook/broadcast-message', times: 1 });
-      await outbox.addMany([
-        ...sends(3, 'plain'),
-        ...sends(3, 'a', { account: 'shop-1' }),
-        ...sends(3, 'b', { account: 'shop-2', bulk: true }),
-        ...sends(2, 'g', { account: 'shop-1', orderGroup: 'user-1' }),
-        ...sends(1, 'late', { account: 'shop-2', delay: 300 }),
-        ...sends(1, 'later', { delay: 300 }),
-        ...sends(1, 'gone', { account: 'shop-2', delay: 60_000 }),
-        ...sends(1, 'gone-plain', { delay: 60_000 }),
-      ]);
-      await outbox.add('sendText', { user_id: 'u', msg: 'one' }, { key: 'one', account: 'shop-1' });
-      expect(await outbox.cancel('gone0', { account: 'shop-2' })).toEqual({ cancelled: true });
-      expect(await outbox.cancel('gone-plain0')).toEqual({ cancelled: true });
-      await outbox.pause({ account: 'shop-2' });
-      const worker = outbox.work({ accounts, client, concurrency: 3 });
-      closing.push(() => worker.close());
-      await outbox.waitFor(['a0', 'a1', 'a2', 'g0', 'g1', 'one'], { account: 'shop-1', timeoutMs: 20_000 });
-      await outbox.resume({ account: 'shop-2' });
-      await outbox.waitFor(['b0', 'b1', 'b2', 'late0'], { account: 'shop-2', timeoutMs: 20_000 });
-      await outbox.waitFor(['plain0', 'plain1', 'plain2', 'later0'], { timeoutMs: 20_000 });
-      await outbox.get('a0', { account: 'shop-1' });
-      await outbox.counts();
-      await outbox.accounts();
-      await outbox.drain();
-      await worker.close();
-      expect(sent(mock).sort()).toEqual(
-        [
-          'a0',
-          'a1',
-          'a2',
-          'b0',
-          'b1',
-          'b2',
-          'g0',
-          'g1',
-          'late0',
-          'later0',
-          'one',
-          'plain0',
-          'plain1',
-          'plain2',
-        ].sort(),
-      );
-      await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(14);
-      monitor.disconnect();
+      return seen;
+    });
+    const { mock, accounts, client, outbox } = await open(name);
+    const heard: string[] = [];
+    outbox.on('delivered', (e) => heard.push(e.key));
+    // A representative workload: jobs with and without an account, a campaign, an order group, a
+    // delay, a 429 tried again, a pause and a resume, cancels of a parked and of a waiting job, reads.
+    mock.injectFault({ kind: 'rate-limit' }, { path: '/webhook/broadcast-message', times: 1 });
+    await outbox.addMany([
+      ...sends(3, 'plain'),
+      ...sends(3, 'a', { account: 'shop-1' }),
+      ...sends(3, 'b', { account: 'shop-2', bulk: true }),
+      ...sends(2, 'g', { account: 'shop-1', orderGroup: 'user-1' }),
+      ...sends(1, 'late', { account: 'shop-2', delay: 300 }),
+      ...sends(1, 'later', { delay: 300 }),
+      ...sends(1, 'gone', { account: 'shop-2', delay: 60_000 }),
+      ...sends(1, 'gone-plain', { delay: 60_000 }),
+    ]);
+    await outbox.add('sendText', { user_id: 'u', msg: 'one' }, { key: 'one', account: 'shop-1' });
+    expect(await outbox.cancel('gone0', { account: 'shop-2' })).toEqual({ cancelled: true });
+    expect(await outbox.cancel('gone-plain0')).toEqual({ cancelled: true });
+    await outbox.pause({ account: 'shop-2' });
+    const worker = outbox.work({ accounts, client, concurrency: 3 });
+    closing.push(() => worker.close());
+    await outbox.waitFor(['a0', 'a1', 'a2', 'g0', 'g1', 'one'], { account: 'shop-1', timeoutMs: 20_000 });
+    await outbox.resume({ account: 'shop-2' });
+    await outbox.waitFor(['b0', 'b1', 'b2', 'late0'], { account: 'shop-2', timeoutMs: 20_000 });
+    await outbox.waitFor(['plain0', 'plain1', 'plain2', 'later0'], { timeoutMs: 20_000 });
+    await outbox.get('a0', { account: 'shop-1' });
+    await outbox.counts();
+    await outbox.accounts();
+    await outbox.drain();
+    await worker.close();
+    expect(sent(mock).sort()).toEqual(
+      [
+        'a0',
+        'a1',
+        'a2',
+        'b0',
+        'b1',
+        'b2',
+        'g0',
+        'g1',
+        'late0',
+        'later0',
+        'one',
+        'plain0',
+        'plain1',
+        'plain2',
+      ].sort(),
+    );
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(14);
+    for (const monitor of monitors) monitor.disconnect();
+    const seen = feeds.flatMap((feed) => [...feed, { args: ['--'], lua: false }]);
 
-      // Each command inside a script follows the EVAL/EVALSHA that ran it (a script runs alone).
-      const theirs: string[] = [];
-      const ours: string[] = [];
-      const wrong: string[] = [];
-      let script: 'bullmq' | 'sdk' | undefined;
-      for (const { args, lua } of seen) {
-        const command = (args[0] ?? '').toLowerCase();
-        if (!lua) {
-          script = undefined;
-          if (command === 'evalsha' || command === 'eval') {
-            // An EVAL's script (after a NOSCRIPT) as MONITOR shows it: escaped (a newline as two characters).
-            const body = (args[1] ?? '').replace(/\\(x[0-9a-f]{2}|.)/gi, '');
-            script = bullmq.has(command === 'eval' ? bare(body) : (args[1] ?? '')) ? 'bullmq' : 'sdk';
-            continue;
-          }
-        }
-        if (!WRITES.has(command)) continue;
-        const key = args[1] ?? '';
-        const bullmqKey = key.startsWith(prefix) && !key.startsWith(`${prefix}oa:`);
-        const line = `${lua ? `[${script} script] ` : ''}${args.slice(0, 4).join(' ')}`;
-        if (lua && script === 'bullmq') {
-          if (bullmqKey) theirs.push(line);
+    // Each command inside a script follows the EVAL/EVALSHA that ran it (a script runs alone).
+    const theirs: string[] = [];
+    const ours: string[] = [];
+    const wrong: string[] = [];
+    let script: 'bullmq' | 'sdk' | undefined;
+    for (const { args, lua } of seen) {
+      const command = (args[0] ?? '').toLowerCase();
+      if (!lua) {
+        script = undefined;
+        if (command === 'evalsha' || command === 'eval') {
+          // An EVAL's script (after a NOSCRIPT) as MONITOR shows it: escaped (a newline as two characters).
+          const body = (args[1] ?? '').replace(/\\(x[0-9a-f]{2}|.)/gi, '');
+          script = bullmq.has(command === 'eval' ? bare(body) : (args[1] ?? '')) ? 'bullmq' : 'sdk';
           continue;
         }
-        if (lua) ours.push(line);
-        // BullMQ's own plain writes: a Queue made writes its version in its meta hash, and a worker waits
-        // for jobs by popping its marker. (The SDK's plain writes are to its own keys: its events.)
-        if (!lua && command === 'hset' && key === `${prefix}meta`) continue;
-        if (!lua && command === 'bzpopmin' && key === `${prefix}marker`) continue;
-        if (bullmqKey) wrong.push(line);
       }
-      // The workload did reach both: BullMQ wrote its keys, the SDK its own.
-      expect(theirs.length).toBeGreaterThan(50);
-      expect(ours.some((line) => line.includes(`${prefix}oa:job:`))).toBe(true);
-      expect(
-        ours.some((line) => line.includes(`${prefix}oa:events`)) ||
-          seen.some((s) => s.args.includes(`${prefix}oa:events`)),
-      ).toBe(true);
-      expect(wrong).toEqual([]);
-    },
-  );
+      if (!WRITES.has(command)) continue;
+      const key = args[1] ?? '';
+      const bullmqKey = key.startsWith(prefix) && !key.startsWith(`${prefix}oa:`);
+      const line = `${lua ? `[${script} script] ` : ''}${args.slice(0, 4).join(' ')}`;
+      if (lua && script === 'bullmq') {
+        if (bullmqKey) theirs.push(line);
+        continue;
+      }
+      if (lua) ours.push(line);
+      // BullMQ's own plain writes: a Queue made writes its version in its meta hash, and a worker waits
+      // for jobs by popping its marker. (The SDK's plain writes are to its own keys: its events.)
+      if (!lua && command === 'hset' && key === `${prefix}meta`) continue;
+      if (!lua && command === 'bzpopmin' && key === `${prefix}marker`) continue;
+      if (bullmqKey) wrong.push(line);
+    }
+    // The workload did reach both: BullMQ wrote its keys, the SDK its own.
+    expect(theirs.length).toBeGreaterThan(50);
+    expect(ours.some((line) => line.includes(`${prefix}oa:job:`))).toBe(true);
+    expect(
+      ours.some((line) => line.includes(`${prefix}oa:events`)) ||
+        seen.some((s) => s.args.includes(`${prefix}oa:events`)),
+    ).toBe(true);
+    expect(wrong).toEqual([]);
+  });
 
   it('after BullMQ obliterates an outbox queue none of its jobs is sent and counts() is 0; the outbox goes on', {
     timeout: 30_000,
