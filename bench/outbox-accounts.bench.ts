@@ -426,7 +426,7 @@ report({
     `Idle: one \`outbox.work({ accounts })\` with nothing to send, Redis's \`total_commands_processed\` over 5 s,`,
     `after ${fmt(IDLE_ACCOUNTS)} accounts (or 1) each had a job (added, then cancelled).`,
     `Enqueue: \`addMany\` of ${fmt(ENQUEUE)} texts over ${fmt(ENQUEUE_ACCOUNTS)} accounts (the key check, each job`,
-    "stored as BullMQ stores one, the accounts' lanes: one script of the outbox's per 1,000 entries)",
+    "kept as the outbox's own record until its turn, the accounts' lanes: one script of the outbox's per 1,000 entries)",
     "against BullMQ's `Queue.addBulk` of the same jobs (no lanes), 1,000 a call (a script of BullMQ's per job).",
     `The two take turns (the order alternating), ${ENQUEUE_ROUNDS} rounds on fresh keys, the median round's ratio. The`,
     `rounds (outbox / addBulk): ${outboxRounds.map((ms, i) => `${fmt(ms)} / ${fmt(bullRounds[i] ?? 0)} ms`).join(', ')}.`,

@@ -12,7 +12,7 @@ export interface OAValidationIssue {
 }
 
 /**
- * How the SDK's retry loop treats a failure ("Retries" in the README), fixed when the error is made:
+ * How the SDK's retry loop treats a failure ("Retries" in docs/reliability.md), fixed when the error is made:
  * - `rejected`: the API did not act and asked to wait (429, `JOB_BUSY`);
  * - `unauthorized`: 401, the access token was refused (one renewal, one replay);
  * - `not_sent`: the request never left (a refused connection, a shared limiter or token store that
@@ -32,7 +32,7 @@ export interface OAErrorOptions {
   /** See {@link OAError.deliveryUnknown}. */
   deliveryUnknown?: boolean | undefined;
   /**
-   * How the retry loop treats this failure; unset, its class decides (see "Retries" in the README).
+   * How the retry loop treats this failure; unset, its class decides (see "Retries" in docs/reliability.md).
    * A coordination (`coordination` option) marks a Redis failure `not_sent` and its own closing `final`.
    */
   failure?: OAFailureKind | undefined;

@@ -194,7 +194,7 @@ export interface OAClientOptions {
   hooks?: OAHooks | undefined;
   /**
    * Where the client's spans go, in place of the provider registered globally with
-   * `@opentelemetry/api` (an optional peer dependency; see "Tracing and metrics" in the README).
+   * `@opentelemetry/api` (an optional peer dependency; see "Tracing and metrics" in docs/observability.md).
    * @default the global tracer provider, when `@opentelemetry/api` is installed and one is registered
    */
   tracerProvider?: OATracerProvider | undefined;

@@ -36,6 +36,7 @@ import {
   isOrphaned,
   markEnd,
   type RecordPlace,
+  recordTtl,
 } from './outbox-redis/record.js';
 import {
   accountStates,
@@ -412,7 +413,7 @@ function workOn(
         keyPrefix,
         async () => (await open()).queue,
         concurrency,
-        place.retentionMs + DAY_MS,
+        recordTtl(place),
         account,
       )
     : undefined;
@@ -442,8 +443,12 @@ function workOn(
           connection
             .commands()
             .then(async (r) => {
-              await markEnd(r, place, id, end);
-              if (typeof account === 'string') await release(r, keyPrefix, account, id, ordered);
+              if (typeof account !== 'string') return markEnd(r, place, id, end);
+              await release(r, keyPrefix, account, id, {
+                state: end,
+                recordTtlMs: recordTtl(place),
+                ordered,
+              });
             })
             .then(() => dispatcher?.wake())
             .catch(() => {});

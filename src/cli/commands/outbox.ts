@@ -242,7 +242,7 @@ function workCommand(): Command {
     );
 }
 
-/** What an operator does about a job in each state (the README's table of outbox states). */
+/** What an operator does about a job in each state (the table of outbox states in docs/outbox.md). */
 const TO_DO: Record<OutboxState, string> = {
   waiting: 'not sent yet; a worker will send it',
   delayed: 'not sent yet; it waits for its delay or its next try',

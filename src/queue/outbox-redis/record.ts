@@ -24,6 +24,11 @@ export const FIELD = {
 /** How long past its retention a job's record is kept: BullMQ removes the job first. */
 const OUTLIVE_MS = 86_400_000;
 
+/** How long a job's record is kept once BullMQ has the job: its retention, and a day more. */
+export function recordTtl(place: RecordPlace): number {
+  return place.retentionMs + OUTLIVE_MS;
+}
+
 /** Who may have sent the job's request, and when. */
 export interface SendRecord {
   /** The BullMQ lock token of the processing run that wrote it. */
@@ -81,7 +86,7 @@ export async function writeRecord(
     redis,
     RECORD,
     [recordKey(place.keyPrefix, jobId), `${jobKey}:lock`, jobKey],
-    [token, record, place.retentionMs + OUTLIVE_MS, ofAccount ? '1' : '0'],
+    [token, record, recordTtl(place), ofAccount ? '1' : '0'],
   );
   if (answer !== 'ok') {
     throw new Error(`the outbox job is no longer this worker's to send (${String(answer)})`);
@@ -128,7 +133,7 @@ export async function keepError(
   jobId: string,
   error: string,
 ): Promise<void> {
-  const args = [FIELD.error, error, 'set', place.retentionMs + OUTLIVE_MS];
+  const args = [FIELD.error, error, 'set', recordTtl(place)];
   await runScript(redis, SET_FIELD, [recordKey(place.keyPrefix, jobId)], args);
 }
 
@@ -170,7 +175,7 @@ export async function markUnknown(
     redis,
     MARK_UNKNOWN,
     [outboxKeys(place.keyPrefix).unknown, recordKey(place.keyPrefix, jobId)],
-    [Date.now(), jobId, error, place.retentionMs + OUTLIVE_MS],
+    [Date.now(), jobId, error, recordTtl(place)],
   );
 }
 
@@ -187,12 +192,7 @@ export async function markEnd(
   jobId: string,
   end: 'delivered' | 'failed',
 ): Promise<void> {
-  await runScript(
-    redis,
-    MARK_END,
-    [recordKey(place.keyPrefix, jobId)],
-    [end, place.retentionMs + OUTLIVE_MS],
-  );
+  await runScript(redis, MARK_END, [recordKey(place.keyPrefix, jobId)], [end, recordTtl(place)]);
 }
 
 // The active jobs, and those of them whose lock is gone (their worker stopped renewing it), in one step
@@ -275,6 +275,6 @@ type IORedisTime = { time(): Promise<(string | number)[]> };
 
 /** Counts a try that was put back before it began (BullMQ counted it started): it is not a try. */
 export async function countBack(redis: RedisClient, place: RecordPlace, jobId: string): Promise<void> {
-  const args = [FIELD.backs, 1, 'incr', place.retentionMs + OUTLIVE_MS];
+  const args = [FIELD.backs, 1, 'incr', recordTtl(place)];
   await runScript(redis, SET_FIELD, [recordKey(place.keyPrefix, jobId)], args);
 }

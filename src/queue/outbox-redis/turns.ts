@@ -67,7 +67,7 @@ import type { RedisClient } from '../../redis/client.js';
 import { runScript, script } from '../../redis/script.js';
 import { NOW } from '../../redis/scripts.js';
 import { VOID } from './anchor.js';
-import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys } from './keys.js';
+import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys, recordKey } from './keys.js';
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;
@@ -291,8 +291,8 @@ export async function storeParked(
 // KEYS: ready, parked, wait, handing, completed, failed (BullMQ's `wait`, `completed` and `failed`
 // are only read).
 // ARGV: queue prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, the one account
-// served ('' for every account), the order recheck ms, the record base, the stale ms, and how long a
-// record is kept. A job of an order group found ended (or gone) here, its end not told by a worker, lets
+// served ('' for every account), the order recheck ms, the record base, the stale ms, how long a
+// record is kept, then the ids BullMQ took from the loop's last turn (they leave \`handing\` first). A job of an order group found ended (or gone) here, its end not told by a worker, lets
 // its group's next job into its lane (ORDER).
 // Gives jobs, one per account in turn, until BullMQ's wait list and `handing` hold `most jobs waiting`.
 // Answers {jobs, ms}: jobs as id, name, data, opts, id, ...; look again in ms (0: at once, -1: nobody
@@ -302,6 +302,8 @@ local prefix, base, recordBase = ARGV[1], ARGV[2], ARGV[9]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local out = {}
 if voided(prefix) then return {out, -1} end
+-- The jobs BullMQ took from this loop's last turn (ARGV[12..]) leave \`handing\`.
+for i = 12, #ARGV, 1000 do redis.call('ZREM', KEYS[4], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[10]), 'LIMIT', 0, 100)) do
   local f = redis.call('HMGET', recordBase .. id, 'name', 'data', 'opts', 'sent', 'end')
   if f[1] and not f[4] and not f[5] and redis.call('EXISTS', prefix .. id) == 0 then
@@ -388,36 +390,33 @@ for _ = 1, 25 + room do
 end
 return {out, 0}`);
 
-// Jobs BullMQ has now (ARGV: their ids) leave `handing` (KEYS[1]).
-const HANDED = script(`for i = 1, #ARGV, 1000 do
-  redis.call('ZREM', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-end
-return 1`);
-
-// A job of the account ended: its place in flight is free, and the account may take a turn now. A job
-// of an order group (ARGV[3]: the account's base, else '') lets the group's next job into its lane.
+// A job of the account ended: its record keeps how (KEYS[3]: ARGV[4], unless it ended unknown, kept
+// ARGV[5] ms), its place in flight is free, and the account may take a turn now. A job of an order group
+// (ARGV[3]: the account's base, else '') lets the group's next job into its lane.
 const RELEASE = script(`${NOW}${ORDER}
+if redis.call('HGET', KEYS[3], 'end') ~= 'unknown' then redis.call('HSET', KEYS[3], 'end', ARGV[4]) end
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[2], 'LT', now, ARGV[2]) end
 if ARGV[3] ~= '' then orderEnded(ARGV[3], ARGV[1], KEYS[2], ARGV[2]) end
 return 1`);
 
 /**
- * Gives back the place in flight of a job of `account` that ended; `ordered`: the job was added with
- * an `orderGroup`, whose next job is then admitted.
+ * A job of `account` ended (`end`: how, kept on its record for `recordTtlMs`): gives back its place in
+ * flight; `ordered`: the job was added with an `orderGroup`, whose next job is then admitted.
  */
 export async function release(
   redis: RedisClient,
   keyPrefix: string,
   account: string,
   id: string,
-  ordered = false,
+  end: { state: 'delivered' | 'failed'; recordTtlMs: number; ordered: boolean },
 ) {
   const a = accountKeys(keyPrefix, account);
   await runScript(
     redis,
     RELEASE,
-    [a.inflight, turnKeys(keyPrefix).ready],
-    [id, accountTag(account), ordered ? a.base : ''],
+    [a.inflight, turnKeys(keyPrefix).ready, recordKey(keyPrefix, id)],
+    [id, accountTag(account), end.ordered ? a.base : '', end.state, end.recordTtlMs],
   );
 }
 
@@ -772,6 +771,8 @@ export class Dispatcher {
   #stopped = false;
   #nap: { wake(): void } | undefined;
   readonly #done: Promise<void>;
+  /** The ids BullMQ took in the last turn: they leave `handing` in the next (one call fewer a turn). */
+  #handed: string[] = [];
 
   constructor(
     private readonly redis: () => Promise<RedisClient>,
@@ -816,8 +817,10 @@ export class Dispatcher {
         keys.recordBase,
         HANDOFF_STALE_MS,
         this.recordTtlMs,
+        ...this.#handed,
       ],
     )) as [string[], number];
+    this.#handed = [];
     if (jobs.length > 0) {
       const ids: string[] = [];
       const adds = [];
@@ -833,7 +836,7 @@ export class Dispatcher {
       }
       // Should this fail, the jobs stay in `handing`: a dispatch loop hands them again.
       await queue.addBulk(adds as never);
-      await runScript(redis, HANDED, [keys.handing], ids);
+      this.#handed = ids;
     }
     return Number(asked);
   }
