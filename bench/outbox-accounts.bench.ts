@@ -474,7 +474,7 @@ report({
     `ratio; the rounds (accounts / one client / one client fed): ${manyRounds.map(([rate], i) => `${fmt(rate)} / ${fmt(singleRounds[i]?.[0] ?? 0)} / ${fmt(fedRounds[i]?.[0] ?? 0)}`).join(', ')} sends/s.`,
     "The floor: a job of an account is handed to BullMQ at its turn (`Queue.addBulk`, BullMQ's public API), so its",
     "add is inside the drain, where the one client's jobs were all added before the clock. One client's jobs fed",
-    'to its queue as the worker drains them (what its wait list lacks of the worker's concurrency, the rest of the',
+    "to its queue as the worker drains them (what its wait list lacks of the worker's concurrency, the rest of the",
     'outbox unchanged) measure what that hand-over alone costs.',
     '',
     table(

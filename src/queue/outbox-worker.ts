@@ -1,7 +1,8 @@
 /**
  * What an outbox worker does with one job: send it at most once, across crashes. The "may have left"
- * record is on the job exactly while a request that can deliver is in flight: written as each attempt
- * leaves, removed when the attempt ends without delivering (before any wait). A job handed out again
+ * mark is on the job's record (the outbox's own, see outbox-redis/record.ts) exactly while a request
+ * that can deliver is in flight: written as each attempt leaves, removed when the attempt ends without
+ * delivering (before any wait). A job handed out again
  * that carries it ends `unknown` instead of being sent again; so does a job whose call rejected with
  * `deliveryUnknown`. `failed` is kept for what certainly was not delivered.
  */
