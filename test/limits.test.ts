@@ -25,7 +25,12 @@ const idealMs = (n: number, { max, windowMs }: { max: number; windowMs: number }
   (Math.ceil(n / max) - 1) * windowMs;
 
 describe.each(['sliding', 'fixed'] as const)('against a %s-window server', (mode) => {
-  it('60 concurrent sends and 12 concurrent uploads: no 429, close to the ideal time', async () => {
+  // Tried once more when it fails: a stall of a loaded 2-core machine (CI's, running the suite) once
+  // pushed one burst into the next window (8.2 s against the 7.8 s bound). A limiter that loses a window
+  // loses it in both tries.
+  it('60 concurrent sends and 12 concurrent uploads: no 429, close to the ideal time', {
+    retry: 1,
+  }, async () => {
     const { mock, client } = await start(mode);
     const started = performance.now();
     const sends = Array.from({ length: 60 }, (_, i) => client.sendText({ user_id: `u${i}`, msg: `m${i}` }));
