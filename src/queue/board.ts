@@ -1,7 +1,7 @@
 /**
  * bull-board (`@bull-board/api`, an optional peer) for an outbox: one adapter per BullMQ queue of it,
  * each BullMQ's own adapter plus the jobs waiting for their account's turn, which are in none of
- * BullMQ's lists (see turns.ts) and so would be neither counted nor listed by it.
+ * BullMQ's lists (see outbox-redis/turns.ts) and so would be neither counted nor listed by it.
  */
 import { createRequire } from 'node:module';
 import type { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -160,7 +160,7 @@ async function countWithoutAnchor(queue: Queue, state: 'waiting' | 'delayed'): P
   return (await queue.getJobCountByTypes(state)) - anchor;
 }
 
-/** BullMQ's jobs less the queue's anchor (anchor.ts): not one of the outbox's. */
+/** BullMQ's jobs less the queue's anchor (outbox-redis/anchor.ts): not one of the outbox's. */
 function withoutAnchor<T extends { id?: string | undefined }>(jobs: T[]): T[] {
   return jobs.filter((job) => job.id !== ANCHOR_ID);
 }
@@ -218,7 +218,7 @@ function makeAdapterClass({ BaseAdapter, BullMQAdapter }: BoardApi) {
       return {
         ...counts,
         waiting: (counts.waiting ?? 0) + parked.due,
-        // The queue's anchor (anchor.ts) is BullMQ's delayed job, not one of the outbox's.
+        // The queue's anchor (outbox-redis/anchor.ts) is BullMQ's delayed job, not one of the outbox's.
         delayed: Math.max(0, (counts.delayed ?? 0) - parked.anchor) + parked.notYet,
       };
     }

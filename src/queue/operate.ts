@@ -1,7 +1,7 @@
 /**
  * What an operator asks of an outbox, and does, one account at a time: which accounts are busy
  * (`accounts`), hold one and let it go again (`pause`, `resume`), stop its campaign or all its jobs not
- * started (`cancelAll`), empty the outbox (`drain`). Built on the turns' own keys (src/queue/turns.ts)
+ * started (`cancelAll`), empty the outbox (`drain`). Built on the turns' own keys (src/queue/outbox-redis/turns.ts)
  * and the outbox's `cancel`, one job at a time: a job is cancelled here as `cancel` cancels it.
  */
 import type { Queue } from 'bullmq';

@@ -1,7 +1,7 @@
 /**
  * How an outbox stores what `add` and `addMany` give it, chunk by chunk: each checked entry without an
  * account as a BullMQ job (`Queue.addBulk`), those of accounts as the outbox's own records, parked in
- * their lanes until their turn (see turns.ts), in a queue anchored first (anchor.ts).
+ * their lanes until their turn (see outbox-redis/turns.ts), in a queue anchored first (outbox-redis/anchor.ts).
  */
 import type { IORedis } from '../redis/client.js';
 import type { jobTraceOptions } from '../telemetry/jobs.js';
@@ -27,7 +27,7 @@ export interface StoreDeps {
   readonly attempts: number;
   /** Told when jobs of accounts were parked: this process's dispatch loops look at once. */
   readonly parked: () => void;
-  /** Anchors the queue (see anchor.ts): before the first job of an account, and again once unanchored. */
+  /** Anchors the queue (see outbox-redis/anchor.ts): before the first job of an account, and again once unanchored. */
   readonly anchor: () => Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export function outboxStore(deps: StoreDeps) {
     opts.removeOnComplete = { age: retention };
     opts.removeOnFail = { age: retention };
     if (trace) opts.telemetry = trace.telemetry;
-    // A job of an account is parked instead (see turns.ts): its account's turns decide when it goes.
+    // A job of an account is parked instead (see outbox-redis/turns.ts): its account's turns decide when it goes.
     if (notBefore !== undefined && account === undefined) {
       opts.timestamp = now;
       opts.delay = Math.max(0, notBefore - now);

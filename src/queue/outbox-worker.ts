@@ -169,7 +169,7 @@ export async function holdUntilDue(
 }
 
 /**
- * Puts back the queue's anchor (anchor.ts), should a tool have promoted it: it is never run, and
+ * Puts back the queue's anchor (outbox-redis/anchor.ts), should a tool have promoted it: it is never run, and
  * stays BullMQ's delayed job.
  */
 export async function holdIfAnchor(bull: BullMQ, job: Job, token: string | undefined): Promise<void> {

@@ -250,7 +250,7 @@ function outboxOn(
       // Parked jobs of accounts are in no list of BullMQ's: those due wait for their account's turn.
       const counts: OutboxCounts = {
         waiting: n('waiting') + n('prioritized') + n('waiting-children') + parked.due,
-        // The queue's anchor (anchor.ts) is BullMQ's delayed job, not the outbox's.
+        // The queue's anchor (outbox-redis/anchor.ts) is BullMQ's delayed job, not the outbox's.
         delayed: Math.max(0, n('delayed') - parked.anchor) + parked.notYet,
         active: active - orphaned,
         delivered: n('completed'),
