@@ -179,10 +179,20 @@ export async function markUnknown(
   );
 }
 
+/**
+ * A Lua function for the scripts that tell a job's end, `keepEnd(record, end, ttl)`: how the job ended,
+ * kept on its record (unless it ended `unknown`, which stays) for `ttl` ms.
+ */
+export const KEEP_END = `
+local function keepEnd(record, ended, ttl)
+  if redis.call('HGET', record, 'end') ~= 'unknown' then redis.call('HSET', record, 'end', ended) end
+  redis.call('PEXPIRE', record, ttl)
+end
+`;
+
 // How a job ended, kept on its record for as long as the job is kept (unless it ended unknown).
-const MARK_END = script(`
-if redis.call('HGET', KEYS[1], 'end') ~= 'unknown' then redis.call('HSET', KEYS[1], 'end', ARGV[1]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+const MARK_END = script(`${KEEP_END}
+keepEnd(KEYS[1], ARGV[1], ARGV[2])
 return 1`);
 
 /** Keeps how a job ended (`delivered` or `failed`) on its record. */

@@ -68,6 +68,7 @@ import { runScript, script } from '../../redis/script.js';
 import { NOW } from '../../redis/scripts.js';
 import { VOID } from './anchor.js';
 import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys, recordKey } from './keys.js';
+import { KEEP_END } from './record.js';
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;
@@ -154,9 +155,9 @@ end
 // lane when the group has none, else it waits behind it (see ORDER): in `queued` and at the end of the
 // group's list, in no lane. A queue whose anchor is gone (obliterated) first drops what the outbox kept
 // (VOID).
-// KEYS: ready, parked, accounts. ARGV: queue prefix, account base, record base, then per job: tag, id,
-// due (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts, group tag. Answers whether the
-// queue is anchored (1 or 0), then per job 1 if its key was known, else 0.
+// KEYS: ready, parked, accounts, anchored. ARGV: queue prefix, account base, record base, then per job:
+// tag, id, due (ms, 0: now), index, lane ('lane' or 'bulk'), name, data, opts, group tag. Answers
+// whether the queue is anchored (1 or 0), then per job 1 if its key was known, else 0.
 const STORE = script(`${NOW}${VOID}
 local prefix, base, recordBase = ARGV[1], ARGV[2], ARGV[3]
 voided(prefix)
@@ -226,7 +227,7 @@ for _, tag in ipairs(tags) do
   seen[#seen + 1] = tag
 end
 zadd(KEYS[3], 'NX', seen)
-table.insert(known, 1, redis.call('EXISTS', prefix .. 'oa:anchored'))
+table.insert(known, 1, redis.call('EXISTS', KEYS[4]))
 return known`);
 
 /** A job of an account as `storeParked` stores it: what BullMQ is given at its turn, and its place in its lanes. */
@@ -274,7 +275,7 @@ export async function storeParked(
   const [anchored, ...known] = (await runScript(
     redis,
     STORE,
-    [keys.ready, keys.parked, keys.accounts],
+    [keys.ready, keys.parked, keys.accounts, keys.anchored],
     args,
   )) as number[];
   return { known: known.map((n) => Number(n) === 1), anchored: Number(anchored) === 1 };
@@ -393,9 +394,8 @@ return {out, 0}`);
 // A job of the account ended: its record keeps how (KEYS[3]: ARGV[4], unless it ended unknown, kept
 // ARGV[5] ms), its place in flight is free, and the account may take a turn now. A job of an order group
 // (ARGV[3]: the account's base, else '') lets the group's next job into its lane.
-const RELEASE = script(`${NOW}${ORDER}
-if redis.call('HGET', KEYS[3], 'end') ~= 'unknown' then redis.call('HSET', KEYS[3], 'end', ARGV[4]) end
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
+const RELEASE = script(`${NOW}${ORDER}${KEEP_END}
+keepEnd(KEYS[3], ARGV[4], ARGV[5])
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[2], 'LT', now, ARGV[2]) end
 if ARGV[3] ~= '' then orderEnded(ARGV[3], ARGV[1], KEYS[2], ARGV[2]) end
 return 1`);
