@@ -27,7 +27,6 @@ import {
   type SendRecord,
   writeRecord,
 } from './outbox-redis/record.js';
-import { accountHeld } from './outbox-redis/turns.js';
 
 /** What an outbox job carries (readable in BullMQ's tools). */
 export interface OutboxJobData {
@@ -198,22 +197,6 @@ async function putBack(
 /** How long a job of a held account waits before it is looked at again: nothing is sent meanwhile. */
 const HELD_MS = 1000;
 
-/**
- * Puts back a job whose account an operator holds (`outbox.pause({ account })`), uncounted as a try:
- * admitted before the pause, it does not start until `resume`.
- */
-export async function holdIfHeld(
-  bull: BullMQ,
-  redis: IORedis,
-  place: RecordPlace,
-  job: Job<OutboxJobData>,
-  token: string | undefined,
-): Promise<void> {
-  const account = (job.data as Partial<OutboxJobData> | undefined)?.account;
-  if (typeof account !== 'string' || !(await accountHeld(redis, place.keyPrefix, account))) return;
-  await putBack(bull, redis, place, job, token, HELD_MS);
-}
-
 /** Who sends the jobs of a worker: `client` those without an account, `accounts` the others. */
 export interface Senders {
   client?: OAClient | undefined;
@@ -301,10 +284,19 @@ export function outboxProcessor(
   };
   return async (job, token) => {
     const id = job.id ?? '';
+    const account = (job.data as Partial<OutboxJobData> | undefined)?.account;
+    const ofAccount = typeof account === 'string';
+    const {
+      sent: previous,
+      backs,
+      exists,
+      held,
+    } = await readRecord(redis, place.keyPrefix, id, ofAccount ? account : undefined);
+    // Its account is held by an operator (`outbox.pause({ account })`): admitted before the pause, it
+    // does not start until `resume`; put back, uncounted as a try.
+    if (held) await putBack(bull, redis, place, job, token, HELD_MS);
     await refuseForeign(bull, redis, place, id, job.data);
     const client = senderOf(job.data, senders) as OAClient;
-    const ofAccount = typeof job.data.account === 'string';
-    const { sent: previous, backs, exists } = await readRecord(redis, place.keyPrefix, id);
     // The try this is: BullMQ counts the tries started, those put back before they began among them.
     tries.set(job, Math.max(1, (job.attemptsStarted ?? 0) - backs));
     if (ofAccount && !exists) {
@@ -344,7 +336,7 @@ export function outboxProcessor(
     const send = client[method] as (params: unknown, options: RequestOptions) => Promise<unknown>;
     try {
       const result = await send.call(client, params, options);
-      outages.delete(job.data.account ?? '');
+      outages.delete(account ?? '');
       return result;
     } catch (error) {
       const kind = isOAError(error) ? error.retryClass : 'final';
@@ -356,7 +348,6 @@ export function outboxProcessor(
         throw thrown(new bull.UnrecoverableError(`${UNKNOWN_PREFIX}${kept.name}: ${kept.message}`), kept);
       }
       await keepError(redis, place, id, JSON.stringify(kept));
-      const { account } = job.data;
       if (storeOutage(error)) {
         // Its credentials could not be read (your store threw or hung): not a verdict on the job. It
         // waits, uncounted as a try, and its account's other jobs with it, until the store answers.

@@ -58,7 +58,6 @@ import type {
 import {
   endedUnknown,
   holdIfAnchor,
-  holdIfHeld,
   holdIfNotMine,
   holdUntilDue,
   type OutboxError,
@@ -450,7 +449,7 @@ function workOn(
                 ordered,
               });
             })
-            .then(() => dispatcher?.wake())
+            .then(() => dispatcher?.freed())
             .catch(() => {});
         };
         worker.on('completed', (job: Job<OutboxJobData>) => ended(job, 'delivered'));
@@ -468,7 +467,6 @@ function workOn(
         const redis = await connection.commands();
         await holdIfAnchor(bull, job, token);
         await holdIfNotMine(bull, redis, place, job, token, senders);
-        await holdIfHeld(bull, redis, place, job, token);
         await holdUntilDue(bull, redis, place, job, token);
       },
     },

@@ -112,6 +112,8 @@ export class FakeOA {
   readonly #routes: Record<string, Handler>;
   /** The accounts this fake serves, itself first; an account of another fake: itself only. */
   readonly #accounts: FakeOA[] = [this];
+  /** The accounts by api key (the first with a key, should two share it): a request's account at once. */
+  readonly #byKey = new Map<string, FakeOA>();
   /** The fake whose `changed` is told of this account's changes: the one that serves it. */
   #root: FakeOA = this;
 
@@ -129,6 +131,9 @@ export class FakeOA {
       }
     }
     this.apiKey = first?.apiKey ?? '';
+    for (const account of this.#accounts) {
+      if (!this.#byKey.has(account.apiKey)) this.#byKey.set(account.apiKey, account);
+    }
     this.#apiSecret = first?.apiSecret ?? '';
     this.username = first?.username ?? '';
     this.greeting = options.greeting === undefined ? structuredClone(DEFAULT_GREETING) : options.greeting;
@@ -231,7 +236,7 @@ export class FakeOA {
     let found: FakeOA | undefined;
     if (path === `${API}/auth/token`) {
       const key = jsonObject(request.body)?.api_key;
-      found = this.#accounts.find((a) => a.apiKey === key);
+      found = typeof key === 'string' ? this.#byKey.get(key) : undefined;
     } else if (path === `${API}/auth/refresh-token`) {
       const token = jsonObject(request.body)?.refresh_token;
       found = this.#accounts.find((a) => typeof token === 'string' && a.#tokens.issued(token));
@@ -242,7 +247,9 @@ export class FakeOA {
       found =
         key === undefined
           ? this.#accounts.find((a) => a.#media.file(path) !== undefined)
-          : this.#accounts.find((a) => a.apiKey === key);
+          : typeof key === 'string'
+            ? this.#byKey.get(key)
+            : undefined;
     }
     return found ?? this;
   }

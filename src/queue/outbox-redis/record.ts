@@ -7,7 +7,7 @@
  */
 import type { IORedis, RedisClient } from '../../redis/client.js';
 import { runScript, script } from '../../redis/script.js';
-import { outboxKeys, recordKey } from './keys.js';
+import { accountKeys, outboxKeys, recordKey } from './keys.js';
 
 /** The fields of a job's record. */
 export const FIELD = {
@@ -103,19 +103,34 @@ export async function clearRecord(
   await runScript(redis, CLEAR, [recordKey(keyPrefix, jobId)], [record]);
 }
 
-/** The record's "may have left" mark and count of tries put back. */
+// A job's record, read as its run begins (KEYS[1]: its "may have left" mark, its count of tries put back,
+// its name), and whether an operator holds its account (KEYS[2]): one call for a job of an account.
+const READ = script(`local f = redis.call('HMGET', KEYS[1], ARGV[1], ARGV[2], 'name')
+f[4] = redis.call('EXISTS', KEYS[2])
+return f`);
+
+/**
+ * The record's "may have left" mark and count of tries put back, whether the outbox keeps it; for a job
+ * of `account`, also whether an operator holds that account (`outbox.pause({ account })`).
+ */
 export async function readRecord(
   redis: IORedis,
   keyPrefix: string,
   jobId: string,
-): Promise<{ sent: string | null; backs: number; exists: boolean }> {
-  const [sent, backs, name] = (await redis.hmget(
-    recordKey(keyPrefix, jobId),
-    FIELD.sent,
-    FIELD.backs,
-    'name',
-  )) as (string | null)[];
-  return { sent: sent ?? null, backs: Number(backs ?? 0), exists: name !== null || sent !== null };
+  account?: string,
+): Promise<{ sent: string | null; backs: number; exists: boolean; held: boolean }> {
+  const key = recordKey(keyPrefix, jobId);
+  const [sent, backs, name, held] = (
+    account === undefined
+      ? await redis.hmget(key, FIELD.sent, FIELD.backs, 'name')
+      : await runScript(redis, READ, [key, accountKeys(keyPrefix, account).held], [FIELD.sent, FIELD.backs])
+  ) as (string | number | null)[];
+  return {
+    sent: sent === null || sent === undefined ? null : String(sent),
+    backs: Number(backs ?? 0),
+    exists: (name ?? null) !== null || (sent ?? null) !== null,
+    held: Number(held ?? 0) === 1,
+  };
 }
 
 // Sets one field of a record (ARGV[1]: its name, ARGV[2]: its value; ARGV[3] 'incr' to add ARGV[2]),

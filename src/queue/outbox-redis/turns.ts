@@ -22,7 +22,9 @@
  *   that stopped before BullMQ had it is in `handing`, and handed again by any loop a few seconds
  *   later) and puts the account back at the tail of `ready` (scored now):
  *   accounts with work take turns, one job each, in every process alike. BullMQ's worker then runs
- *   the job as any other. The wait list is kept short (at most the worker's `concurrency`), so a job
+ *   the job as any other. The wait list is kept short (at most twice the worker's `concurrency`, refilled
+ *   once `concurrency` places are free: one `addBulk` of many jobs costs BullMQ less a job than many
+ *   of a few), so a job
  *   admitted for a small account starts after a few jobs, whatever the backlog of the others.
  * - **Quota.** The send itself takes its slot in the account's client's rate limiter (with a
  *   `coordination`, the shared Redis windows of that account across every process): one mechanism,
@@ -293,18 +295,20 @@ export async function storeParked(
 // are only read).
 // ARGV: queue prefix, account base, cap, bulk cap, most jobs waiting, recheck ms, the one account
 // served ('' for every account), the order recheck ms, the record base, the stale ms, how long a
-// record is kept, then the ids BullMQ took from the loop's last turn (they leave \`handing\` first). A job of an order group found ended (or gone) here, its end not told by a worker, lets
-// its group's next job into its lane (ORDER).
-// Gives jobs, one per account in turn, until BullMQ's wait list and `handing` hold `most jobs waiting`.
-// Answers {jobs, ms}: jobs as id, name, data, opts, id, ...; look again in ms (0: at once, -1: nobody
-// is ready).
+// record is kept, the fewest places worth a turn, then the ids BullMQ took from the loop's last turn
+// (they leave \`handing\` first). A job of an order group found ended (or gone) here, its end not told
+// by a worker, lets its group's next job into its lane (ORDER).
+// Gives jobs, one per account in turn, until BullMQ's wait list and `handing` hold `most jobs waiting`;
+// none while fewer places than the fewest worth a turn are free.
+// Answers {jobs, ms, short}: jobs as id, name, data, opts, id, ...; look again in ms (0: at once, -1:
+// nobody is ready), or once `short` more places are free.
 const ADMIT = script(`${NOW}${ORDER}${VOID}
 local prefix, base, recordBase = ARGV[1], ARGV[2], ARGV[9]
 local cap, bulkCap, maxWait, recheck = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local out = {}
 if voided(prefix) then return {out, -1} end
--- The jobs BullMQ took from this loop's last turn (ARGV[12..]) leave \`handing\`.
-for i = 12, #ARGV, 1000 do redis.call('ZREM', KEYS[4], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
+-- The jobs BullMQ took from this loop's last turn (ARGV[13..]) leave \`handing\`.
+for i = 13, #ARGV, 1000 do redis.call('ZREM', KEYS[4], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[10]), 'LIMIT', 0, 100)) do
   local f = redis.call('HMGET', recordBase .. id, 'name', 'data', 'opts', 'sent', 'end')
   if f[1] and not f[4] and not f[5] and redis.call('EXISTS', prefix .. id) == 0 then
@@ -318,7 +322,8 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(
   end
 end
 local room = maxWait - redis.call('LLEN', KEYS[3]) - redis.call('ZCARD', KEYS[4])
-if room <= 0 then return {out, 20} end
+local least = tonumber(ARGV[12])
+if room < least then return {out, 20, least - room} end
 local admitted = 0
 for _ = 1, 25 + room do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -375,7 +380,8 @@ for _ = 1, 25 + room do
         out[#out + 1] = f[2]
         out[#out + 1] = f[3]
         admitted = admitted + 1
-        if admitted >= room then return {out, 0} end
+        -- The wait list is full: the next turn once the fewest places worth one are free again.
+        if admitted >= room then return {out, 20, least} end
       else
         orderEnded(k, id, KEYS[1], tag)
       end
@@ -533,13 +539,6 @@ export async function holdAccount(redis: RedisClient, keyPrefix: string, account
       [accountTag(account)],
     );
   }
-}
-
-const EXISTS = script(`return redis.call('EXISTS', KEYS[1])`);
-
-/** Whether an operator holds `account` (one read, by a worker about to start one of its jobs). */
-export async function accountHeld(redis: RedisClient, keyPrefix: string, account: string): Promise<boolean> {
-  return Number(await runScript(redis, EXISTS, [accountKeys(keyPrefix, account).held], [])) === 1;
 }
 
 // The members of sorted sets (KEYS), one list each.
@@ -762,10 +761,12 @@ const HANDOFF_STALE_MS = 5000;
 
 /**
  * The dispatch loop of one worker process: admits jobs in turns across accounts and hands them to
- * BullMQ (`Queue.addBulk`, each under its job id: an add that is made again is a no-op), while BullMQ's
- * wait list holds fewer than `concurrency` jobs. With nothing to admit it sleeps until the next
- * account's time, at most {@link IDLE_MS}; `wake()` (a job added or ended in this process) ends the
- * sleep at once.
+ * BullMQ (`Queue.addBulk`, each under its job id: an add that is made again is a no-op), keeping
+ * BullMQ's wait list at most twice `concurrency` long and refilling it once `concurrency` places are
+ * free: BullMQ's `addBulk` costs less a job the more jobs it is given (a `MULTI` a call), and the
+ * worker always has a full wait list to take from. With nothing to admit it sleeps until the next
+ * account's time, at most {@link IDLE_MS}; `wake()` (a job added in this process) ends the sleep at
+ * once, `freed()` (a job of this process ended) once enough places are free.
  */
 export class Dispatcher {
   #stopped = false;
@@ -773,6 +774,9 @@ export class Dispatcher {
   readonly #done: Promise<void>;
   /** The ids BullMQ took in the last turn: they leave `handing` in the next (one call fewer a turn). */
   #handed: string[] = [];
+  /** Jobs ended in this process since the last turn began, and how many the loop sleeps for. */
+  #freed = 0;
+  #wanted = 1;
 
   constructor(
     private readonly redis: () => Promise<RedisClient>,
@@ -786,15 +790,25 @@ export class Dispatcher {
     this.#done = this.#run();
   }
 
+  /** A job was added in this process: a turn now. */
   wake(): void {
     this.#nap?.wake();
   }
 
-  /** One turn: the jobs admitted, handed to BullMQ; how long to wait before the next (0: at once). */
-  async #turn(): Promise<number> {
+  /** A job of this process ended: a turn once enough places are free (else at the loop's time). */
+  freed(): void {
+    if (++this.#freed >= this.#wanted) this.#nap?.wake();
+  }
+
+  /**
+   * One turn: the jobs admitted, handed to BullMQ; how long to wait before the next (0: at once), and
+   * how many more places must be free before a turn is worth it.
+   */
+  async #turn(): Promise<[asked: number, short: number]> {
     const keys = turnKeys(this.keyPrefix);
     const [redis, queue] = await Promise.all([this.redis(), this.queue()]);
-    const [jobs, asked] = (await runScript(
+    this.#freed = 0;
+    const [jobs, asked, short] = (await runScript(
       redis,
       ADMIT,
       [
@@ -810,16 +824,17 @@ export class Dispatcher {
         keys.accountBase,
         ACCOUNT_CAP,
         BULK_CAP,
-        this.concurrency,
+        2 * this.concurrency,
         RECHECK_MS,
         this.only === undefined ? '' : accountTag(this.only),
         ORDER_RECHECK_MS,
         keys.recordBase,
         HANDOFF_STALE_MS,
         this.recordTtlMs,
+        this.concurrency,
         ...this.#handed,
       ],
-    )) as [string[], number];
+    )) as [string[], number, number?];
     this.#handed = [];
     if (jobs.length > 0) {
       const ids: string[] = [];
@@ -838,7 +853,7 @@ export class Dispatcher {
       await queue.addBulk(adds as never);
       this.#handed = ids;
     }
-    return Number(asked);
+    return [Number(asked), Number(short ?? 0)];
   }
 
   async #run(): Promise<void> {
@@ -846,10 +861,12 @@ export class Dispatcher {
     while (!this.#stopped) {
       let waitMs: number;
       try {
-        const asked = await this.#turn();
+        const [asked, short] = await this.#turn();
         failures = 0;
-        // More to look at now (the wait list had room left, or more accounts to look at).
-        if (asked === 0) continue;
+        this.#wanted = Math.max(1, short);
+        // More to look at now (the wait list had room left, or more accounts to look at), or enough
+        // jobs of this process ended while the turn ran.
+        if (asked === 0 || (short > 0 && this.#freed >= short)) continue;
         waitMs = asked < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(1, asked));
       } catch {
         // Redis away: the loop goes on once it is back (the worker's own connection waits for it).
