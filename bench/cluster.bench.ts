@@ -23,7 +23,10 @@ import { startRedisCluster } from '../test/redis/redis-cluster.js';
 import { startRedisServer } from '../test/redis/redis-server.js';
 import { cpuBudget, fmt, median, report, spawnFakeServer, table } from './support.js';
 
-const SENDS = 3_000;
+/** Sends a drain, each Redis free to use the cores: long enough that a drain is not a blink of the scheduler. */
+const SENDS = 10_000;
+/** Sends a drain with each Redis held to its CPU budget (slower: fewer are as long). */
+const BUDGET_SENDS = 3_000;
 const CONCURRENCY = 32;
 const ROUNDS = 7;
 /** The budgeted part: fewer rounds (each drain is slower), each Redis process held to this much of a core. */
@@ -59,11 +62,10 @@ await Promise.all(Array.from({ length: MANY }, (_, i) => accounts.client(`acct-$
 
 let run = 0;
 /**
- * Sends per second of one case: SENDS sends queued, then drained at once (CONCURRENCY jobs in flight
- * in all), until the workers have told every outcome (their events: no polling of Redis beside the
- * drain).
+ * Sends per second of one case: `sends` queued, then drained at once (CONCURRENCY jobs in flight in
+ * all), until the workers have told every outcome (their events: no polling of Redis beside the drain).
  */
-async function drain(url: string, what: Case): Promise<number> {
+async function drain(url: string, what: Case, sends: number): Promise<number> {
   run++;
   const outboxes: Outbox[] =
     what === '100 accounts, 1 outbox'
@@ -71,7 +73,7 @@ async function drain(url: string, what: Case): Promise<number> {
       : Array.from({ length: what === '1 account' ? 1 : MANY }, (_, i) =>
           createOutbox({ connection: { url }, name: `bench-${run}-${i}` }),
         );
-  const per = SENDS / outboxes.length;
+  const per = sends / outboxes.length;
   await Promise.all(
     outboxes.map((outbox, a) => {
       function* sends(): Generator<OutboxEntry> {
@@ -91,7 +93,7 @@ async function drain(url: string, what: Case): Promise<number> {
     done = resolve;
   });
   const count = () => {
-    if (++ended === SENDS) done();
+    if (++ended === sends) done();
   };
   const started = performance.now();
   const workers = outboxes.map((outbox) =>
@@ -107,11 +109,11 @@ async function drain(url: string, what: Case): Promise<number> {
   await Promise.race([
     all,
     new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${ended} of ${SENDS} ended in 5 minutes`)), 300_000);
+      timer = setTimeout(() => reject(new Error(`${ended} of ${sends} ended in 5 minutes`)), 300_000);
     }),
   ]);
   clearTimeout(timer);
-  const rate = SENDS / ((performance.now() - started) / 1000);
+  const rate = sends / ((performance.now() - started) / 1000);
   await Promise.all(workers.map((worker) => worker.close()));
   await Promise.all(outboxes.map((outbox) => outbox.close()));
   return rate;
@@ -137,11 +139,11 @@ interface Part {
 // turns from round to round (a drain runs a little faster or slower after another): the median of the
 // rounds' ratios is the figure, the median rates are shown beside it. One drain of each first, not
 // counted: the first drain of a process is slower (code not yet optimised, scripts not yet loaded).
-async function measure(name: string, rounds: number): Promise<Part> {
+async function measure(name: string, rounds: number, sends: number): Promise<Part> {
   const part: Part = { rates: {}, busiest: {} };
   for (const what of CASES) {
-    await drain(single.url, what);
-    await drain(cluster.url, what);
+    await drain(single.url, what, sends);
+    await drain(cluster.url, what, sends);
   }
   for (let round = 0; round < rounds; round++) {
     for (const what of CASES) {
@@ -151,7 +153,7 @@ async function measure(name: string, rounds: number): Promise<Part> {
       ] as const;
       for (const [redis, url] of round % 2 === 0 ? pair : [...pair].reverse()) {
         const before = redis === 'cluster' ? await processedBy() : [];
-        const rate = await drain(url, what);
+        const rate = await drain(url, what, sends);
         if (redis === 'cluster') {
           const after = await processedBy();
           const counted = after.map((n, i) => n - (before[i] ?? 0));
@@ -167,10 +169,10 @@ async function measure(name: string, rounds: number): Promise<Part> {
   return part;
 }
 
-const free = await measure('free', ROUNDS);
+const free = await measure('free', ROUNDS, SENDS);
 const pidOf = async (node: Redis) => Number(/process_id:(\d+)/.exec(await node.info('server'))?.[1]);
 const budget = cpuBudget(await Promise.all([singleNode, ...masters].map(pidOf)), BUDGET_CORES);
-const held = 'release' in budget ? await measure('budget', BUDGET_ROUNDS) : undefined;
+const held = 'release' in budget ? await measure('budget', BUDGET_ROUNDS, BUDGET_SENDS) : undefined;
 if ('release' in budget) budget.release();
 
 await Promise.all([...masters, singleNode].map((node) => node.quit()));
@@ -260,7 +262,7 @@ report({
     budgetRow('100 queues', '100 accounts, a queue each'),
   ],
   details: [
-    `${fmt(SENDS)} texts queued with \`outbox.addMany\`, then drained by \`outbox.work\` in this process, ${CONCURRENCY} jobs`,
+    `${fmt(SENDS)} texts (${fmt(BUDGET_SENDS)} with each Redis held to a CPU budget) queued with \`outbox.addMany\`, then drained by \`outbox.work\` in this process, ${CONCURRENCY} jobs`,
     'in flight in all, against the fake OA server in its own process without a quota, until the workers',
     "have told every job's outcome (their events: nothing polls Redis beside the drain). Drained: 1 account",
     `(one queue, one worker of concurrency ${CONCURRENCY}); 100 queues (an outbox each, of one account, each with a`,

@@ -22,10 +22,10 @@
  *   that stopped before BullMQ had it is in `handing`, and handed again by any loop a few seconds
  *   later) and puts the account back at the tail of `ready` (scored now):
  *   accounts with work take turns, one job each, in every process alike. BullMQ's worker then runs
- *   the job as any other. The wait list is kept short (at most twice the worker's `concurrency`, refilled
- *   once `concurrency` places are free: one `addBulk` of many jobs costs BullMQ less a job than many
- *   of a few), so a job
- *   admitted for a small account starts after a few jobs, whatever the backlog of the others.
+ *   the job as any other. The wait list is kept short (at most twice the worker's `concurrency`,
+ *   refilled once `concurrency` places are free: one `addBulk` of many jobs costs BullMQ less a job
+ *   than many of a few), so a job admitted for a small account starts after a few jobs, whatever the
+ *   backlog of the others.
  * - **Quota.** The send itself takes its slot in the account's client's rate limiter (with a
  *   `coordination`, the shared Redis windows of that account across every process): one mechanism,
  *   never a second count. What the turns add is a cap on each account's jobs in flight across the
