@@ -220,6 +220,59 @@ describe.skipIf(!REDIS_SERVER)('outbox with accounts', () => {
     // One refusal per login attempt of the account, not one per queued job.
     expect(refusedLogins(mock, 'shop-1')).toBeLessThanOrEqual(3);
   });
+  it('jobs reach BullMQ in batches: at most twice the concurrency wait there, refilled as places free', async () => {
+    const name = 'batches';
+    const { mock, accounts } = await open(20);
+    outbox = createOutbox({ connection: { url: shared.server.url }, name, shards: 1 });
+    const store = outbox;
+    // Each send takes 40 ms at the fake: the worker (4 at a time) is slower than the turns.
+    for (const account of mock.accounts) {
+      account.injectFault(
+        { kind: 'delay', delayMs: 40 },
+        { times: Number.POSITIVE_INFINITY, path: '/webhook/broadcast-message' },
+      );
+    }
+    const sends = 160;
+    await store.addMany(
+      Array.from({ length: sends }, (_, i) => ({
+        method: 'sendText' as const,
+        params: { user_id: 'u', msg: `m${i}` },
+        key: `m${i}`,
+        account: `shop-${(i % 20) + 1}`,
+      })),
+    );
+    // BullMQ's wait list, read every few ms while the worker drains the accounts' jobs.
+    const wait = `bull:${queueKeyName(name, ON_CLUSTER)}:wait`;
+    const lengths: number[] = [];
+    let reading = true;
+    const reader = (async () => {
+      while (reading) {
+        lengths.push(await shared.redis.llen(wait));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const worker = store.work({ accounts, concurrency: 4 });
+    try {
+      const counts = await until(
+        () => store.counts(),
+        (c) => c.delivered === sends,
+        20_000,
+      );
+      expect(counts).toEqual({ ...EMPTY, delivered: sends });
+    } finally {
+      reading = false;
+      await reader;
+      await worker.close();
+    }
+    // Never more than twice the concurrency waiting; more than the concurrency at times (a hand-over
+    // of several jobs at once, not one job a place freed).
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(8);
+    expect(Math.max(...lengths)).toBeGreaterThan(4);
+    const delivered = mock.accounts.flatMap((a) => a.deliveries.map((d) => String(d.items[0]?.msg)));
+    expect(new Set(delivered).size).toBe(sends);
+    expect(delivered).toHaveLength(sends);
+  });
+
   it("a job of an account is the outbox's own record until its turn, with what BullMQ is given then; nothing of BullMQ's is written for it", async () => {
     const name = 'stored';
     outbox = createOutbox({ connection: { url: shared.server.url }, name, shards: 1 });
