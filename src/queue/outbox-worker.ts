@@ -22,6 +22,7 @@ import {
   keepError,
   markUnknown,
   type RecordPlace,
+  type RecordRead,
   readRecord,
   redisNow,
   type SendRecord,
@@ -197,6 +198,33 @@ async function putBack(
 /** How long a job of a held account waits before it is looked at again: nothing is sent meanwhile. */
 const HELD_MS = 1000;
 
+/** What the gate read of each job's record as its run began ({@link holdIfHeld}), for its processor. */
+const readAtGate = new WeakMap<object, RecordRead>();
+
+/**
+ * Reads the job's record as its run begins, and with it, for a job of an account, whether an operator
+ * holds that account (`outbox.pause({ account })`): one call. A job of a held account, admitted before
+ * the pause, does not start until `resume`: it is put back, uncounted as a try. Runs in the worker's
+ * gate, outside the job's trace: a hold is not a failed try.
+ */
+export async function holdIfHeld(
+  bull: BullMQ,
+  redis: IORedis,
+  place: RecordPlace,
+  job: Job<OutboxJobData>,
+  token: string | undefined,
+): Promise<void> {
+  const account = (job.data as Partial<OutboxJobData> | undefined)?.account;
+  const read = await readRecord(
+    redis,
+    place.keyPrefix,
+    job.id ?? '',
+    typeof account === 'string' ? account : undefined,
+  );
+  if (read.held) await putBack(bull, redis, place, job, token, HELD_MS);
+  readAtGate.set(job, read);
+}
+
 /** Who sends the jobs of a worker: `client` those without an account, `accounts` the others. */
 export interface Senders {
   client?: OAClient | undefined;
@@ -290,11 +318,8 @@ export function outboxProcessor(
       sent: previous,
       backs,
       exists,
-      held,
-    } = await readRecord(redis, place.keyPrefix, id, ofAccount ? account : undefined);
-    // Its account is held by an operator (`outbox.pause({ account })`): admitted before the pause, it
-    // does not start until `resume`; put back, uncounted as a try.
-    if (held) await putBack(bull, redis, place, job, token, HELD_MS);
+    } = readAtGate.get(job) ??
+    (await readRecord(redis, place.keyPrefix, id, ofAccount ? account : undefined));
     await refuseForeign(bull, redis, place, id, job.data);
     const client = senderOf(job.data, senders) as OAClient;
     // The try this is: BullMQ counts the tries started, those put back before they began among them.

@@ -58,6 +58,7 @@ import type {
 import {
   endedUnknown,
   holdIfAnchor,
+  holdIfHeld,
   holdIfNotMine,
   holdUntilDue,
   type OutboxError,
@@ -467,6 +468,7 @@ function workOn(
         const redis = await connection.commands();
         await holdIfAnchor(bull, job, token);
         await holdIfNotMine(bull, redis, place, job, token, senders);
+        await holdIfHeld(bull, redis, place, job, token);
         await holdUntilDue(bull, redis, place, job, token);
       },
     },

@@ -109,6 +109,18 @@ const READ = script(`local f = redis.call('HMGET', KEYS[1], ARGV[1], ARGV[2], 'n
 f[4] = redis.call('EXISTS', KEYS[2])
 return f`);
 
+/** A job's record as its run begins (see {@link readRecord}). */
+export interface RecordRead {
+  /** Its "may have left" mark (JSON {@link SendRecord}), or null. */
+  sent: string | null;
+  /** How many of its tries were put back before they began. */
+  backs: number;
+  /** Whether the outbox keeps a record of it. */
+  exists: boolean;
+  /** For a job of an account: whether an operator holds that account. */
+  held: boolean;
+}
+
 /**
  * The record's "may have left" mark and count of tries put back, whether the outbox keeps it; for a job
  * of `account`, also whether an operator holds that account (`outbox.pause({ account })`).
@@ -118,7 +130,7 @@ export async function readRecord(
   keyPrefix: string,
   jobId: string,
   account?: string,
-): Promise<{ sent: string | null; backs: number; exists: boolean; held: boolean }> {
+): Promise<RecordRead> {
   const key = recordKey(keyPrefix, jobId);
   const [sent, backs, name, held] = (
     account === undefined

@@ -777,6 +777,10 @@ export class Dispatcher {
   /** Jobs ended in this process since the last turn began, and how many the loop sleeps for. */
   #freed = 0;
   #wanted = 1;
+  /** A job was added in this process since the last turn began (the turn may not have seen it). */
+  #added = false;
+  /** The last turn found too few places free: a job added waits for them (`freed`, or the loop's time). */
+  #full = false;
 
   constructor(
     private readonly redis: () => Promise<RedisClient>,
@@ -790,9 +794,13 @@ export class Dispatcher {
     this.#done = this.#run();
   }
 
-  /** A job was added in this process: a turn now. */
+  /**
+   * A job was added in this process: a turn now (or, during a turn, right after it); while too few
+   * places are free, once they are.
+   */
   wake(): void {
-    this.#nap?.wake();
+    this.#added = true;
+    if (!this.#full) this.#nap?.wake();
   }
 
   /** A job of this process ended: a turn once enough places are free (else at the loop's time). */
@@ -808,6 +816,7 @@ export class Dispatcher {
     const keys = turnKeys(this.keyPrefix);
     const [redis, queue] = await Promise.all([this.redis(), this.queue()]);
     this.#freed = 0;
+    this.#added = false;
     const [jobs, asked, short] = (await runScript(
       redis,
       ADMIT,
@@ -864,9 +873,10 @@ export class Dispatcher {
         const [asked, short] = await this.#turn();
         failures = 0;
         this.#wanted = Math.max(1, short);
-        // More to look at now (the wait list had room left, or more accounts to look at), or enough
-        // jobs of this process ended while the turn ran.
-        if (asked === 0 || (short > 0 && this.#freed >= short)) continue;
+        this.#full = short > 0;
+        // More to look at now (the wait list had room left, or more accounts to look at), a job added
+        // while the turn ran (with places free), or enough jobs of this process ended meanwhile.
+        if (asked === 0 || (this.#added && short === 0) || (short > 0 && this.#freed >= short)) continue;
         waitMs = asked < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(1, asked));
       } catch {
         // Redis away: the loop goes on once it is back (the worker's own connection waits for it).
