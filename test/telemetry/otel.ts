@@ -2,7 +2,7 @@
  * OpenTelemetry for the tracing tests: an in-memory span exporter, a metric reader collected on demand,
  * and the async context manager an app's NodeSDK registers (the SDK follows a call by its context).
  */
-import { type Attributes, context } from '@opentelemetry/api';
+import { type Attributes, context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import {
@@ -11,6 +11,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll } from 'vitest';
 
 /** A reader whose only export is `collect()`. */
 class TestReader extends MetricReader {
@@ -21,6 +22,24 @@ class TestReader extends MetricReader {
 /** Registers the context manager once for the test file. */
 export function useContext(): void {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+}
+
+/**
+ * For the whole test file: the context manager, and a global tracer provider (the one the queue's and
+ * the webhook's telemetry use) exporting to the returned in-memory exporter; undone after the file.
+ */
+export function useGlobalSpans(): InMemorySpanExporter {
+  const exporter = new InMemorySpanExporter();
+  beforeAll(() => {
+    useContext();
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    );
+  });
+  afterAll(() => {
+    trace.disable();
+  });
+  return exporter;
 }
 
 /** Providers that keep what they get, for one test. */

@@ -2,31 +2,15 @@
 // traces: a job admitted before the pause, taken and put back while the hold lasts, leaves no span of
 // a failure or a retry. Against a real redis-server and the fake OA server, spans read back from an
 // in-memory exporter.
-import { trace } from '@opentelemetry/api';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccounts } from '../../src/index.js';
 import { createOutbox } from '../../src/queue/index.js';
 import { createMockServer } from '../../src/testing/index.js';
 import { accountStore, servedAccounts, texts } from '../accounts/support.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
-import { useContext } from './otel.js';
+import { useGlobalSpans } from './otel.js';
 
-const exporter = new InMemorySpanExporter();
-
-beforeAll(() => {
-  useContext();
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-  );
-});
-afterAll(() => {
-  trace.disable();
-});
+const exporter = useGlobalSpans();
 
 describe.skipIf(!REDIS_SERVER)("an operator's hold in the outbox's traces", () => {
   const shared = useRedisServer();

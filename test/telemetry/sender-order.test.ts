@@ -2,34 +2,18 @@
 // one user, the later two drained by the first one's turn, each handled (and replied to) inside the
 // trace of the webhook delivery that brought it. A webhook handler storing into the inbox on loopback,
 // a real redis-server, the fake server receiving the replies, spans read back from the SDK's exporter.
-import { trace } from '@opentelemetry/api';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/queue/index.js';
 import { sendInboundMessage } from '../../src/testing/index.js';
 import { createWebhookHandler, isMessageEvent } from '../../src/webhook/index.js';
 import { listen } from '../helpers/listen.js';
 import { REDIS_SERVER, useRedisServer } from '../redis/redis-server.js';
 import { mockServerFixture } from '../testing/support.js';
-import { useContext } from './otel.js';
+import { useGlobalSpans } from './otel.js';
 
 const fixture = mockServerFixture();
-const exporter = new InMemorySpanExporter();
-
-beforeAll(() => {
-  useContext();
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-  );
-});
-afterAll(() => {
-  trace.disable();
-});
+const exporter = useGlobalSpans();
 
 /** Polls `check` every 50 ms until it holds, for at most `ms`. */
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {

@@ -774,13 +774,15 @@ export class Dispatcher {
   readonly #done: Promise<void>;
   /** The ids BullMQ took in the last turn: they leave `handing` in the next (one call fewer a turn). */
   #handed: string[] = [];
-  /** Jobs ended in this process since the last turn began, and how many the loop sleeps for. */
+  /** Jobs ended in this process since the last turn began. */
   #freed = 0;
-  #wanted = 1;
   /** A job was added in this process since the last turn began (the turn may not have seen it). */
   #added = false;
-  /** The last turn found too few places free: a job added waits for them (`freed`, or the loop's time). */
-  #full = false;
+  /**
+   * How many more places the last turn found it needs free (0: none): the loop sleeps until that many
+   * jobs ended, and a job added meanwhile waits for them (or the loop's time).
+   */
+  #short = 0;
 
   constructor(
     private readonly redis: () => Promise<RedisClient>,
@@ -800,12 +802,12 @@ export class Dispatcher {
    */
   wake(): void {
     this.#added = true;
-    if (!this.#full) this.#nap?.wake();
+    if (this.#short === 0) this.#nap?.wake();
   }
 
   /** A job of this process ended: a turn once enough places are free (else at the loop's time). */
   freed(): void {
-    if (++this.#freed >= this.#wanted) this.#nap?.wake();
+    if (++this.#freed >= Math.max(1, this.#short)) this.#nap?.wake();
   }
 
   /**
@@ -872,8 +874,7 @@ export class Dispatcher {
       try {
         const [asked, short] = await this.#turn();
         failures = 0;
-        this.#wanted = Math.max(1, short);
-        this.#full = short > 0;
+        this.#short = short;
         // More to look at now (the wait list had room left, or more accounts to look at), a job added
         // while the turn ran (with places free), or enough jobs of this process ended meanwhile.
         if (asked === 0 || (this.#added && short === 0) || (short > 0 && this.#freed >= short)) continue;
