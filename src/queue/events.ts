@@ -10,7 +10,7 @@ import type { IORedis } from '../redis/client.js';
 import type { QueueConnection } from './connection.js';
 import { keyOfJobId, type OutboxMethod } from './methods.js';
 import { outboxKeys } from './outbox-redis/keys.js';
-import { orphanTry } from './outbox-redis/record.js';
+import { orphanTry, type Told, tellOutcome } from './outbox-redis/record.js';
 import { endedUnknown, type OutboxError, type OutboxJobData, outboxErrorOf, tries } from './outbox-worker.js';
 
 /**
@@ -125,8 +125,6 @@ const NAMES: readonly OutboxEventName[] = ['delivered', 'retry', 'failed', 'unkn
 
 /** How long `outbox.on` remembers an outcome it told, to tell each once. */
 const TOLD_REMEMBERED_MS = 60_000;
-/** About how many outcomes the outbox's event stream keeps (as BullMQ's own stream, by default). */
-const STREAM_MAX_LEN = 10_000;
 /** How long one blocking read of the stream waits before it reads again. */
 const READ_BLOCK_MS = 5000;
 
@@ -153,42 +151,52 @@ export class OutboxEmitter extends TypedEvents<OutboxEvents> {
 
 type Outcome = { [E in OutboxEventName]: [E, OutboxEvents[E]] }[OutboxEventName];
 
+/** Where a worker's outcomes are kept, besides its own listeners. */
+export interface OutcomeStore {
+  /** The outbox's command connection. */
+  redis: () => Promise<IORedis>;
+  /** The queue's prefix (`bull:<name>:`). */
+  keyPrefix: string;
+  /** BullMQ's key of the queue's `name` (`Queue.toKey`). */
+  toKey: (name: string) => string;
+  /**
+   * Keeps how a job ended (`delivered`, or `failed` for one that failed or ended unknown), its outcome
+   * event `told` in the same step: one call a job.
+   */
+  end: (redis: IORedis, job: Job<OutboxJobData>, end: 'delivered' | 'failed', told: Told) => Promise<void>;
+}
+
 /**
- * Reports the outcomes of `worker`'s jobs to `local` and to the queue's event stream. The worker's own
- * `completed` and `failed` events come once BullMQ has stored the job's new state, so a listener that
- * reads `outbox.get(key)` finds it. A worker that dies (or loses Redis) in between reports nothing:
- * events tell what happened, `counts` and `get` are the record.
+ * Reports the outcomes of `worker`'s jobs to `local` and to the queue's event stream, and keeps each
+ * job's end (`store.end`) with its event. The worker's own `completed` and `failed` events come once
+ * BullMQ has stored the job's new state, so a listener that reads `outbox.get(key)` finds it. A worker
+ * that dies (or loses Redis) in between reports nothing: events tell what happened, `counts` and `get`
+ * are the record.
  */
-export function reportOutcomes(
-  worker: Worker,
-  local: OutboxEmitter,
-  redis: () => Promise<IORedis>,
-  keyPrefix: string,
-  toKey: (name: string) => string,
-): void {
-  const stream = outboxKeys(keyPrefix).events;
-  const report = ([name, event]: Outcome) => {
+export function reportOutcomes(worker: Worker, local: OutboxEmitter, store: OutcomeStore): void {
+  const { redis, keyPrefix, toKey } = store;
+  const report = (job: Job<OutboxJobData>, [name, event]: Outcome, end?: 'delivered' | 'failed') => {
     // Written out before any listener of this worker may change it.
-    const data = JSON.stringify(event);
+    const told: Told = { name, data: JSON.stringify(event) };
     local.emit(name, event as never);
     redis()
-      .then((r) => r.xadd(stream, 'MAXLEN', '~', STREAM_MAX_LEN, '*', 'outcome', name, 'data', data))
+      .then((r) => (end && job.id ? store.end(r, job, end, told) : tellOutcome(r, keyPrefix, told)))
       .catch(() => {});
   };
   worker.on('completed', (job: Job<OutboxJobData>, result: unknown) => {
-    report(['delivered', { ...about(job), result }]);
+    report(job, ['delivered', { ...about(job), result }], 'delivered');
   });
   worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) => {
     if (!job) return;
     const base = { ...about(job), error: outboxErrorOf(error) };
     if (endedUnknown(error)) {
-      report(['unknown', base as OutboxUnknownEvent]);
+      report(job, ['unknown', base as OutboxUnknownEvent], 'failed');
     }
     // BullMQ's own rule (Job.shouldRetryJob), after its count of this try: tried again unless
     // unrecoverable or out of tries; the backoff (outboxBackoff) is then the job's delay.
     else if (error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      report(['failed', base]);
-    } else report(['retry', { ...base, waitMs: job.delay }]);
+      report(job, ['failed', base], 'failed');
+    } else report(job, ['retry', { ...base, waitMs: job.delay }]);
   });
   // BullMQ's stalled check of this worker moved a job whose lock had expired back to wait.
   worker.on('stalled', (jobId: string) => {
@@ -199,8 +207,8 @@ export function reportOutcomes(
         try {
           parsed = JSON.parse(data);
         } catch {}
-        const job = { id: jobId, data: parsed, attemptsMade: 0, attemptsStarted: attempt };
-        report(['orphaned', about(job as unknown as Job<OutboxJobData>)]);
+        const job = { id: jobId, data: parsed, attemptsMade: 0, attemptsStarted: attempt } as unknown;
+        report(job as Job<OutboxJobData>, ['orphaned', about(job as Job<OutboxJobData>)]);
       })
       .catch(() => {});
   });

@@ -425,43 +425,28 @@ function workOn(
       lockDurationMs: Math.ceil(workOptions.lockDurationMs ?? 30_000),
       backoffStrategy: outboxBackoff,
       attach: (worker) => {
-        reportOutcomes(
-          worker,
-          events,
-          () => connection.commands(),
+        // A job that ended keeps how on its record, with its outcome event; one of an account gives its
+        // place in flight back, and its account a turn (and its order group's next job its place in the
+        // lane).
+        reportOutcomes(worker, events, {
+          redis: () => connection.commands(),
           keyPrefix,
-          (name) => worker.toKey(name),
-        );
-        // A job that ended keeps how on its record; one of an account gives its place in flight back,
-        // and its account a turn (and its order group's next job its place in the lane).
-        const ended = (job: Job<OutboxJobData> | undefined, end: 'delivered' | 'failed' | undefined) => {
-          const data = job?.data as Partial<OutboxJobData> | undefined;
-          const account = data?.account;
-          if (!job?.id || end === undefined) return;
-          const id = job.id;
-          const ordered = typeof data?.orderGroup === 'string';
-          connection
-            .commands()
-            .then(async (r) => {
-              if (typeof account !== 'string') return markEnd(r, place, id, end);
+          toKey: (name) => worker.toKey(name),
+          end: async (r, job, end, told) => {
+            const id = job.id as string;
+            const { account, orderGroup } = (job.data ?? {}) as Partial<OutboxJobData>;
+            if (typeof account !== 'string') await markEnd(r, place, id, end, told);
+            else {
               await release(r, keyPrefix, account, id, {
                 state: end,
                 recordTtlMs: recordTtl(place),
-                ordered,
+                ordered: typeof orderGroup === 'string',
+                told,
               });
-            })
-            .then(() => dispatcher?.freed())
-            .catch(() => {});
-        };
-        worker.on('completed', (job: Job<OutboxJobData>) => ended(job, 'delivered'));
-        worker.on('failed', (job: Job<OutboxJobData> | undefined, error: Error) =>
-          ended(
-            job,
-            error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1)
-              ? 'failed'
-              : undefined,
-          ),
-        );
+            }
+            dispatcher?.freed();
+          },
+        });
       },
       endedUnknown,
       gate: async (bull, job: Job<OutboxJobData>, token) => {

@@ -206,30 +206,58 @@ export async function markUnknown(
   );
 }
 
+/** About how many outcomes the outbox's event stream keeps (as BullMQ's own stream, by default). */
+const EVENTS_MAX_LEN = 10_000;
+
+/** An outcome event as the outbox's event stream keeps it: its name and its JSON. */
+export interface Told {
+  readonly name: string;
+  readonly data: string;
+}
+
 /**
- * A Lua function for the scripts that tell a job's end, `keepEnd(record, end, ttl)`: how the job ended,
- * kept on its record (unless it ended `unknown`, which stays) for `ttl` ms.
+ * Lua functions for the scripts that keep a job's end: `keepEnd(record, end, ttl)`, how the job ended,
+ * kept on its record (unless it ended `unknown`, which stays) for `ttl` ms; `tell(stream, max, name,
+ * data)`, its outcome event added to the outbox's event stream (nothing when `name` is '').
  */
 export const KEEP_END = `
 local function keepEnd(record, ended, ttl)
   if redis.call('HGET', record, 'end') ~= 'unknown' then redis.call('HSET', record, 'end', ended) end
   redis.call('PEXPIRE', record, ttl)
 end
+local function tell(stream, max, name, data)
+  if name ~= '' then redis.call('XADD', stream, 'MAXLEN', '~', max, '*', 'outcome', name, 'data', data) end
+end
 `;
 
-// How a job ended, kept on its record for as long as the job is kept (unless it ended unknown).
+/** The arguments of `tell` in {@link KEEP_END}: the stream's length kept, the event (or none). */
+export function tellArgs(told: Told | undefined): [number, string, string] {
+  return [EVENTS_MAX_LEN, told?.name ?? '', told?.data ?? ''];
+}
+
+/** Adds an outcome event to the outbox's event stream, alone (an outcome that ends nothing). */
+export async function tellOutcome(redis: IORedis, keyPrefix: string, told: Told): Promise<void> {
+  const [max, name, data] = tellArgs(told);
+  await redis.xadd(outboxKeys(keyPrefix).events, 'MAXLEN', '~', max, '*', 'outcome', name, 'data', data);
+}
+
+// How a job ended, kept on its record for as long as the job is kept (unless it ended unknown), and its
+// outcome event told (KEYS[2], ARGV[3..5]) in the same step: one call a job.
 const MARK_END = script(`${KEEP_END}
 keepEnd(KEYS[1], ARGV[1], ARGV[2])
+tell(KEYS[2], ARGV[3], ARGV[4], ARGV[5])
 return 1`);
 
-/** Keeps how a job ended (`delivered` or `failed`) on its record. */
+/** Keeps how a job ended (`delivered` or `failed`) on its record, and tells `told`, its outcome. */
 export async function markEnd(
   redis: RedisClient,
   place: RecordPlace,
   jobId: string,
   end: 'delivered' | 'failed',
+  told?: Told,
 ): Promise<void> {
-  await runScript(redis, MARK_END, [recordKey(place.keyPrefix, jobId)], [end, recordTtl(place)]);
+  const keys = [recordKey(place.keyPrefix, jobId), outboxKeys(place.keyPrefix).events];
+  await runScript(redis, MARK_END, keys, [end, recordTtl(place), ...tellArgs(told)]);
 }
 
 // The active jobs, and those of them whose lock is gone (their worker stopped renewing it), in one step

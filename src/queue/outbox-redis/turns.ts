@@ -70,7 +70,7 @@ import { runScript, script } from '../../redis/script.js';
 import { NOW } from '../../redis/scripts.js';
 import { VOID } from './anchor.js';
 import { ANCHOR_ID, accountKeys, accountTag, groupTag, outboxKeys, recordKey } from './keys.js';
-import { KEEP_END } from './record.js';
+import { KEEP_END, type Told, tellArgs } from './record.js';
 
 /** An account's jobs in flight across every worker, at most: admitted and not ended. */
 const ACCOUNT_CAP = 3;
@@ -398,31 +398,35 @@ end
 return {out, 0}`);
 
 // A job of the account ended: its record keeps how (KEYS[3]: ARGV[4], unless it ended unknown, kept
-// ARGV[5] ms), its place in flight is free, and the account may take a turn now. A job of an order group
-// (ARGV[3]: the account's base, else '') lets the group's next job into its lane.
+// ARGV[5] ms), its outcome event is told (KEYS[4], ARGV[6..8]), its place in flight is free, and the
+// account may take a turn now. A job of an order group (ARGV[3]: the account's base, else '') lets the
+// group's next job into its lane.
 const RELEASE = script(`${NOW}${ORDER}${KEEP_END}
 keepEnd(KEYS[3], ARGV[4], ARGV[5])
+tell(KEYS[4], ARGV[6], ARGV[7], ARGV[8])
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[2], 'LT', now, ARGV[2]) end
 if ARGV[3] ~= '' then orderEnded(ARGV[3], ARGV[1], KEYS[2], ARGV[2]) end
 return 1`);
 
 /**
- * A job of `account` ended (`end`: how, kept on its record for `recordTtlMs`): gives back its place in
- * flight; `ordered`: the job was added with an `orderGroup`, whose next job is then admitted.
+ * A job of `account` ended (`end`: how, kept on its record for `recordTtlMs`, and its outcome event,
+ * told in the same step): gives back its place in flight; `ordered`: the job was added with an
+ * `orderGroup`, whose next job is then admitted.
  */
 export async function release(
   redis: RedisClient,
   keyPrefix: string,
   account: string,
   id: string,
-  end: { state: 'delivered' | 'failed'; recordTtlMs: number; ordered: boolean },
+  end: { state: 'delivered' | 'failed'; recordTtlMs: number; ordered: boolean; told?: Told },
 ) {
   const a = accountKeys(keyPrefix, account);
+  const { events, ready } = turnKeys(keyPrefix);
   await runScript(
     redis,
     RELEASE,
-    [a.inflight, turnKeys(keyPrefix).ready, recordKey(keyPrefix, id)],
-    [id, accountTag(account), end.ordered ? a.base : '', end.state, end.recordTtlMs],
+    [a.inflight, ready, recordKey(keyPrefix, id), events],
+    [id, accountTag(account), end.ordered ? a.base : '', end.state, end.recordTtlMs, ...tellArgs(end.told)],
   );
 }
 
