@@ -249,8 +249,9 @@ export class OutboxSubscription {
   #closed = false;
   /**
    * The outcomes told in the last minute (name, try, key -> when), oldest first: a stream entry can be
-   * there twice (a client re-sends an XADD whose answer a reconnect cut off), and an outcome is told
-   * once. A copy comes within moments of the first; a key added again after its retention is news.
+   * there twice (a client re-sends the call that added it when a reconnect cut its answer off), and an
+   * outcome is told once. A copy comes within moments of the first; a key added again after its
+   * retention is news.
    */
   readonly #told = new Map<string, number>();
 
