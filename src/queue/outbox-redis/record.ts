@@ -218,7 +218,7 @@ export interface Told {
 /**
  * Lua functions for the scripts that keep a job's end: `keepEnd(record, end, ttl)`, how the job ended,
  * kept on its record (unless it ended `unknown`, which stays) for `ttl` ms; `tell(stream, max, name,
- * data)`, its outcome event added to the outbox's event stream (nothing when `name` is '').
+ * data)`, its outcome event added to the outbox's event stream (the one writer of the stream's entries).
  */
 export const KEEP_END = `
 local function keepEnd(record, ended, ttl)
@@ -226,19 +226,23 @@ local function keepEnd(record, ended, ttl)
   redis.call('PEXPIRE', record, ttl)
 end
 local function tell(stream, max, name, data)
-  if name ~= '' then redis.call('XADD', stream, 'MAXLEN', '~', max, '*', 'outcome', name, 'data', data) end
+  redis.call('XADD', stream, 'MAXLEN', '~', max, '*', 'outcome', name, 'data', data)
 end
 `;
 
-/** The arguments of `tell` in {@link KEEP_END}: the stream's length kept, the event (or none). */
-export function tellArgs(told: Told | undefined): [number, string, string] {
-  return [EVENTS_MAX_LEN, told?.name ?? '', told?.data ?? ''];
+/** The arguments of `tell` in {@link KEEP_END}: the stream's length kept, the event. */
+export function tellArgs(told: Told): [number, string, string] {
+  return [EVENTS_MAX_LEN, told.name, told.data];
 }
 
+// An outcome event alone, added to the outbox's event stream (KEYS[1]).
+const TELL = script(`${KEEP_END}
+tell(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+return 1`);
+
 /** Adds an outcome event to the outbox's event stream, alone (an outcome that ends nothing). */
-export async function tellOutcome(redis: IORedis, keyPrefix: string, told: Told): Promise<void> {
-  const [max, name, data] = tellArgs(told);
-  await redis.xadd(outboxKeys(keyPrefix).events, 'MAXLEN', '~', max, '*', 'outcome', name, 'data', data);
+export async function tellOutcome(redis: RedisClient, keyPrefix: string, told: Told): Promise<void> {
+  await runScript(redis, TELL, [outboxKeys(keyPrefix).events], tellArgs(told));
 }
 
 // How a job ended, kept on its record for as long as the job is kept (unless it ended unknown), and its
@@ -254,7 +258,7 @@ export async function markEnd(
   place: RecordPlace,
   jobId: string,
   end: 'delivered' | 'failed',
-  told?: Told,
+  told: Told,
 ): Promise<void> {
   const keys = [recordKey(place.keyPrefix, jobId), outboxKeys(place.keyPrefix).events];
   await runScript(redis, MARK_END, keys, [end, recordTtl(place), ...tellArgs(told)]);

@@ -418,7 +418,7 @@ export async function release(
   keyPrefix: string,
   account: string,
   id: string,
-  end: { state: 'delivered' | 'failed'; recordTtlMs: number; ordered: boolean; told?: Told },
+  end: { state: 'delivered' | 'failed'; recordTtlMs: number; ordered: boolean; told: Told },
 ) {
   const a = accountKeys(keyPrefix, account);
   const { events, ready } = turnKeys(keyPrefix);
