@@ -10,10 +10,24 @@
 /** The BullMQ job id of an outbox's anchor: a job BullMQ keeps delayed for years (see `anchor.ts`). */
 export const ANCHOR_ID = 'oa-anchor';
 
+/** The outbox-wide keys of each queue prefix seen, made once: every job's end reads a few. */
+const outboxKeysOf = new Map<string, ReturnType<typeof makeOutboxKeys>>();
+
 /** The outbox-wide keys, under the queue's prefix (`bull:<name>:`). */
 export function outboxKeys(keyPrefix: string) {
+  let keys = outboxKeysOf.get(keyPrefix);
+  if (keys === undefined) {
+    // A process serves a few queues: bounded all the same.
+    if (outboxKeysOf.size >= 256) outboxKeysOf.clear();
+    keys = makeOutboxKeys(keyPrefix);
+    outboxKeysOf.set(keyPrefix, keys);
+  }
+  return keys;
+}
+
+function makeOutboxKeys(keyPrefix: string) {
   const base = `${keyPrefix}oa:`;
-  return {
+  return Object.freeze({
     /** The accounts with work, scored by when each may next be served (ms). */
     ready: `${base}ready`,
     /** Every parked job (its id, scored as in its lane): what `counts` reads as waiting or delayed. */
@@ -32,7 +46,7 @@ export function outboxKeys(keyPrefix: string) {
     events: `${base}events`,
     /** Where each job's own record starts: `recordKey` adds the job id. */
     recordBase: `${base}job:`,
-  };
+  });
 }
 
 /** The outbox's own record of job `id` (see record.ts). */
@@ -50,21 +64,40 @@ export function groupTag(group: string): string {
   return encodeURIComponent(group);
 }
 
-/** The keys of one account. Scripts join `accountBase .. tag .. ':' .. name` the same way. */
-export function accountKeys(keyPrefix: string, account: string) {
-  const base = `${outboxKeys(keyPrefix).accountBase}${accountTag(account)}:`;
-  return {
-    lane: `${base}lane`,
-    bulk: `${base}bulk`,
-    inflight: `${base}inflight`,
-    /** Every job of the account kept (for `counts` and `waitFor('all')` of one account). */
-    jobs: `${base}jobs`,
-    pause: `${base}pause`,
-    /** Set by an operator (`outbox.pause({ account })`) until `resume`: none of its jobs starts. */
-    held: `${base}held`,
-    /** The jobs waiting behind their order group's holder, scored as in a lane. */
-    queued: `${base}queued`,
-    /** The account's base: the order groups' keys are made from it in the scripts (`ORDER`). */
-    base,
-  };
+/**
+ * The keys of one account. Scripts join `accountBase .. tag .. ':' .. name` the same way. Each key is
+ * made when it is read: a job's end reads one or two of them.
+ */
+export function accountKeys(keyPrefix: string, account: string): AccountKeys {
+  return new AccountKeys(`${outboxKeys(keyPrefix).accountBase}${accountTag(account)}:`);
+}
+
+/** The keys of one account (see {@link accountKeys}). */
+export class AccountKeys {
+  /** `base`: the account's base, the order groups' keys are made from it in the scripts (`ORDER`). */
+  constructor(readonly base: string) {}
+  get lane(): string {
+    return `${this.base}lane`;
+  }
+  get bulk(): string {
+    return `${this.base}bulk`;
+  }
+  get inflight(): string {
+    return `${this.base}inflight`;
+  }
+  /** Every job of the account kept (for `counts` and `waitFor('all')` of one account). */
+  get jobs(): string {
+    return `${this.base}jobs`;
+  }
+  get pause(): string {
+    return `${this.base}pause`;
+  }
+  /** Set by an operator (`outbox.pause({ account })`) until `resume`: none of its jobs starts. */
+  get held(): string {
+    return `${this.base}held`;
+  }
+  /** The jobs waiting behind their order group's holder, scored as in a lane. */
+  get queued(): string {
+    return `${this.base}queued`;
+  }
 }

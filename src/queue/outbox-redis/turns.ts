@@ -335,8 +335,10 @@ for _ = 1, 25 + room do
   local tag, at = head[1], tonumber(head[2])
   if at > now then return {out, at - now} end
   local k = base .. tag .. ':'
-  local paused = redis.call('PTTL', k .. 'pause')
-  if redis.call('EXISTS', k .. 'held') == 1 then
+  -- Held or paused: one call tells that it is neither (most turns), then which.
+  local stopped = redis.call('EXISTS', k .. 'held', k .. 'pause') > 0
+  local paused = stopped and redis.call('PTTL', k .. 'pause') or 0
+  if stopped and redis.call('EXISTS', k .. 'held') == 1 then
     -- Held by an operator: out of the turns until \`resume\` puts it back (an add puts it back too,
     -- and is taken out again here).
     redis.call('ZREM', KEYS[1], tag)
@@ -344,19 +346,22 @@ for _ = 1, 25 + room do
     redis.call('ZADD', KEYS[1], now + paused, tag)
   else
     local inflight = k .. 'inflight'
+    local n = 0
     for _, id in ipairs(redis.call('ZRANGE', inflight, 0, -1)) do
       if redis.call('ZSCORE', KEYS[5], id) or redis.call('ZSCORE', KEYS[6], id)
         or redis.call('EXISTS', recordBase .. id) == 0
         or (redis.call('EXISTS', prefix .. id) == 0 and not redis.call('ZSCORE', KEYS[4], id)) then
         redis.call('ZREM', inflight, id)
         orderEnded(k, id, KEYS[1], tag)
+      else
+        n = n + 1
       end
     end
-    local n = redis.call('ZCARD', inflight)
     local pick, nextAt = nil, nil
+    -- The bulk lane is read only when the lane gives nothing now.
     for _, lane in ipairs({ {k .. 'lane', cap}, {k .. 'bulk', bulkCap} }) do
-      local first = redis.call('ZRANGE', lane[1], 0, 0, 'WITHSCORES')
-      if #first > 0 and not pick then
+      local first = not pick and redis.call('ZRANGE', lane[1], 0, 0, 'WITHSCORES') or {}
+      if #first > 0 then
         local due = math.floor(tonumber(first[2]) / 1000)
         local when = due
         if due <= now then
@@ -858,11 +863,8 @@ export class Dispatcher {
         const id = jobs[i] as string;
         ids.push(id);
         const opts = JSON.parse(jobs[i + 3] as string) as Record<string, unknown>;
-        adds.push({
-          name: jobs[i + 1] as string,
-          data: JSON.parse(jobs[i + 2] as string),
-          opts: { ...opts, jobId: id },
-        });
+        opts.jobId = id;
+        adds.push({ name: jobs[i + 1] as string, data: JSON.parse(jobs[i + 2] as string), opts });
       }
       // Should this fail, the jobs stay in `handing`: a dispatch loop hands them again.
       await queue.addBulk(adds as never);
